@@ -1,0 +1,50 @@
+//! Command-line interface: one file per subcommand, each with its `Args` and a `run`.
+
+pub mod rules;
+pub mod scan;
+pub mod verify;
+
+use crate::exit::Exit;
+use clap::{Parser, Subcommand};
+use std::io::Write;
+
+/// pinprobe: audit the kernel projects a vLLM build pins, and verify split-KV decode on the GPU.
+#[derive(Debug, Parser)]
+#[command(
+    name = "pinprobe",
+    version,
+    about = "Audit the kernel commits a vLLM build pins, and verify split-KV decode scaling on the GPU",
+    long_about = "pinprobe answers one deployment question: does the vLLM build I am about to ship \
+carry a known kernel bug through a dependency pin, and does its split-KV decode path actually scale \
+on this GPU?\n\n\
+`scan` finds every kernel project a vLLM source tree pins (FetchContent_Declare, \
+ExternalProject_Add, CPMAddPackage under cmake/), resolves the pinned commits and matches them \
+against the rule database. `verify` runs a bundled split-KV decode probe on the GPU and decides \
+whether latency scales with num_splits. `rules` lists, shows and lints the rule database.\n\n\
+Exit codes: 0 clean, 1 findings (scan) or flat (verify), 2 usage/input/I-O error, \
+3 undecided (fail closed), 4 no usable GPU.",
+    after_help = "Examples:\n  pinprobe scan ~/src/vllm\n  pinprobe scan ~/src/vllm --rev v0.30.0 --repo flash-attention=~/src/flash-attention\n  pinprobe scan . --format json\n  pinprobe rules list\n  pinprobe verify"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Find pinned kernel commits in a target and match them against the rule database.
+    Scan(scan::Args),
+    /// List, show and lint the rule database.
+    Rules(rules::Args),
+    /// Sweep num_splits through the bundled split-KV decode probe on the GPU.
+    Verify(verify::Args),
+}
+
+/// Run one subcommand, writing its report to `out`.
+pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Exit> {
+    match cli.command {
+        Command::Scan(args) => scan::run(args, out),
+        Command::Rules(args) => rules::run(args, out),
+        Command::Verify(args) => verify::run(args, out),
+    }
+}

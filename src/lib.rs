@@ -1,0 +1,22 @@
+//! pinprobe audits the exact commit of every kernel project a vLLM build pins against a database
+//! of known kernel bugs, and verifies on the GPU that split-KV decode latency scales.
+//!
+//! The pipeline (DESIGN.md):
+//!
+//! ```text
+//! target --open--> View --pin::find--> pins --resolve--> commits
+//!        --rules::evaluate--> findings --report--> table | json | sarif | markdown, exit code
+//! ```
+//!
+//! - [`target`]: input kinds, each a read-only [`target::View`].
+//! - [`pin`]: finders (CMake declarations) and repository URL canonicalisation.
+//! - [`rules`]: the rule database and its signatures.
+//! - [`verify`]: the GPU verifier.
+//! - [`exit`]: the exit codes.
+
+pub mod cli;
+pub mod exit;
+pub mod pin;
+pub mod rules;
+pub mod target;
+pub mod verify;

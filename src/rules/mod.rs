@@ -1,0 +1,3 @@
+//! The rule database: OSV-shaped YAML, loaded, linted and evaluated.
+
+pub mod signature;

@@ -1,0 +1,133 @@
+//! A git tree at any revision as a [`View`], read through gix without a checkout.
+
+use super::{TargetError, View};
+use gix::bstr::ByteSlice;
+use std::path::{Path, PathBuf};
+
+/// The files of one revision of a git repository.
+pub struct GitTreeView {
+    path: PathBuf,
+    repo: gix::Repository,
+    rev: String,
+    commit: gix::ObjectId,
+    tree: gix::ObjectId,
+}
+
+impl GitTreeView {
+    /// Open the repository at (or above) `path` and resolve `rev` to a tree.
+    pub fn open(path: &Path, rev: &str) -> Result<Self, TargetError> {
+        let repo = gix::discover(path).map_err(|e| TargetError::NotGit {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        let bad_rev = |message: String| TargetError::BadRevision {
+            path: path.to_path_buf(),
+            rev: rev.to_string(),
+            message,
+        };
+        let (commit, tree) = {
+            let id = repo
+                .rev_parse_single(rev)
+                .map_err(|e| bad_rev(e.to_string()))?;
+            let object = id.object().map_err(|e| bad_rev(e.to_string()))?;
+            let commit = object
+                .peel_to_commit()
+                .map_err(|e| bad_rev(e.to_string()))?;
+            let tree = commit.tree_id().map_err(|e| bad_rev(e.to_string()))?.detach();
+            (commit.id, tree)
+        };
+        Ok(GitTreeView {
+            path: path.to_path_buf(),
+            repo,
+            rev: rev.to_string(),
+            commit,
+            tree,
+        })
+    }
+
+    /// The full commit the revision resolved to.
+    pub fn commit(&self) -> gix::ObjectId {
+        self.commit
+    }
+
+    fn git_err(&self, e: impl std::fmt::Display) -> TargetError {
+        TargetError::Git {
+            path: self.path.clone(),
+            message: e.to_string(),
+        }
+    }
+
+    fn collect(
+        &self,
+        tree: gix::ObjectId,
+        prefix: &str,
+        out: &mut Vec<String>,
+    ) -> Result<(), TargetError> {
+        let tree = self.repo.find_tree(tree).map_err(|e| self.git_err(e))?;
+        for entry in tree.iter() {
+            let entry = entry.map_err(|e| self.git_err(e))?;
+            let Ok(name) = entry.filename().to_str() else {
+                continue;
+            };
+            let rel = if prefix.is_empty() {
+                name.to_string()
+            } else {
+                format!("{prefix}/{name}")
+            };
+            let mode = entry.mode();
+            if mode.is_tree() {
+                self.collect(entry.oid().to_owned(), &rel, out)?;
+            } else if mode.is_blob() {
+                out.push(rel);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl View for GitTreeView {
+    fn describe(&self) -> String {
+        format!("{}@{}", self.path.display(), self.rev)
+    }
+
+    fn kind(&self) -> &'static str {
+        "git-tree"
+    }
+
+    fn files_under(&self, dir: &str) -> Result<Vec<String>, TargetError> {
+        let dir = dir.trim_end_matches('/');
+        let start = if dir.is_empty() {
+            Some(self.tree)
+        } else {
+            let tree = self.repo.find_tree(self.tree).map_err(|e| self.git_err(e))?;
+            match tree
+                .lookup_entry_by_path(dir)
+                .map_err(|e| self.git_err(e))?
+            {
+                Some(entry) if entry.mode().is_tree() => Some(entry.object_id()),
+                _ => None,
+            }
+        };
+        let mut out = Vec::new();
+        if let Some(start) = start {
+            self.collect(start, dir, &mut out)?;
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    fn read(&self, path: &str) -> Result<Option<Vec<u8>>, TargetError> {
+        let tree = self.repo.find_tree(self.tree).map_err(|e| self.git_err(e))?;
+        let Some(entry) = tree
+            .lookup_entry_by_path(path)
+            .map_err(|e| self.git_err(e))?
+        else {
+            return Ok(None);
+        };
+        if !entry.mode().is_blob() {
+            return Ok(None);
+        }
+        let blob = entry.object().map_err(|e| self.git_err(e))?;
+        Ok(Some(blob.detach().data))
+    }
+}

@@ -1,0 +1,62 @@
+//! Targets: each input kind becomes a read-only [`View`] of files, never extracted to disk.
+//!
+//! A view lists paths relative to its root (always `/`-separated) and reads one file at a time.
+//! `open` picks the input kind from the target string and the file system.
+
+mod dir;
+mod git_tree;
+
+pub use dir::DirView;
+pub use git_tree::GitTreeView;
+
+use std::path::{Path, PathBuf};
+
+/// A read-only view of a target's files.
+pub trait View {
+    /// What this view shows, for reports: a path, plus `@rev` for a git tree.
+    fn describe(&self) -> String;
+    /// The kind of target, as reported in JSON (`source-tree`, `git-tree`, ...).
+    fn kind(&self) -> &'static str;
+    /// Every file below `dir` (relative, `/`-separated, `""` for the root), recursively, sorted.
+    fn files_under(&self, dir: &str) -> Result<Vec<String>, TargetError>;
+    /// The bytes of one file, or `None` when it does not exist.
+    fn read(&self, path: &str) -> Result<Option<Vec<u8>>, TargetError>;
+}
+
+/// Why a target could not be opened or read.
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: not a directory, wheel or image that pinprobe can scan")]
+    Unsupported { path: PathBuf },
+    #[error("{path}: --rev needs a git repository: {message}")]
+    NotGit { path: PathBuf, message: String },
+    #[error("{path}: revision `{rev}` not found: {message}")]
+    BadRevision {
+        path: PathBuf,
+        rev: String,
+        message: String,
+    },
+    #[error("{path}: git object store: {message}")]
+    Git { path: PathBuf, message: String },
+}
+
+/// Open `path` as a view: a directory (optionally a git tree at `rev`).
+pub fn open(path: &Path, rev: Option<&str>) -> Result<Box<dyn View>, TargetError> {
+    let meta = std::fs::metadata(path).map_err(|source| TargetError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    match rev {
+        Some(rev) => Ok(Box::new(GitTreeView::open(path, rev)?)),
+        None if meta.is_dir() => Ok(Box::new(DirView::new(path))),
+        None => Err(TargetError::Unsupported {
+            path: path.to_path_buf(),
+        }),
+    }
+}
