@@ -20,3 +20,24 @@ impl Exit {
         self as i32
     }
 }
+
+/// The exit status of a scan: findings at or above the threshold (1) outrank undecided ones (3),
+/// which outrank a clean result. `threshold` is `None` for `--fail-on never`.
+pub fn for_scan(report: &crate::report::Report, threshold: Option<crate::rules::Severity>) -> Exit {
+    use crate::rules::evaluate::Status;
+    let Some(threshold) = threshold else {
+        return Exit::Clean;
+    };
+    let at_or_above = |status| {
+        report
+            .findings()
+            .any(|f| f.status == status && f.severity >= threshold)
+    };
+    if at_or_above(Status::Affected) {
+        Exit::Findings
+    } else if at_or_above(Status::Unknown) || report.targets.iter().any(|t| t.undecided.is_some()) {
+        Exit::Undecided
+    } else {
+        Exit::Clean
+    }
+}

@@ -17,6 +17,9 @@
 pub mod cli;
 pub mod exit;
 pub mod pin;
+pub mod report;
+pub mod resolve;
 pub mod rules;
+pub mod scan;
 pub mod target;
 pub mod verify;

@@ -1,11 +1,219 @@
 //! `pinprobe rules`: list, show and lint the rule database.
 
 use crate::exit::Exit;
+use crate::rules::{self, Origin, lint::Diagnostic};
+use anyhow::Context;
+use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use std::io::Write;
+use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    #[command(subcommand)]
+    pub command: RulesCommand,
+}
 
-pub fn run(_args: Args, _out: &mut dyn Write) -> anyhow::Result<Exit> {
-    anyhow::bail!("rules is not built yet")
+#[derive(Debug, clap::Subcommand)]
+pub enum RulesCommand {
+    /// List the rules: id, severity, kind, component and summary.
+    List {
+        /// A directory of rule files layered over the built-in database.
+        #[arg(long, value_name = "DIR")]
+        rules: Option<PathBuf>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one rule in full (as YAML-shaped JSON with --json).
+    Show {
+        /// The rule id, e.g. PINPROBE-2026-0001.
+        id: String,
+        #[arg(long, value_name = "DIR")]
+        rules: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check rule files: schema, full SHAs, unique ids, known components, signatures that parse.
+    /// Without DIR, checks the built-in database. Errors name file and line; exit 2 on any.
+    Lint {
+        /// A directory of rule files.
+        dir: Option<PathBuf>,
+    },
+}
+
+pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
+    match args.command {
+        RulesCommand::List { rules, json } => list(rules, json, out),
+        RulesCommand::Show { id, rules, json } => show(&id, rules, json, out),
+        RulesCommand::Lint { dir } => lint(dir, out),
+    }
+}
+
+fn list(dir: Option<PathBuf>, json: bool, out: &mut dyn Write) -> anyhow::Result<Exit> {
+    let (db, _) = rules::load(dir.as_deref()).context("loading rules")?;
+    if json {
+        let items: Vec<_> = db
+            .rules
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "id": r.rule.id,
+                    "severity": r.rule.database_specific.severity,
+                    "kind": r.rule.database_specific.kind,
+                    "summary": r.rule.summary,
+                    "origin": match &r.origin { Origin::Builtin => "builtin".to_string(), Origin::User(p) => p.display().to_string() },
+                })
+            })
+            .collect();
+        serde_json::to_writer_pretty(
+            &mut *out,
+            &serde_json::json!({"rules_digest": db.digest, "rules": items}),
+        )?;
+        writeln!(out)?;
+        return Ok(Exit::Clean);
+    }
+    let mut table = Table::new();
+    table
+        .load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header(["id", "severity", "kind", "arch", "summary"]);
+    for r in &db.rules {
+        let s = &r.rule.database_specific;
+        table.add_row([
+            r.rule.id.clone(),
+            s.severity.to_string(),
+            s.kind.clone(),
+            s.arch.join(","),
+            r.rule.summary.clone(),
+        ]);
+    }
+    writeln!(out, "{table}")?;
+    writeln!(out, "{} rules, digest {}", db.rules.len(), db.digest)?;
+    Ok(Exit::Clean)
+}
+
+fn show(id: &str, dir: Option<PathBuf>, json: bool, out: &mut dyn Write) -> anyhow::Result<Exit> {
+    let (db, _) = rules::load(dir.as_deref()).context("loading rules")?;
+    let Some(loaded) = db.get(id) else {
+        anyhow::bail!(
+            "no rule `{id}` (known: {})",
+            db.rules
+                .iter()
+                .map(|r| r.rule.id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    };
+    let r = &loaded.rule;
+    if json {
+        serde_json::to_writer_pretty(&mut *out, r)?;
+        writeln!(out)?;
+        return Ok(Exit::Clean);
+    }
+    let s = &r.database_specific;
+    writeln!(out, "{}  [{} {}]", r.id, s.severity, s.kind)?;
+    writeln!(out, "{}", r.summary)?;
+    if !s.arch.is_empty() {
+        writeln!(out, "arch: {}", s.arch.join(", "))?;
+    }
+    writeln!(out, "\n{}", r.details.trim_end())?;
+    for a in &r.affected {
+        writeln!(
+            out,
+            "\naffected: {} {}",
+            a.package.ecosystem, a.package.name
+        )?;
+        for range in &a.ranges {
+            if let Some(repo) = &range.repo {
+                writeln!(out, "  repo: {repo}")?;
+            }
+            for e in &range.events {
+                writeln!(out, "  {}: {}", e.name(), e.value())?;
+            }
+        }
+        if !a.versions.is_empty() {
+            writeln!(out, "  versions: {}", a.versions.join(", "))?;
+        }
+        for k in a.specific().known_affected_pins {
+            writeln!(out, "  known affected pin: {} {}", k.commit, k.note)?;
+        }
+    }
+    if !s.symptoms.is_empty() {
+        writeln!(out, "\nsymptoms: {}", s.symptoms)?;
+    }
+    if !s.workaround.is_empty() {
+        writeln!(out, "workaround: {}", s.workaround)?;
+    }
+    if s.signature.is_some() {
+        writeln!(
+            out,
+            "signature: yes (source shape, evaluated on pinned or shipped files)"
+        )?;
+    }
+    for reference in &r.references {
+        writeln!(out, "{}: {}", reference.kind.to_lowercase(), reference.url)?;
+    }
+    writeln!(out, "source: {}", loaded.file)?;
+    Ok(Exit::Clean)
+}
+
+fn lint(dir: Option<PathBuf>, out: &mut dyn Write) -> anyhow::Result<Exit> {
+    let (builtin, _) = rules::load(None).context("loading built-in rules")?;
+    let Some(dir) = dir else {
+        writeln!(
+            out,
+            "{} built-in rules: ok ({})",
+            builtin.rules.len(),
+            builtin.digest
+        )?;
+        return Ok(Exit::Clean);
+    };
+    let rules::load::RuleDir { files, components } = rules::load::read_dir(&dir)?;
+    let mut registry = builtin.registry.clone();
+    let mut problems: Vec<Diagnostic> = Vec::new();
+    if let Some(text) = components {
+        match serde_saphyr::from_str::<rules::Registry>(&text) {
+            Ok(r) => registry.layer(r),
+            Err(e) => problems.push(Diagnostic {
+                file: dir.join("components.yaml").display().to_string(),
+                line: None,
+                message: e.to_string().replace('\n', " "),
+            }),
+        }
+    }
+    let mut ids: Vec<(String, String)> = Vec::new();
+    for (path, text) in &files {
+        let file = path.display().to_string();
+        match rules::load::parse(&file, text, &registry) {
+            Ok(rule) => {
+                if let Some((_, other)) = ids.iter().find(|(id, _)| *id == rule.id) {
+                    problems.push(Diagnostic {
+                        file: file.clone(),
+                        line: text
+                            .lines()
+                            .position(|l| l.starts_with("id:"))
+                            .map(|i| i + 1),
+                        message: format!("duplicate rule id {} (also in {other})", rule.id),
+                    });
+                }
+                ids.push((rule.id, file));
+            }
+            Err(mut d) => problems.append(&mut d),
+        }
+    }
+    for p in &problems {
+        writeln!(out, "{p}")?;
+    }
+    if problems.is_empty() {
+        writeln!(out, "{} rule files: ok", files.len())?;
+        Ok(Exit::Clean)
+    } else {
+        writeln!(
+            out,
+            "{} problems in {} rule files",
+            problems.len(),
+            files.len()
+        )?;
+        Ok(Exit::Error)
+    }
 }

@@ -1,11 +1,95 @@
-//! `pinprobe scan`: the scanner's command line.
+//! `pinprobe scan`: find the pinned kernel commits in targets and match them against the rules.
 
-use crate::exit::Exit;
+use crate::exit::{self, Exit};
+use crate::report::{self, FailOn, Format, Report};
+use crate::rules;
+use crate::scan::{self, Clones, Options};
+use anyhow::{Context, bail};
 use std::io::Write;
+use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+#[command(
+    long_about = "Find every kernel project a vLLM source tree pins and check each pinned commit \
+against the rule database.\n\n\
+pinprobe reads FetchContent_Declare, ExternalProject_Add and CPMAddPackage calls in CMakeLists.txt \
+and under cmake/ (with set() indirection, PATCH_COMMAND patches and *_SRC_DIR overrides). Each \
+finding is decided by the strongest evidence available: the bug's source signature on the pinned \
+files (needs --repo), commit ancestry (needs --repo), the rule's list of known affected pins, or a \
+package-version range. When nothing decides, the status is `unknown` and the exit code is 3: \
+pinprobe never reports a pin clean that it could not check.",
+    after_help = "Examples:\n  \
+pinprobe scan ~/src/vllm\n  \
+pinprobe scan ~/src/vllm --rev v0.30.0               # read a revision through git, no checkout\n  \
+pinprobe scan ~/src/vllm --repo flash-attention=~/src/flash-attention\n  \
+pinprobe scan . --format sarif > pinprobe.sarif\n  \
+pinprobe scan . --fail-on high --rules ./my-rules\n\n\
+Exit codes: 0 nothing at or above --fail-on, 1 findings, 2 usage/input/I-O error, 3 undecided."
+)]
+pub struct Args {
+    /// vLLM source trees to scan (a plain directory or a git work tree).
+    #[arg(required = true, value_name = "PATH")]
+    pub targets: Vec<PathBuf>,
 
-pub fn run(_args: Args, _out: &mut dyn Write) -> anyhow::Result<Exit> {
-    anyhow::bail!("scan is not built yet")
+    /// Read the tree at this git revision (commit, tag, branch) through git, without a checkout.
+    #[arg(long, value_name = "REV")]
+    pub rev: Option<String>,
+
+    /// A local clone of a pinned project, by component name (repeatable), e.g.
+    /// `flash-attention=~/src/flash-attention`. Enables ancestry and signature evidence.
+    #[arg(long = "repo", value_name = "NAME=PATH", value_parser = parse_repo)]
+    pub repos: Vec<(String, PathBuf)>,
+
+    /// A directory of rule files layered over the built-in database (same id replaces).
+    #[arg(long, value_name = "DIR")]
+    pub rules: Option<PathBuf>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+
+    /// Exit 1 on affected findings (3 on unknown ones) at or above this severity.
+    #[arg(long, value_enum, default_value_t = FailOn::Low, value_name = "SEVERITY")]
+    pub fail_on: FailOn,
+}
+
+fn parse_repo(s: &str) -> Result<(String, PathBuf), String> {
+    match s.split_once('=') {
+        Some((name, path)) if !name.is_empty() && !path.is_empty() => {
+            Ok((name.to_string(), PathBuf::from(path)))
+        }
+        _ => Err(format!(
+            "`{s}` is not NAME=PATH (e.g. flash-attention=../flash-attention)"
+        )),
+    }
+}
+
+pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
+    let (db, notices) = rules::load(args.rules.as_deref()).context("loading rules")?;
+    for notice in notices {
+        eprintln!("pinprobe: {notice}");
+    }
+    for (name, _) in &args.repos {
+        if args.repos.iter().filter(|(n, _)| n == name).count() > 1 {
+            bail!("--repo {name} is given more than once");
+        }
+    }
+    let clones = Clones::open(&args.repos)?;
+    let opts = Options {
+        rev: args.rev.clone(),
+        repos: args.repos.clone(),
+    };
+    let mut targets = Vec::new();
+    for target in &args.targets {
+        let report = scan::scan_path(target, &opts, &db, &clones)
+            .with_context(|| format!("scanning {}", target.display()))?;
+        for w in &report.warnings {
+            eprintln!("pinprobe: warning: {w}");
+        }
+        targets.push(report);
+    }
+    let report = Report::new(&db, targets);
+    report::render(&report, args.format, &db, out)?;
+    out.flush()?;
+    Ok(exit::for_scan(&report, args.fail_on.threshold()))
 }

@@ -1,3 +1,15 @@
-//! The rule database: OSV-shaped YAML, loaded, linted and evaluated.
+//! The rule database: OSV-shaped YAML (`rules/*.yaml`), embedded in the binary and layered with
+//! a user's `--rules DIR`; validated as it loads, linted on demand, and evaluated against pins.
 
+pub mod components;
+mod embedded;
+pub mod evaluate;
+pub mod lint;
+pub mod load;
+pub mod model;
 pub mod signature;
+pub mod version;
+
+pub use components::{ComponentDef, Registry};
+pub use load::{Database, LoadedRule, Origin, RulesError, load};
+pub use model::{Rule, Severity};

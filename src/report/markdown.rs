@@ -1,0 +1,72 @@
+//! Markdown for pull-request comments and job summaries.
+
+use super::{Report, headline};
+use crate::rules::evaluate::Status;
+use std::io::Write;
+
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+pub fn render(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
+    let (affected, unknown, not_affected) = report.counts();
+    writeln!(out, "## pinprobe")?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "**{affected} affected**, {unknown} unknown, {not_affected} not affected. Rules `{}`.",
+        report.rules_digest
+    )?;
+    for target in &report.targets {
+        writeln!(out)?;
+        writeln!(out, "### `{}` ({})", target.target, target.kind)?;
+        writeln!(out)?;
+        if !target.components.is_empty() {
+            writeln!(out, "| component | repository | pin | where |")?;
+            writeln!(out, "|---|---|---|---|")?;
+            for pin in &target.components {
+                writeln!(
+                    out,
+                    "| {} | {} | `{}` | `{}:{}` |",
+                    cell(&pin.component),
+                    cell(pin.repo.as_deref().unwrap_or("-")),
+                    cell(
+                        pin.commit
+                            .as_deref()
+                            .or(pin.reference.as_deref())
+                            .unwrap_or("-")
+                    ),
+                    cell(&pin.file),
+                    pin.line
+                )?;
+            }
+            writeln!(out)?;
+        }
+        if !target.findings.is_empty() {
+            writeln!(out, "| status | rule | component | severity | evidence |")?;
+            writeln!(out, "|---|---|---|---|---|")?;
+            for f in &target.findings {
+                let mark = match f.status {
+                    Status::Affected => "❌ affected",
+                    Status::Unknown => "❔ unknown",
+                    Status::NotAffected => "✅ not affected",
+                };
+                writeln!(
+                    out,
+                    "| {mark} | `{}` | {} | {} | {} |",
+                    cell(&f.rule),
+                    cell(&f.component),
+                    f.severity,
+                    cell(&format!("{} — {}", f.summary, headline(f)))
+                )?;
+            }
+        }
+        if let Some(why) = &target.undecided {
+            writeln!(out, "\n> undecided: {}", cell(why))?;
+        }
+        for w in &target.warnings {
+            writeln!(out, "\n> warning: {}", cell(w))?;
+        }
+    }
+    Ok(())
+}

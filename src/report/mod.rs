@@ -1,0 +1,150 @@
+//! Reports: one serialisable [`Report`] that every format renders (table, JSON, SARIF,
+//! Markdown). Renderers write to `&mut dyn Write`, so tests need no process.
+
+mod json;
+mod markdown;
+mod sarif;
+mod table;
+
+use crate::pin::Pin;
+use crate::rules::evaluate::{Finding, Status};
+use crate::rules::{Database, Severity};
+use serde::Serialize;
+use std::io::Write;
+
+/// The JSON schema version; bump on incompatible changes.
+pub const SCHEMA: u32 = 1;
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// A table for terminals.
+    Table,
+    /// Versioned JSON (`"schema": 1`).
+    Json,
+    /// SARIF 2.1.0 for code scanning.
+    Sarif,
+    /// Markdown for pull-request comments and job summaries.
+    Markdown,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Tool {
+    pub name: &'static str,
+    pub version: &'static str,
+}
+
+/// Everything one run found.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub schema: u32,
+    pub tool: Tool,
+    /// Digest of the rule database used.
+    pub rules_digest: String,
+    pub targets: Vec<TargetReport>,
+}
+
+/// What one target holds and what the rules say about it.
+#[derive(Debug, Clone, Serialize)]
+pub struct TargetReport {
+    pub target: String,
+    pub kind: String,
+    pub components: Vec<Pin>,
+    pub findings: Vec<Finding>,
+    /// Why the target as a whole could not be decided (nothing found to check).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undecided: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+impl TargetReport {
+    pub fn new(target: String, kind: &str) -> Self {
+        TargetReport {
+            target,
+            kind: kind.to_string(),
+            components: Vec::new(),
+            findings: Vec::new(),
+            undecided: None,
+            warnings: Vec::new(),
+        }
+    }
+}
+
+impl Report {
+    pub fn new(db: &Database, targets: Vec<TargetReport>) -> Self {
+        Report {
+            schema: SCHEMA,
+            tool: Tool {
+                name: env!("CARGO_PKG_NAME"),
+                version: env!("CARGO_PKG_VERSION"),
+            },
+            rules_digest: db.digest.clone(),
+            targets,
+        }
+    }
+
+    pub fn findings(&self) -> impl Iterator<Item = &Finding> {
+        self.targets.iter().flat_map(|t| t.findings.iter())
+    }
+
+    /// Counts by status: (affected, unknown, not_affected).
+    pub fn counts(&self) -> (usize, usize, usize) {
+        let count = |s| self.findings().filter(|f| f.status == s).count();
+        (
+            count(Status::Affected),
+            count(Status::Unknown),
+            count(Status::NotAffected),
+        )
+    }
+}
+
+/// The `--fail-on` threshold: a severity, or never.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailOn {
+    Low,
+    Medium,
+    High,
+    Critical,
+    Never,
+}
+
+impl FailOn {
+    pub fn threshold(self) -> Option<Severity> {
+        match self {
+            FailOn::Low => Some(Severity::Low),
+            FailOn::Medium => Some(Severity::Medium),
+            FailOn::High => Some(Severity::High),
+            FailOn::Critical => Some(Severity::Critical),
+            FailOn::Never => None,
+        }
+    }
+}
+
+/// Render `report` in `format` to `out`.
+pub fn render(
+    report: &Report,
+    format: Format,
+    db: &Database,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    match format {
+        Format::Table => table::render(report, out),
+        Format::Json => json::render(report, out),
+        Format::Sarif => sarif::render(report, db, out),
+        Format::Markdown => markdown::render(report, out),
+    }
+}
+
+/// One line per finding's deciding evidence (or the first reason it is unknown).
+pub(crate) fn headline(f: &Finding) -> String {
+    let decisive = f
+        .decided_by
+        .and_then(|k| {
+            f.evidence
+                .iter()
+                .find(|e| e.kind == k && e.status == f.status)
+        })
+        .or_else(|| f.evidence.first());
+    decisive.map(|e| e.detail.clone()).unwrap_or_default()
+}

@@ -1,0 +1,90 @@
+//! The terminal table: components, then findings with the evidence that decided each.
+
+use super::{Report, headline};
+use comfy_table::{Cell, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
+use std::io::Write;
+
+fn short(s: &str) -> &str {
+    if s.len() == 40 { &s[..12] } else { s }
+}
+
+pub fn render(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
+    for target in &report.targets {
+        writeln!(out, "{} ({})", target.target, target.kind)?;
+        if !target.components.is_empty() {
+            let mut table = Table::new();
+            table
+                .load_preset(UTF8_FULL_CONDENSED)
+                .set_content_arrangement(ContentArrangement::Dynamic)
+                .set_header(["component", "repository", "pin", "where", "notes"]);
+            for pin in &target.components {
+                let mut notes = Vec::new();
+                if !pin.patches.is_empty() {
+                    notes.push(format!("patches: {}", pin.patches.join(", ")));
+                }
+                if !pin.overrides.is_empty() {
+                    notes.push(format!("override: {}", pin.overrides.join(", ")));
+                }
+                let pin_text = match (&pin.commit, &pin.reference) {
+                    (Some(c), Some(r)) if c != r => format!("{} ({})", short(c), r),
+                    (Some(c), _) => short(c).to_string(),
+                    (None, Some(r)) => r.clone(),
+                    (None, None) => pin.url.clone().unwrap_or_else(|| "-".into()),
+                };
+                table.add_row([
+                    Cell::new(&pin.component),
+                    Cell::new(pin.repo.as_deref().unwrap_or("-")),
+                    Cell::new(pin_text),
+                    Cell::new(format!("{}:{}", pin.file, pin.line)),
+                    Cell::new(notes.join("; ")),
+                ]);
+            }
+            writeln!(out, "{table}")?;
+        }
+        if !target.findings.is_empty() {
+            let mut table = Table::new();
+            table
+                .load_preset(UTF8_FULL_CONDENSED)
+                .set_content_arrangement(ContentArrangement::Dynamic)
+                .set_header(["status", "rule", "component", "severity", "evidence"]);
+            for f in &target.findings {
+                let by = f
+                    .decided_by
+                    .map(|k| {
+                        format!(
+                            "[{}] ",
+                            serde_json::to_value(k)
+                                .ok()
+                                .and_then(|v| v.as_str().map(String::from))
+                                .unwrap_or_default()
+                        )
+                    })
+                    .unwrap_or_default();
+                table.add_row([
+                    Cell::new(f.status.to_string()),
+                    Cell::new(&f.rule),
+                    Cell::new(&f.component),
+                    Cell::new(f.severity.to_string()),
+                    Cell::new(format!("{by}{}\n{}", headline(f), f.summary)),
+                ]);
+            }
+            writeln!(out, "{table}")?;
+        }
+        if let Some(why) = &target.undecided {
+            writeln!(out, "undecided: {why}")?;
+        }
+        for w in &target.warnings {
+            writeln!(out, "warning: {w}")?;
+        }
+    }
+    let (affected, unknown, not_affected) = report.counts();
+    writeln!(
+        out,
+        "{affected} affected, {unknown} unknown, {not_affected} not affected (rules {})",
+        short_digest(&report.rules_digest)
+    )
+}
+
+fn short_digest(d: &str) -> &str {
+    d.get(..19).unwrap_or(d)
+}

@@ -1,0 +1,255 @@
+//! Resolution against a local clone, through gix: a reference (full or short SHA, tag, branch)
+//! to a full commit, ancestry, files at a commit, and cherry-picked fixes by patch-id.
+//!
+//! Fail closed: a commit, or an ancestor, missing from the clone (a shallow clone, a partial
+//! fetch) answers [`Answer::Unknown`], never "not an ancestor".
+
+mod patch_id;
+mod patched;
+
+pub use patched::PatchedTree;
+
+use gix::ObjectId;
+use gix::prelude::FindExt;
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+/// A tri-state answer: known, or unknown with the reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer<T> {
+    Known(T),
+    Unknown(String),
+}
+
+/// Why a clone could not be used or a reference not resolved.
+#[derive(Debug, thiserror::Error)]
+pub enum ResolveError {
+    #[error("{path}: not a git repository: {message}")]
+    Open { path: PathBuf, message: String },
+    #[error("{path}: `{reference}` is ambiguous: {candidates}")]
+    Ambiguous {
+        path: PathBuf,
+        reference: String,
+        candidates: String,
+    },
+    #[error("{path}: git object store: {message}")]
+    Git { path: PathBuf, message: String },
+}
+
+/// What a pin's reference resolved to in a clone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resolved {
+    /// A full commit id.
+    Commit(ObjectId),
+    /// The clone has no commit, tag or branch of that name (shallow clone, other repository).
+    Missing,
+}
+
+/// All ancestors of one commit (itself included), and whether the walk saw the whole history.
+struct Ancestors {
+    set: HashSet<ObjectId>,
+    /// Why the walk could not see all history (shallow boundary, missing object), if it could not.
+    truncated: Option<String>,
+}
+
+/// A local clone of a pinned kernel project.
+pub struct Clone {
+    path: PathBuf,
+    repo: gix::Repository,
+    shallow: HashSet<ObjectId>,
+    ancestors: RefCell<HashMap<ObjectId, Rc<Ancestors>>>,
+}
+
+fn is_hex_prefix(s: &str) -> bool {
+    (4..=40).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+impl Clone {
+    /// Open the repository at `path` (a work tree or a bare repository).
+    pub fn open(path: &Path) -> Result<Self, ResolveError> {
+        let mut repo = gix::open(path).map_err(|e| ResolveError::Open {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        repo.object_cache_size_if_unset(4 * 1024 * 1024);
+        let shallow = repo
+            .shallow_commits()
+            .map_err(|e| ResolveError::Git {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            })?
+            .map(|commits| commits.iter().copied().collect())
+            .unwrap_or_default();
+        Ok(Clone {
+            path: path.to_path_buf(),
+            repo,
+            shallow,
+            ancestors: RefCell::new(HashMap::new()),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn git_err(&self, e: impl std::fmt::Display) -> ResolveError {
+        ResolveError::Git {
+            path: self.path.clone(),
+            message: e.to_string(),
+        }
+    }
+
+    /// Whether the clone has this commit.
+    pub fn has_commit(&self, id: &ObjectId) -> bool {
+        self.repo
+            .find_object(*id)
+            .is_ok_and(|o| o.kind == gix::object::Kind::Commit)
+    }
+
+    /// Resolve a full SHA, a unique short SHA, a tag or a branch to a full commit.
+    /// Ambiguous short SHAs are errors.
+    pub fn resolve(&self, reference: &str) -> Result<Resolved, ResolveError> {
+        let reference = reference.trim();
+        if is_hex_prefix(reference) {
+            if reference.len() == 40 {
+                let id = ObjectId::from_hex(reference.as_bytes()).map_err(|e| self.git_err(e))?;
+                return Ok(if self.has_commit(&id) {
+                    Resolved::Commit(id)
+                } else {
+                    Resolved::Missing
+                });
+            }
+            if let Some(found) = self.lookup_short(reference)? {
+                return Ok(Resolved::Commit(found));
+            }
+        }
+        for spec in [
+            format!("refs/tags/{reference}"),
+            format!("refs/heads/{reference}"),
+            format!("refs/remotes/origin/{reference}"),
+        ] {
+            if let Ok(id) = self.repo.rev_parse_single(spec.as_str())
+                && let Some(commit) = id.object().ok().and_then(|o| o.peel_to_commit().ok())
+            {
+                return Ok(Resolved::Commit(commit.id));
+            }
+        }
+        Ok(Resolved::Missing)
+    }
+
+    /// A short SHA that names exactly one commit; `Ok(None)` when none does.
+    fn lookup_short(&self, prefix: &str) -> Result<Option<ObjectId>, ResolveError> {
+        let prefix = gix::hash::Prefix::from_hex(prefix).map_err(|e| self.git_err(e))?;
+        let mut candidates = HashSet::new();
+        self.repo
+            .objects
+            .lookup_prefix(prefix, Some(&mut candidates))
+            .map_err(|e| self.git_err(e))?;
+        let mut commits: Vec<ObjectId> = candidates
+            .into_iter()
+            .filter(|id| self.has_commit(id))
+            .collect();
+        commits.sort();
+        match commits.len() {
+            0 => Ok(None),
+            1 => Ok(commits.pop()),
+            _ => Err(ResolveError::Ambiguous {
+                path: self.path.clone(),
+                reference: prefix.to_string(),
+                candidates: commits
+                    .iter()
+                    .map(|c| c.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            }),
+        }
+    }
+
+    /// Every ancestor of `tip` (inclusive), walked once and cached.
+    fn ancestors(&self, tip: ObjectId) -> Rc<Ancestors> {
+        if let Some(found) = self.ancestors.borrow().get(&tip) {
+            return Rc::clone(found);
+        }
+        let mut set = HashSet::new();
+        let mut truncated = None;
+        let mut queue = VecDeque::from([tip]);
+        let mut buf = Vec::new();
+        while let Some(id) = queue.pop_front() {
+            if !set.insert(id) {
+                continue;
+            }
+            if self.shallow.contains(&id) {
+                truncated.get_or_insert_with(|| format!("history ends at {id} (shallow clone)"));
+                continue;
+            }
+            let commit = match self.repo.objects.find_commit(&id, &mut buf) {
+                Ok(commit) => commit,
+                Err(_) => {
+                    set.remove(&id);
+                    truncated
+                        .get_or_insert_with(|| format!("commit {id} is missing from the clone"));
+                    continue;
+                }
+            };
+            queue.extend(commit.parents());
+        }
+        let found = Rc::new(Ancestors { set, truncated });
+        self.ancestors.borrow_mut().insert(tip, Rc::clone(&found));
+        found
+    }
+
+    /// Whether `ancestor` is an ancestor of, or equal to, `descendant`.
+    pub fn is_ancestor(&self, ancestor: &ObjectId, descendant: &ObjectId) -> Answer<bool> {
+        if ancestor == descendant {
+            return Answer::Known(true);
+        }
+        if !self.has_commit(descendant) {
+            return Answer::Unknown(format!("commit {descendant} is not in the clone"));
+        }
+        if !self.has_commit(ancestor) {
+            return Answer::Unknown(format!("commit {ancestor} is not in the clone"));
+        }
+        let walked = self.ancestors(*descendant);
+        if walked.set.contains(ancestor) {
+            Answer::Known(true)
+        } else if let Some(why) = &walked.truncated {
+            Answer::Unknown(why.clone())
+        } else {
+            Answer::Known(false)
+        }
+    }
+
+    /// The bytes of `path` in `commit`'s tree, or `None` when the file does not exist there.
+    pub fn file_at(&self, commit: &ObjectId, path: &str) -> Result<Option<Vec<u8>>, ResolveError> {
+        let commit = self
+            .repo
+            .find_commit(*commit)
+            .map_err(|e| self.git_err(e))?;
+        let tree = commit.tree().map_err(|e| self.git_err(e))?;
+        let Some(entry) = tree
+            .lookup_entry_by_path(path)
+            .map_err(|e| self.git_err(e))?
+        else {
+            return Ok(None);
+        };
+        if !entry.mode().is_blob() {
+            return Ok(None);
+        }
+        let blob = entry.object().map_err(|e| self.git_err(e))?;
+        Ok(Some(blob.detach().data))
+    }
+
+    /// A commit reachable from `tip` (and not from `base`, when given) whose change is the same
+    /// patch as `fix` (git patch-id semantics: whitespace and line numbers ignored): a
+    /// cherry-picked fix. `Unknown` when `fix` is not in the clone.
+    pub fn find_cherry_pick(
+        &self,
+        fix: &ObjectId,
+        tip: &ObjectId,
+        base: Option<&ObjectId>,
+    ) -> Answer<Option<ObjectId>> {
+        patch_id::find_equivalent(self, fix, tip, base)
+    }
+}

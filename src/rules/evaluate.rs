@@ -1,0 +1,469 @@
+//! Evaluation: one rule against one pinned component, producing a [`Finding`] whose evidence is
+//! listed strongest first and whose status is decided by the strongest evidence that decides.
+//!
+//! Strength order (DESIGN.md): source signature on the actual files; commit ancestry in a real
+//! repository; a known-pin list in the rule; a package-version range. When nothing decides, the
+//! status is `unknown`, never `not_affected`.
+
+use super::model::{Event, RangeType, Rule, Severity};
+use super::signature::{Outcome, SourceFiles};
+use super::version;
+use crate::pin::url;
+use crate::resolve::{Answer, Clone};
+use gix::ObjectId;
+use serde::Serialize;
+
+/// A finding's status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Affected,
+    NotAffected,
+    Unknown,
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Status::Affected => "affected",
+            Status::NotAffected => "not_affected",
+            Status::Unknown => "unknown",
+        })
+    }
+}
+
+/// Kinds of evidence, strongest first (the derive order is the strength order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EvidenceKind {
+    Signature,
+    Ancestry,
+    KnownPin,
+    VersionRange,
+    Hygiene,
+}
+
+/// One piece of evidence and the status it supports on its own.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Evidence {
+    pub kind: EvidenceKind,
+    pub status: Status,
+    pub detail: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+}
+
+/// Where a finding points (the `GIT_TAG` line, or the shipped file).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Location {
+    pub file: String,
+    pub line: u32,
+}
+
+/// A rule's verdict on one component.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    pub rule: String,
+    pub status: Status,
+    pub severity: Severity,
+    pub summary: String,
+    pub component: String,
+    /// The evidence kind that decided the status; absent when nothing decided.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<EvidenceKind>,
+    pub evidence: Vec<Evidence>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub location: Option<Location>,
+}
+
+/// What is known about one pinned component.
+pub struct Subject<'a> {
+    pub component: &'a str,
+    /// The pinned commit as a full SHA, when known.
+    pub commit: Option<ObjectId>,
+    /// Why the commit is not known (no GIT_TAG, a tag with no clone, ...).
+    pub commit_unknown: Option<String>,
+    pub clone: Option<&'a Clone>,
+    /// The pinned source (a commit's tree with declared patches, or shipped files).
+    pub sources: Option<&'a dyn SourceFiles>,
+    /// Where the sources came from, for the evidence text.
+    pub sources_label: String,
+    /// Installed package versions: (ecosystem, name, version).
+    pub packages: Vec<(String, String, String)>,
+    pub location: Option<Location>,
+}
+
+impl Subject<'_> {
+    fn short(&self) -> String {
+        self.commit
+            .map(|c| c.to_string()[..12].to_string())
+            .unwrap_or_else(|| "?".into())
+    }
+}
+
+/// Whether `rule` applies to `component`: one of its GIT ranges belongs to it.
+pub fn applies(rule: &Rule, component: &str, registry: &super::Registry) -> bool {
+    rule.git_ranges().any(|(affected, range)| {
+        range_component(affected, range, registry).as_deref() == Some(component)
+    })
+}
+
+fn range_component(
+    affected: &super::model::Affected,
+    range: &super::model::Range,
+    registry: &super::Registry,
+) -> Option<String> {
+    affected.specific().component.or_else(|| {
+        let repo = url::canonical(range.repo.as_deref()?)?;
+        registry.identify("", Some(&repo)).map(|c| c.name.clone())
+    })
+}
+
+/// Evaluate `rule` on `subject`. The caller checked [`applies`].
+pub fn evaluate(rule: &Rule, subject: &Subject, registry: &super::Registry) -> Finding {
+    let mut evidence = Vec::new();
+    if let Some(signature) = &rule.database_specific.signature {
+        evidence.push(signature_evidence(signature, subject));
+    }
+    for (affected, range) in rule.git_ranges() {
+        if range_component(affected, range, registry).as_deref() != Some(subject.component) {
+            continue;
+        }
+        let spec = affected.specific();
+        evidence.push(ancestry_evidence(range, spec.introduced_unknown, subject));
+        if let Some(e) = known_pin_evidence(range, &spec.known_affected_pins, subject) {
+            evidence.push(e);
+        }
+    }
+    for affected in &rule.affected {
+        for range in affected.ranges.iter().filter(|r| r.kind != RangeType::Git) {
+            let installed = subject.packages.iter().find(|(eco, name, _)| {
+                eco.eq_ignore_ascii_case(&affected.package.ecosystem)
+                    && name.eq_ignore_ascii_case(&affected.package.name)
+            });
+            if let Some((_, name, v)) = installed {
+                let (status, detail) = match version::in_range(v, &range.events) {
+                    Some(true) => (
+                        Status::Affected,
+                        format!("{name} {v} is in the affected range"),
+                    ),
+                    Some(false) => (
+                        Status::NotAffected,
+                        format!("{name} {v} is outside the affected range"),
+                    ),
+                    None => (
+                        Status::Unknown,
+                        format!("{name} version `{v}` does not parse"),
+                    ),
+                };
+                evidence.push(Evidence {
+                    kind: EvidenceKind::VersionRange,
+                    status,
+                    detail,
+                    file: None,
+                    line: None,
+                });
+            }
+        }
+    }
+    evidence.sort_by_key(|e| e.kind);
+    let decided = evidence.iter().find(|e| e.status != Status::Unknown);
+    Finding {
+        rule: rule.id.clone(),
+        status: decided.map_or(Status::Unknown, |e| e.status),
+        severity: rule.database_specific.severity,
+        summary: rule.summary.clone(),
+        component: subject.component.to_string(),
+        decided_by: decided.map(|e| e.kind),
+        location: subject.location.clone(),
+        evidence,
+    }
+}
+
+fn signature_evidence(signature: &super::signature::Signature, subject: &Subject) -> Evidence {
+    let unknown = |detail: String| Evidence {
+        kind: EvidenceKind::Signature,
+        status: Status::Unknown,
+        detail,
+        file: None,
+        line: None,
+    };
+    let Some(sources) = subject.sources else {
+        return unknown(format!(
+            "source not available: pass --repo {}=PATH (a clone) to check the pinned files",
+            subject.component
+        ));
+    };
+    match signature.evaluate(sources) {
+        Outcome::Present { hits } => {
+            let first = hits.first();
+            Evidence {
+                kind: EvidenceKind::Signature,
+                status: Status::Affected,
+                detail: format!(
+                    "bug shape present in {}: {}",
+                    subject.sources_label,
+                    hits.iter()
+                        .map(|h| format!("{} ({}:{})", h.condition, h.file, h.line))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                file: first.map(|h| h.file.clone()),
+                line: first.map(|h| h.line),
+            }
+        }
+        Outcome::Absent { reason } => Evidence {
+            kind: EvidenceKind::Signature,
+            status: Status::NotAffected,
+            detail: format!("bug shape absent in {}: {reason}", subject.sources_label),
+            file: None,
+            line: None,
+        },
+        Outcome::Undecidable { reason } => unknown(format!(
+            "signature undecidable on {}: {reason}",
+            subject.sources_label
+        )),
+    }
+}
+
+fn parse_commit(v: &str) -> Option<ObjectId> {
+    ObjectId::from_hex(v.as_bytes()).ok()
+}
+
+/// Per-`introduced` verdict in OSV GIT semantics.
+enum Span {
+    Open(String),
+    Closed(String),
+    Unknown(String),
+}
+
+fn ancestry_evidence(
+    range: &super::model::Range,
+    introduced_unknown: bool,
+    subject: &Subject,
+) -> Evidence {
+    let mk = |status, detail| Evidence {
+        kind: EvidenceKind::Ancestry,
+        status,
+        detail,
+        file: None,
+        line: None,
+    };
+    let Some(clone) = subject.clone else {
+        return mk(
+            Status::Unknown,
+            format!(
+                "no clone given: pass --repo {}=PATH to check commit ancestry",
+                subject.component
+            ),
+        );
+    };
+    let Some(v) = subject.commit else {
+        return mk(
+            Status::Unknown,
+            subject
+                .commit_unknown
+                .clone()
+                .unwrap_or_else(|| "the pinned commit is not known".into()),
+        );
+    };
+    let events_of = |f: fn(&Event) -> bool| -> Vec<ObjectId> {
+        range
+            .events
+            .iter()
+            .filter(|e| f(e))
+            .filter_map(|e| parse_commit(e.value()))
+            .collect()
+    };
+    let fixed = events_of(|e| matches!(e, Event::Fixed(_)));
+    let last = events_of(|e| matches!(e, Event::LastAffected(_)));
+    let limits = events_of(|e| matches!(e, Event::Limit(_)));
+    let short = |c: &ObjectId| c.to_string()[..12].to_string();
+    let pin = subject.short();
+
+    // `limit`: v must be strictly before some limit.
+    if !limits.is_empty() {
+        let mut any_unknown = None;
+        let mut within = false;
+        for l in &limits {
+            match clone.is_ancestor(&v, l) {
+                Answer::Known(true) if *l != v => within = true,
+                Answer::Known(_) => {}
+                Answer::Unknown(why) => any_unknown = Some(why),
+            }
+        }
+        if !within {
+            return match any_unknown {
+                Some(why) => mk(Status::Unknown, why),
+                None => mk(
+                    Status::NotAffected,
+                    format!("pin {pin} is not before any limit"),
+                ),
+            };
+        }
+    }
+
+    let mut verdicts = Vec::new();
+    for event in range
+        .events
+        .iter()
+        .filter(|e| matches!(e, Event::Introduced(_)))
+    {
+        let intro = if event.value() == "0" {
+            None
+        } else {
+            parse_commit(event.value())
+        };
+        verdicts.push(open_from(clone, intro, &v, &fixed, &last, &pin, short));
+    }
+    if let Some(Span::Open(detail)) = verdicts.iter().find(|o| matches!(o, Span::Open(_))) {
+        if introduced_unknown {
+            return mk(
+                Status::Unknown,
+                format!(
+                    "{detail}; but the introducing commit is unknown, so ancestry alone cannot say affected"
+                ),
+            );
+        }
+        return mk(Status::Affected, detail.clone());
+    }
+    if let Some(Span::Unknown(why)) = verdicts.iter().find(|o| matches!(o, Span::Unknown(_))) {
+        return mk(Status::Unknown, why.clone());
+    }
+    let why = verdicts
+        .iter()
+        .filter_map(|o| match o {
+            Span::Closed(d) => Some(d.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    mk(Status::NotAffected, why)
+}
+
+fn open_from(
+    clone: &Clone,
+    intro: Option<ObjectId>,
+    v: &ObjectId,
+    fixed: &[ObjectId],
+    last: &[ObjectId],
+    pin: &str,
+    short: impl Fn(&ObjectId) -> String,
+) -> Span {
+    if let Some(i) = intro {
+        match clone.is_ancestor(&i, v) {
+            Answer::Known(true) => {}
+            Answer::Known(false) => {
+                return Span::Closed(format!(
+                    "pin {pin} does not contain introducing commit {}",
+                    short(&i)
+                ));
+            }
+            Answer::Unknown(why) => return Span::Unknown(why),
+        }
+    }
+    // Does the fix follow this introduction? (A fix older than a re-introduction does not close it.)
+    let after_intro = |f: &ObjectId| match intro {
+        None => Answer::Known(true),
+        Some(i) => clone.is_ancestor(&i, f),
+    };
+    let mut unknown = None;
+    for f in fixed {
+        match (clone.is_ancestor(f, v), after_intro(f)) {
+            (Answer::Known(true), Answer::Known(true)) => {
+                return Span::Closed(format!("fix {} is an ancestor of pin {pin}", short(f)));
+            }
+            (Answer::Known(true), Answer::Known(false)) | (Answer::Known(false), _) => {}
+            (Answer::Unknown(why), _) | (_, Answer::Unknown(why)) => {
+                unknown.get_or_insert(why);
+            }
+        }
+    }
+    for l in last {
+        if l == v {
+            continue;
+        }
+        match (clone.is_ancestor(l, v), after_intro(l)) {
+            (Answer::Known(true), Answer::Known(true)) => {
+                return Span::Closed(format!(
+                    "pin {pin} comes after last affected commit {}",
+                    short(l)
+                ));
+            }
+            (Answer::Unknown(why), _) | (_, Answer::Unknown(why)) => {
+                unknown.get_or_insert(why);
+            }
+            _ => {}
+        }
+    }
+    if let Some(why) = unknown {
+        return Span::Unknown(why);
+    }
+    // A cherry-picked fix counts as fixed (patch-id equivalence).
+    for f in fixed {
+        match clone.find_cherry_pick(f, v, intro.as_ref()) {
+            Answer::Known(Some(c)) => {
+                return Span::Closed(format!(
+                    "commit {} in pin {pin}'s history makes the same change as fix {} (patch-id: a cherry-pick)",
+                    short(&c),
+                    short(f)
+                ));
+            }
+            Answer::Known(None) => {}
+            Answer::Unknown(why) => return Span::Unknown(why),
+        }
+    }
+    let from = match intro {
+        Some(i) => format!("contains introducing commit {}", short(&i)),
+        None => "is in range from the start of history".to_string(),
+    };
+    let fixes = fixed.iter().map(short).collect::<Vec<_>>().join(", ");
+    Span::Open(format!(
+        "pin {pin} {from} and no fix ({fixes}) or cherry-pick of one"
+    ))
+}
+
+fn known_pin_evidence(
+    range: &super::model::Range,
+    known: &[super::model::KnownPin],
+    subject: &Subject,
+) -> Option<Evidence> {
+    let v = subject.commit?.to_string();
+    let mk = |status, detail| Evidence {
+        kind: EvidenceKind::KnownPin,
+        status,
+        detail,
+        file: None,
+        line: None,
+    };
+    if let Some(k) = known.iter().find(|k| k.commit.eq_ignore_ascii_case(&v)) {
+        let note = if k.note.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", k.note)
+        };
+        return Some(mk(
+            Status::Affected,
+            format!("pin {v} is a known affected pin{note}"),
+        ));
+    }
+    for event in &range.events {
+        if !event.value().eq_ignore_ascii_case(&v) {
+            continue;
+        }
+        return Some(match event {
+            Event::Fixed(_) => mk(Status::NotAffected, format!("pin {v} is the fix commit")),
+            Event::Introduced(_) | Event::LastAffected(_) => mk(
+                Status::Affected,
+                format!("pin {v} is the rule's {} commit", event.name()),
+            ),
+            Event::Limit(_) => mk(
+                Status::NotAffected,
+                format!("pin {v} is the rule's limit commit"),
+            ),
+        });
+    }
+    None
+}

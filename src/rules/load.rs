@@ -1,0 +1,208 @@
+//! Loading the database: the embedded rules, with a user's `--rules DIR` layered over them,
+//! each file validated as it is read, and one digest over what was loaded.
+
+use super::components::Registry;
+use super::embedded;
+use super::lint::{self, Diagnostic};
+use super::model::Rule;
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+
+/// Where a rule came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    Builtin,
+    User(PathBuf),
+}
+
+#[derive(Debug, Clone)]
+pub struct LoadedRule {
+    pub rule: Rule,
+    pub origin: Origin,
+    /// The file name (built-in) or path (user) the rule was read from.
+    pub file: String,
+    /// SHA-256 of the file's text, for the database digest.
+    pub sha256: [u8; 32],
+}
+
+/// The effective rule database.
+#[derive(Debug, Clone)]
+pub struct Database {
+    pub rules: Vec<LoadedRule>,
+    pub registry: Registry,
+    /// `sha256:<hex>` over every loaded file's name and text, in id order.
+    pub digest: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RulesError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Invalid(Diagnostic),
+}
+
+impl Database {
+    pub fn get(&self, id: &str) -> Option<&LoadedRule> {
+        self.rules
+            .iter()
+            .find(|r| r.rule.id.eq_ignore_ascii_case(id))
+    }
+}
+
+/// A rule file's text, parsed and validated. All problems found, not only the first.
+pub fn parse(file: &str, text: &str, registry: &Registry) -> Result<Rule, Vec<Diagnostic>> {
+    let rule: Rule = serde_saphyr::from_str(text).map_err(|e| {
+        vec![Diagnostic {
+            file: file.to_string(),
+            line: None,
+            message: format!("invalid rule: {}", e.to_string().replace('\n', " ")),
+        }]
+    })?;
+    let problems = lint::check(file, text, &rule, registry);
+    if problems.is_empty() {
+        Ok(rule)
+    } else {
+        Err(problems)
+    }
+}
+
+/// The rule files of a directory, `components.yaml` apart.
+pub struct RuleDir {
+    /// `*.yaml` / `*.yml` files, sorted by path, with their text.
+    pub files: Vec<(PathBuf, String)>,
+    /// The text of `components.yaml`, if present.
+    pub components: Option<String>,
+}
+
+/// Read a rule directory.
+pub fn read_dir(dir: &Path) -> Result<RuleDir, RulesError> {
+    let io = |path: &Path, source| RulesError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut files = Vec::new();
+    let mut components = None;
+    for entry in std::fs::read_dir(dir).map_err(|e| io(dir, e))? {
+        let path = entry.map_err(|e| io(dir, e))?.path();
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        if !(name.ends_with(".yaml") || name.ends_with(".yml")) || !path.is_file() {
+            continue;
+        }
+        let bytes = std::fs::read(&path).map_err(|e| io(&path, e))?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            RulesError::Invalid(Diagnostic {
+                file: path.display().to_string(),
+                line: None,
+                message: format!("not valid UTF-8 (byte {})", e.utf8_error().valid_up_to()),
+            })
+        })?;
+        if name == "components.yaml" {
+            components = Some(text);
+        } else {
+            files.push((path, text));
+        }
+    }
+    files.sort();
+    Ok(RuleDir { files, components })
+}
+
+fn parse_registry(file: &str, text: &str) -> Result<Registry, RulesError> {
+    serde_saphyr::from_str(text).map_err(|e| {
+        RulesError::Invalid(Diagnostic {
+            file: file.to_string(),
+            line: None,
+            message: format!(
+                "invalid component registry: {}",
+                e.to_string().replace('\n', " ")
+            ),
+        })
+    })
+}
+
+fn parse_one(
+    file: &str,
+    text: &str,
+    origin: Origin,
+    registry: &Registry,
+) -> Result<LoadedRule, RulesError> {
+    let rule = parse(file, text, registry).map_err(|mut d| RulesError::Invalid(d.remove(0)))?;
+    Ok(LoadedRule {
+        rule,
+        origin,
+        file: file.to_string(),
+        sha256: Sha256::digest(text.as_bytes()).into(),
+    })
+}
+
+/// Load the embedded database, then `user_dir` over it. Returns the database and notices for
+/// stderr (a user rule overriding a built-in one).
+pub fn load(user_dir: Option<&Path>) -> Result<(Database, Vec<String>), RulesError> {
+    let mut registry = parse_registry("components.yaml", embedded::COMPONENTS)?;
+    let mut hasher = Sha256::new();
+    hasher.update(embedded::COMPONENTS.as_bytes());
+    let user = user_dir.map(read_dir).transpose()?;
+    if let (Some(dir), Some(text)) = (user_dir, user.as_ref().and_then(|u| u.components.as_ref())) {
+        registry.layer(parse_registry(
+            &dir.join("components.yaml").display().to_string(),
+            text,
+        )?);
+        hasher.update(text.as_bytes());
+    }
+    let mut rules: Vec<LoadedRule> = Vec::new();
+    for (name, text) in embedded::RULES {
+        let loaded = parse_one(name, text, Origin::Builtin, &registry)?;
+        push_unique(&mut rules, loaded)?;
+    }
+    let mut notices = Vec::new();
+    for (path, text) in user.iter().flat_map(|u| u.files.iter()) {
+        let file = path.display().to_string();
+        let loaded = parse_one(&file, text, Origin::User(path.clone()), &registry)?;
+        if let Some(pos) = rules
+            .iter()
+            .position(|r| r.origin == Origin::Builtin && r.rule.id == loaded.rule.id)
+        {
+            notices.push(format!(
+                "rule {} from {file} overrides the built-in rule",
+                loaded.rule.id
+            ));
+            rules.remove(pos);
+        }
+        push_unique(&mut rules, loaded)?;
+    }
+    rules.sort_by(|a, b| a.rule.id.cmp(&b.rule.id));
+    for r in &rules {
+        hasher.update(r.rule.id.as_bytes());
+        hasher.update(r.sha256);
+    }
+    let digest = format!("sha256:{}", hex::encode(hasher.finalize()));
+    Ok((
+        Database {
+            rules,
+            registry,
+            digest,
+        },
+        notices,
+    ))
+}
+
+fn push_unique(rules: &mut Vec<LoadedRule>, loaded: LoadedRule) -> Result<(), RulesError> {
+    if let Some(other) = rules.iter().find(|r| r.rule.id == loaded.rule.id) {
+        return Err(RulesError::Invalid(Diagnostic {
+            file: loaded.file.clone(),
+            line: None,
+            message: format!(
+                "duplicate rule id {} (also in {})",
+                loaded.rule.id, other.file
+            ),
+        }));
+    }
+    rules.push(loaded);
+    Ok(())
+}

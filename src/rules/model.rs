@@ -1,0 +1,186 @@
+//! The rule model: OSV-shaped YAML deserialised raw, then validated into [`Rule`].
+//!
+//! OSV fields (`id`, `summary`, `details`, `affected[].ranges[]` with `type: GIT`, `repo` and
+//! `events`, `versions`, `references`) keep their OSV names so a rule exports as OSV JSON;
+//! pinprobe's own parts sit in `database_specific`.
+
+use super::signature::Signature;
+use serde::{Deserialize, Serialize};
+
+/// Severity, ordered: `--fail-on` compares against it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Low,
+    Medium,
+    High,
+    Critical,
+}
+
+impl std::fmt::Display for Severity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Severity::Low => "low",
+            Severity::Medium => "medium",
+            Severity::High => "high",
+            Severity::Critical => "critical",
+        })
+    }
+}
+
+/// One rule as written in `rules/*.yaml`.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema_version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modified: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub published: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
+    pub summary: String,
+    #[serde(default)]
+    pub details: String,
+    pub affected: Vec<Affected>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub references: Vec<Reference>,
+    pub database_specific: RuleSpecific,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Affected {
+    pub package: Package,
+    #[serde(default)]
+    pub ranges: Vec<Range>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub versions: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub database_specific: Option<AffectedSpecific>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Package {
+    pub ecosystem: String,
+    pub name: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+pub enum RangeType {
+    #[serde(rename = "GIT")]
+    Git,
+    #[serde(rename = "ECOSYSTEM")]
+    Ecosystem,
+    #[serde(rename = "SEMVER")]
+    Semver,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Range {
+    #[serde(rename = "type")]
+    pub kind: RangeType,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo: Option<String>,
+    pub events: Vec<Event>,
+}
+
+/// An OSV range event. For GIT ranges every value is a full 40-hex SHA, or `"0"` for
+/// `introduced` (the start of history).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Event {
+    Introduced(String),
+    Fixed(String),
+    LastAffected(String),
+    Limit(String),
+}
+
+impl Event {
+    pub fn value(&self) -> &str {
+        match self {
+            Event::Introduced(v) | Event::Fixed(v) | Event::LastAffected(v) | Event::Limit(v) => v,
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Event::Introduced(_) => "introduced",
+            Event::Fixed(_) => "fixed",
+            Event::LastAffected(_) => "last_affected",
+            Event::Limit(_) => "limit",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reference {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub url: String,
+}
+
+/// pinprobe's part of one `affected[]` entry.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AffectedSpecific {
+    /// The component (see `rules/components.yaml`) the GIT ranges apply to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub component: Option<String>,
+    /// The introducing commit is unknown: `introduced: "0"` stands in, and ancestry alone never
+    /// reports `affected`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub introduced_unknown: bool,
+    /// Pins known to be affected (exact full SHAs), e.g. the pins of released vLLM versions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub known_affected_pins: Vec<KnownPin>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct KnownPin {
+    pub commit: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub note: String,
+}
+
+/// pinprobe's part of a rule.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleSpecific {
+    pub severity: Severity,
+    /// `performance`, `correctness`, `crash`, `build`, ...
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub arch: Vec<String>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub symptoms: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub workaround: String,
+    /// The bug's shape in source, evaluated on shipped files or on the pinned commit's tree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<Signature>,
+}
+
+impl Rule {
+    /// The GIT ranges of the rule with the component they apply to.
+    pub fn git_ranges(&self) -> impl Iterator<Item = (&Affected, &Range)> {
+        self.affected.iter().flat_map(|a| {
+            a.ranges
+                .iter()
+                .filter(|r| r.kind == RangeType::Git)
+                .map(move |r| (a, r))
+        })
+    }
+}
+
+impl Affected {
+    pub fn specific(&self) -> AffectedSpecific {
+        self.database_specific.clone().unwrap_or_default()
+    }
+}

@@ -1,0 +1,78 @@
+//! Pin-hygiene findings: properties of a pin that are problems whatever the rule database says
+//! (a fork instead of the project's repository, a reference that can move or is ambiguous).
+
+use crate::pin::Pin;
+use crate::rules::Registry;
+use crate::rules::Severity;
+use crate::rules::evaluate::{Evidence, EvidenceKind, Finding, Location, Status};
+
+pub const FORK_PIN: &str = "hygiene/fork-pin";
+pub const MOVABLE_REF: &str = "hygiene/movable-ref";
+pub const SHORT_SHA: &str = "hygiene/short-sha";
+
+fn finding(pin: &Pin, rule: &str, severity: Severity, summary: &str, detail: String) -> Finding {
+    Finding {
+        rule: rule.to_string(),
+        status: Status::Affected,
+        severity,
+        summary: summary.to_string(),
+        component: pin.component.clone(),
+        decided_by: Some(EvidenceKind::Hygiene),
+        evidence: vec![Evidence {
+            kind: EvidenceKind::Hygiene,
+            status: Status::Affected,
+            detail,
+            file: Some(pin.file.clone()),
+            line: Some(pin.line),
+        }],
+        location: Some(Location {
+            file: pin.file.clone(),
+            line: pin.line,
+        }),
+    }
+}
+
+/// Hygiene findings for one pin.
+pub fn check(pin: &Pin, registry: &Registry) -> Vec<Finding> {
+    let mut out = Vec::new();
+    if pin.is_foreign_repo(registry) {
+        out.push(finding(
+            pin,
+            FORK_PIN,
+            Severity::Medium,
+            "GIT_REPOSITORY is not the component's repository (a personal fork?)",
+            format!(
+                "{} is fetched from {} instead of {}",
+                pin.component,
+                pin.repo.as_deref().unwrap_or("?"),
+                pin.component_repo.as_deref().unwrap_or("?")
+            ),
+        ));
+    }
+    if let Some(reference) = &pin.reference {
+        let hex = reference.bytes().all(|b| b.is_ascii_hexdigit());
+        if hex && (4..40).contains(&reference.len()) {
+            out.push(finding(
+                pin,
+                SHORT_SHA,
+                Severity::Low,
+                "GIT_TAG is a short SHA: it can become ambiguous",
+                format!(
+                    "`{reference}` is a {}-digit abbreviation; pin the full 40-hex SHA",
+                    reference.len()
+                ),
+            ));
+        } else if !hex {
+            out.push(finding(
+                pin,
+                MOVABLE_REF,
+                Severity::Low,
+                "GIT_TAG is a tag or branch, which can move",
+                format!(
+                    "`{reference}` names a tag or branch; pin the full commit SHA it points to"
+                ),
+            ));
+        }
+    }
+    out
+}

@@ -1,0 +1,212 @@
+//! The scan pipeline for one target: open it as a view, find its pins, resolve them against
+//! the clones given, evaluate every rule that applies, and add pin-hygiene findings.
+
+mod hygiene;
+
+use crate::pin::{self, Pin};
+use crate::report::TargetReport;
+use crate::resolve::{Clone, PatchedTree, ResolveError, Resolved};
+use crate::rules::Database;
+use crate::rules::evaluate::{self, Location, Subject};
+use crate::target::{self, TargetError, View};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Options that apply to every target of one scan.
+#[derive(Debug, Default, Clone)]
+pub struct Options {
+    /// Read source trees at this git revision instead of the work tree.
+    pub rev: Option<String>,
+    /// Clones of pinned projects by component name (`--repo NAME=PATH`).
+    pub repos: Vec<(String, PathBuf)>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ScanError {
+    #[error(transparent)]
+    Target(#[from] TargetError),
+    #[error(transparent)]
+    Cmake(#[from] pin::cmake::CmakeError),
+    #[error(transparent)]
+    Resolve(#[from] ResolveError),
+    #[error("--repo {name}={path}: {message}")]
+    Repo {
+        name: String,
+        path: PathBuf,
+        message: String,
+    },
+}
+
+/// Open clones, once per scan.
+pub struct Clones {
+    by_name: BTreeMap<String, Clone>,
+}
+
+impl Clones {
+    pub fn open(repos: &[(String, PathBuf)]) -> Result<Self, ScanError> {
+        let mut by_name = BTreeMap::new();
+        for (name, path) in repos {
+            let clone = Clone::open(path).map_err(|e| ScanError::Repo {
+                name: name.clone(),
+                path: path.clone(),
+                message: e.to_string(),
+            })?;
+            by_name.insert(name.clone(), clone);
+        }
+        Ok(Clones { by_name })
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Clone> {
+        self.by_name.get(name)
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.by_name.keys().map(String::as_str)
+    }
+}
+
+/// Scan one source-tree target.
+pub fn scan_path(
+    path: &Path,
+    opts: &Options,
+    db: &Database,
+    clones: &Clones,
+) -> Result<TargetReport, ScanError> {
+    let view = target::open(path, opts.rev.as_deref())?;
+    scan_view(view.as_ref(), db, clones)
+}
+
+/// Scan an opened view.
+pub fn scan_view(
+    view: &dyn View,
+    db: &Database,
+    clones: &Clones,
+) -> Result<TargetReport, ScanError> {
+    let declarations = pin::cmake::find(view)?;
+    let mut pins = pin::pins(&declarations, &db.registry);
+    let mut report = TargetReport::new(view.describe(), view.kind());
+    if pins.is_empty() {
+        report.undecided = Some(format!(
+            "no pinned kernel projects found in {} (looked for FetchContent_Declare, ExternalProject_Add and CPMAddPackage in CMakeLists.txt and cmake/)",
+            view.describe()
+        ));
+    }
+    for name in clones.names() {
+        if !pins.iter().any(|p| p.component == name) {
+            report.warnings.push(format!(
+                "--repo {name}: the target pins no component named `{name}` (components: {})",
+                pins.iter()
+                    .map(|p| p.component.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+    }
+    for pin in &mut pins {
+        for var in &pin.overrides {
+            if std::env::var_os(var).is_some() {
+                report.warnings.push(format!(
+                    "{var} is set in this environment: a build here would use that directory, not the pin of {}",
+                    pin.component
+                ));
+            }
+        }
+        let clone = clones.get(&pin.component);
+        let (commit, commit_unknown) = resolve_pin(pin, clone)?;
+        pin.commit = commit.map(|c| c.to_string());
+        report.findings.extend(hygiene::check(pin, &db.registry));
+        let patches = read_patches(view, pin)?;
+        let tree = match (clone, commit) {
+            (Some(clone), Some(commit)) => Some(PatchedTree::new(clone, commit, &patches)),
+            _ => None,
+        };
+        let sources_label = match (&tree, pin.patches.is_empty()) {
+            (None, _) => String::new(),
+            (Some(_), true) => format!("{} at {}", pin.component, short(commit)),
+            (Some(_), false) => format!(
+                "{} at {} with {} applied",
+                pin.component,
+                short(commit),
+                pin.patches.join(", ")
+            ),
+        };
+        let subject = Subject {
+            component: &pin.component,
+            commit,
+            commit_unknown,
+            clone,
+            sources: tree
+                .as_ref()
+                .map(|t| t as &dyn crate::rules::signature::SourceFiles),
+            sources_label,
+            packages: Vec::new(),
+            location: Some(Location {
+                file: pin.file.clone(),
+                line: pin.line,
+            }),
+        };
+        for loaded in &db.rules {
+            if evaluate::applies(&loaded.rule, &pin.component, &db.registry) {
+                report
+                    .findings
+                    .push(evaluate::evaluate(&loaded.rule, &subject, &db.registry));
+            }
+        }
+    }
+    report.components = pins;
+    Ok(report)
+}
+
+fn short(commit: Option<gix::ObjectId>) -> String {
+    commit
+        .map(|c| c.to_string()[..12].to_string())
+        .unwrap_or_default()
+}
+
+/// The pinned commit, or why it is not known.
+fn resolve_pin(
+    pin: &Pin,
+    clone: Option<&Clone>,
+) -> Result<(Option<gix::ObjectId>, Option<String>), ScanError> {
+    let Some(reference) = pin.reference.as_deref() else {
+        let why = match &pin.reference_raw {
+            Some(raw) => format!("GIT_TAG `{raw}` could not be evaluated (unset variable)"),
+            None if pin.url.is_some() => "fetched by URL, not from git: no commit to check".into(),
+            None => "no GIT_TAG: the source comes from an override or the default branch".into(),
+        };
+        return Ok((None, Some(why)));
+    };
+    match clone {
+        Some(clone) => match clone.resolve(reference)? {
+            Resolved::Commit(c) => Ok((Some(c), None)),
+            Resolved::Missing => Ok((
+                None,
+                Some(format!(
+                    "`{reference}` is not in the clone {} (shallow, stale or another repository)",
+                    clone.path().display()
+                )),
+            )),
+        },
+        None => match pin.commit.as_deref() {
+            Some(full) => Ok((gix::ObjectId::from_hex(full.as_bytes()).ok(), None)),
+            None => Ok((
+                None,
+                Some(format!(
+                    "`{reference}` is not a full commit SHA: pass --repo {}=PATH to resolve it",
+                    pin.component
+                )),
+            )),
+        },
+    }
+}
+
+/// The text of each patch file the pin declares, read from the target.
+fn read_patches(view: &dyn View, pin: &Pin) -> Result<Vec<(String, String)>, ScanError> {
+    let mut out = Vec::new();
+    for path in &pin.patches {
+        if let Some(bytes) = view.read(path)? {
+            out.push((path.clone(), String::from_utf8_lossy(&bytes).into_owned()));
+        }
+    }
+    Ok(out)
+}
