@@ -1,4 +1,5 @@
-//! Tests for source signatures: the matcher keys on small Python files written here, validation
+//! Tests for source signatures: the matcher keys on small Python files written here, the
+//! database's PINPROBE-2026-0001 signature on buggy, fixed and unaffected shapes, validation
 //! errors, and resource bounds on hostile input.
 
 use std::cell::RefCell;
@@ -16,6 +17,11 @@ struct Files {
 impl Files {
     fn with(mut self, path: &str, text: &str) -> Self {
         self.files.insert(path.to_owned(), Ok(text.to_owned()));
+        self
+    }
+
+    fn failing(mut self, path: &str, error: &str) -> Self {
+        self.files.insert(path.to_owned(), Err(error.to_owned()));
         self
     }
 }
@@ -67,6 +73,328 @@ fn undecidable_reason(outcome: &Outcome) -> &str {
         Outcome::Undecidable { reason } => reason,
         other => panic!("expected undecidable, got {other:?}"),
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// PINPROBE-2026-0001, loaded from the rule file the binary embeds.
+
+const RULE: &str = include_str!("../../../rules/PINPROBE-2026-0001.yaml");
+const BLOCK_INFO: &str = "flash_attn/cute/block_info.py";
+const SM90: &str = "flash_attn/cute/flash_fwd_sm90.py";
+
+fn r1() -> Signature {
+    let rule: serde_json::Value = serde_saphyr::from_str(RULE).expect("rule file is YAML");
+    let raw = rule
+        .pointer("/database_specific/signature")
+        .expect("rule has database_specific.signature")
+        .clone();
+    let sig: Signature = serde_json::from_value(raw).expect("signature deserialises");
+    sig.validate().expect("rule signature is valid");
+    sig
+}
+
+/// A BlockInfo in the shape the bug needs (written for these tests).
+const BLOCK_INFO_BUGGY: &str = r#"from dataclasses import dataclass
+
+import cutlass
+from cutlass import Int32, const_expr
+
+
+@dataclass(frozen=True)
+class BlockInfo:
+    tile_m: cutlass.Constexpr[int]
+    tile_n: cutlass.Constexpr[int]
+    is_causal: cutlass.Constexpr[bool]
+    is_local: cutlass.Constexpr[bool] = False
+    is_split_kv: cutlass.Constexpr[bool] = False
+    window_left: Int32 | None = None
+    window_right: Int32 | None = None
+    packgqa: cutlass.Constexpr[int] = 1
+    num_splits: Int32 = 1
+
+    def get_n_block_min_max(self, seqlen, m_block, split_idx=0, num_splits=1):
+        n_max = (seqlen + self.tile_n - 1) // self.tile_n
+        n_min = 0
+        if const_expr(self.is_split_kv):
+            if const_expr(self.packgqa == 1):
+                num_splits = self.num_splits
+            per_split = (n_max - n_min + num_splits - 1) // num_splits
+            n_min = n_min + split_idx * per_split
+            n_max = min(n_min + per_split, n_max)
+        return n_min, n_max
+"#;
+
+fn block_info_without_field() -> String {
+    BLOCK_INFO_BUGGY.replace("    num_splits: Int32 = 1\n", "")
+}
+
+fn block_info_without_overwrite() -> String {
+    BLOCK_INFO_BUGGY.replace("num_splits = self.num_splits", "pass")
+}
+
+/// An SM90 kernel that builds `BlockInfo(` with `args` (one per line, already indented).
+fn sm90(args: &str) -> String {
+    format!(
+        r#"import cutlass.cute as cute
+
+from flash_attn.cute.block_info import BlockInfo
+
+
+class FlashAttentionForwardSm90:
+    def __init__(self, tile_m, tile_n, is_causal, is_local, is_split_kv):
+        self.tile_m = tile_m
+        self.tile_n = tile_n
+        self.is_causal = is_causal
+        self.is_local = is_local
+        self.is_split_kv = is_split_kv
+
+    @cute.kernel
+    def kernel(self, q, k, v, num_splits, window_left, window_right):
+        tile_m, tile_n = self.tile_m, self.tile_n
+        block_info = BlockInfo(
+{args}
+        )
+        return block_info
+"#
+    )
+}
+
+/// Line of `block_info = BlockInfo(` in [`sm90`].
+const SM90_CALL_LINE: u32 = 17;
+
+const BUGGY_ARGS: &str = "            tile_m,
+            tile_n,
+            self.is_causal,
+            self.is_local,
+            self.is_split_kv,
+            window_left,
+            window_right,
+            packgqa=self.packgqa,";
+
+fn r1_on(block_info: &str, sm90_text: &str) -> Outcome {
+    r1().evaluate(
+        &Files::default()
+            .with(BLOCK_INFO, block_info)
+            .with(SM90, sm90_text),
+    )
+}
+
+#[test]
+fn r1_buggy_shape_is_present_with_one_hit_per_condition() {
+    let outcome = r1_on(BLOCK_INFO_BUGGY, &sm90(BUGGY_ARGS));
+    let Outcome::Present { hits } = &outcome else {
+        panic!("expected present, got {outcome:?}");
+    };
+    let got: Vec<(&str, &str, u32)> = hits
+        .iter()
+        .map(|h| (h.condition.as_str(), h.file.as_str(), h.line))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("blockinfo-has-num-splits-field", BLOCK_INFO, 8),
+            ("get-n-block-min-max-reads-self-num-splits", BLOCK_INFO, 19),
+            (
+                "sm90-blockinfo-split-kv-without-num-splits",
+                SM90,
+                SM90_CALL_LINE
+            ),
+        ]
+    );
+}
+
+#[test]
+fn r1_fixed_call_passing_num_splits_on_a_later_line_is_absent() {
+    let args = format!("{BUGGY_ARGS}\n            num_splits=num_splits,");
+    let outcome = r1_on(BLOCK_INFO_BUGGY, &sm90(&args));
+    let Outcome::Absent { reason } = &outcome else {
+        panic!("expected absent, got {outcome:?}");
+    };
+    assert!(
+        reason.contains("sm90-blockinfo-split-kv-without-num-splits"),
+        "{reason}"
+    );
+    assert!(reason.contains(SM90), "{reason}");
+}
+
+#[test]
+fn r1_literal_false_positional_is_not_affected() {
+    // Upstream flash-attn-4's shape: a text search for the missing kwarg would flag this.
+    let args = BUGGY_ARGS.replace("self.is_split_kv,", "False,");
+    assert_absent(&r1_on(BLOCK_INFO_BUGGY, &sm90(&args)));
+}
+
+#[test]
+fn r1_keyword_false_is_not_affected() {
+    let args = "            tile_m,
+            tile_n,
+            self.is_causal,
+            self.is_local,
+            is_split_kv=False,
+            window_left=window_left,";
+    assert_absent(&r1_on(BLOCK_INFO_BUGGY, &sm90(args)));
+}
+
+#[test]
+fn r1_keyword_non_literal_is_buggy() {
+    let args = "            tile_m,
+            tile_n,
+            self.is_causal,
+            self.is_local,
+            window_left=window_left,
+            is_split_kv=self.is_split_kv,";
+    assert_eq!(
+        present_lines(&r1_on(BLOCK_INFO_BUGGY, &sm90(args))),
+        [8, 19, SM90_CALL_LINE]
+    );
+}
+
+#[test]
+fn r1_num_splits_in_a_comment_or_string_is_still_buggy() {
+    let args = format!(
+        "{BUGGY_ARGS}\n            # num_splits=num_splits,\n            \"num_splits=num_splits\","
+    );
+    let text = sm90(&args);
+    assert!(text.contains("num_splits=num_splits"));
+    assert_eq!(
+        present_lines(&r1_on(BLOCK_INFO_BUGGY, &text)),
+        [8, 19, SM90_CALL_LINE]
+    );
+}
+
+#[test]
+fn r1_call_spread_over_many_lines_with_comments_counts_positions_right() {
+    let args = "            # tile sizes
+            tile_m,  # rows
+            tile_n,
+
+            # masking
+            self.is_causal,
+            self.is_local,
+            # split-KV: decided at compile time
+            self.is_split_kv,  # not False here
+            window_left,
+            window_right,";
+    assert_eq!(
+        present_lines(&r1_on(BLOCK_INFO_BUGGY, &sm90(args))),
+        [8, 19, SM90_CALL_LINE]
+    );
+    // The same layout with False in position 4 is not affected: comments are not arguments.
+    let fixed = args.replace("self.is_split_kv,  # not False here", "False,");
+    assert_absent(&r1_on(BLOCK_INFO_BUGGY, &sm90(&fixed)));
+}
+
+#[test]
+fn r1_attribute_callee_is_matched_by_its_last_segment() {
+    let text = sm90(BUGGY_ARGS).replace("= BlockInfo(", "= block_info_mod.BlockInfo(");
+    assert_eq!(
+        present_lines(&r1_on(BLOCK_INFO_BUGGY, &text)),
+        [8, 19, SM90_CALL_LINE]
+    );
+}
+
+#[test]
+fn r1_blockinfo_without_field_or_overwrite_is_absent() {
+    let outcome = r1_on(&block_info_without_field(), &sm90(BUGGY_ARGS));
+    let Outcome::Absent { reason } = &outcome else {
+        panic!("expected absent, got {outcome:?}");
+    };
+    assert!(
+        reason.contains("blockinfo-has-num-splits-field"),
+        "{reason}"
+    );
+    assert!(!reason.contains("get-n-block-min-max"), "{reason}");
+
+    let outcome = r1_on(&block_info_without_overwrite(), &sm90(BUGGY_ARGS));
+    let Outcome::Absent { reason } = &outcome else {
+        panic!("expected absent, got {outcome:?}");
+    };
+    assert!(
+        reason.contains("get-n-block-min-max-reads-self-num-splits"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn r1_field_must_be_in_the_class_body_and_overwrite_in_the_method() {
+    // A local annotated assignment in a method is not a class field.
+    let local = block_info_without_field().replace(
+        "        n_min = 0\n",
+        "        n_min = 0\n        num_splits: Int32 = 1\n",
+    );
+    assert_absent(&r1_on(&local, &sm90(BUGGY_ARGS)));
+    // The overwrite in another method does not count.
+    let elsewhere = BLOCK_INFO_BUGGY
+        .replace("num_splits = self.num_splits", "pass")
+        .replace(
+            "        return n_min, n_max\n",
+            "        return n_min, n_max\n\n    def other(self):\n        num_splits = self.num_splits\n        return num_splits\n",
+        );
+    assert_absent(&r1_on(&elsewhere, &sm90(BUGGY_ARGS)));
+}
+
+#[test]
+fn r1_missing_file_is_undecidable_and_names_it() {
+    let outcome = r1().evaluate(&Files::default().with(BLOCK_INFO, BLOCK_INFO_BUGGY));
+    let reason = undecidable_reason(&outcome);
+    assert!(reason.contains(SM90), "{reason}");
+    assert!(reason.contains("does not exist"), "{reason}");
+}
+
+#[test]
+fn r1_undecidable_outranks_a_failed_condition() {
+    // block_info.py decides "absent", but sm90 is missing: the answer stays undecidable.
+    let outcome = r1().evaluate(&Files::default().with(BLOCK_INFO, &block_info_without_field()));
+    assert!(undecidable_reason(&outcome).contains(SM90));
+}
+
+#[test]
+fn r1_read_error_is_undecidable_and_names_file_and_cause() {
+    let outcome = r1().evaluate(
+        &Files::default()
+            .with(BLOCK_INFO, BLOCK_INFO_BUGGY)
+            .failing(SM90, "permission denied"),
+    );
+    let reason = undecidable_reason(&outcome);
+    assert!(reason.contains(SM90), "{reason}");
+    assert!(reason.contains("permission denied"), "{reason}");
+}
+
+#[test]
+fn r1_syntax_error_is_undecidable_with_the_first_error_line() {
+    let broken = sm90(BUGGY_ARGS).replace("            tile_n,\n", "            tile_n,,\n");
+    let outcome = r1_on(BLOCK_INFO_BUGGY, &broken);
+    let reason = undecidable_reason(&outcome);
+    assert!(reason.contains(SM90), "{reason}");
+    assert!(reason.contains("line 19"), "{reason}");
+}
+
+#[test]
+fn each_file_is_read_once_per_evaluation() {
+    let files = Files::default()
+        .with(BLOCK_INFO, BLOCK_INFO_BUGGY)
+        .with(SM90, &sm90(BUGGY_ARGS));
+    let sig = r1();
+    assert_eq!(sig.files(), [BLOCK_INFO, SM90]);
+    assert!(matches!(sig.evaluate(&files), Outcome::Present { .. }));
+    assert_eq!(files.reads.borrow().get(BLOCK_INFO), Some(&1));
+    assert_eq!(files.reads.borrow().get(SM90), Some(&1));
+}
+
+#[test]
+fn outcome_serialises_with_a_tag() {
+    let outcome = r1_on(BLOCK_INFO_BUGGY, &sm90(BUGGY_ARGS));
+    let json = serde_json::to_value(&outcome).expect("outcome serialises");
+    assert_eq!(json["outcome"], "present");
+    assert_eq!(json["hits"][2]["line"], SM90_CALL_LINE);
+}
+
+#[test]
+fn signature_round_trips_through_serde() {
+    let sig = r1();
+    let json = serde_json::to_value(&sig).expect("signature serialises");
+    let back: Signature = serde_json::from_value(json).expect("signature deserialises");
+    assert_eq!(back, sig);
 }
 
 // ---------------------------------------------------------------------------------------------
