@@ -1,0 +1,661 @@
+//! Tests for source signatures: the matcher keys on small Python files written here, the
+//! database's PINPROBE-2026-0001 signature on buggy, fixed and unaffected shapes, validation
+//! errors, and resource bounds on hostile input.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use super::*;
+
+/// Files held in memory; `Err` entries simulate read failures. Counts reads per path.
+#[derive(Default)]
+struct Files {
+    files: HashMap<String, Result<String, String>>,
+    reads: RefCell<HashMap<String, usize>>,
+}
+
+impl Files {
+    fn with(mut self, path: &str, text: &str) -> Self {
+        self.files.insert(path.to_owned(), Ok(text.to_owned()));
+        self
+    }
+
+    fn failing(mut self, path: &str, error: &str) -> Self {
+        self.files.insert(path.to_owned(), Err(error.to_owned()));
+        self
+    }
+}
+
+impl SourceFiles for Files {
+    fn read(&self, path: &str) -> Result<Option<String>, String> {
+        *self.reads.borrow_mut().entry(path.to_owned()).or_default() += 1;
+        match self.files.get(path) {
+            None => Ok(None),
+            Some(Ok(text)) => Ok(Some(text.clone())),
+            Some(Err(e)) => Err(e.clone()),
+        }
+    }
+}
+
+fn signature(yaml: &str) -> Signature {
+    serde_saphyr::from_str(yaml).expect("test signature deserialises")
+}
+
+/// A one-condition signature over `m.py`.
+fn one(mode: &str, matcher: &str) -> Signature {
+    let sig = signature(&format!(
+        "language: python\nconditions:\n  - id: c\n    file: m.py\n    {mode}: {matcher}\n"
+    ));
+    sig.validate().expect("test signature is valid");
+    sig
+}
+
+fn on(sig: &Signature, text: &str) -> Outcome {
+    sig.evaluate(&Files::default().with("m.py", text))
+}
+
+fn present_lines(outcome: &Outcome) -> Vec<u32> {
+    match outcome {
+        Outcome::Present { hits } => hits.iter().map(|h| h.line).collect(),
+        other => panic!("expected present, got {other:?}"),
+    }
+}
+
+fn assert_absent(outcome: &Outcome) {
+    assert!(
+        matches!(outcome, Outcome::Absent { .. }),
+        "expected absent, got {outcome:?}"
+    );
+}
+
+fn undecidable_reason(outcome: &Outcome) -> &str {
+    match outcome {
+        Outcome::Undecidable { reason } => reason,
+        other => panic!("expected undecidable, got {other:?}"),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// PINPROBE-2026-0001, loaded from the rule file the binary embeds.
+
+const RULE: &str = include_str!("../../../rules/PINPROBE-2026-0001.yaml");
+const BLOCK_INFO: &str = "flash_attn/cute/block_info.py";
+const SM90: &str = "flash_attn/cute/flash_fwd_sm90.py";
+
+fn r1() -> Signature {
+    let rule: serde_json::Value = serde_saphyr::from_str(RULE).expect("rule file is YAML");
+    let raw = rule
+        .pointer("/database_specific/signature")
+        .expect("rule has database_specific.signature")
+        .clone();
+    let sig: Signature = serde_json::from_value(raw).expect("signature deserialises");
+    sig.validate().expect("rule signature is valid");
+    sig
+}
+
+/// A BlockInfo in the shape the bug needs (written for these tests).
+const BLOCK_INFO_BUGGY: &str = r#"from dataclasses import dataclass
+
+import cutlass
+from cutlass import Int32, const_expr
+
+
+@dataclass(frozen=True)
+class BlockInfo:
+    tile_m: cutlass.Constexpr[int]
+    tile_n: cutlass.Constexpr[int]
+    is_causal: cutlass.Constexpr[bool]
+    is_local: cutlass.Constexpr[bool] = False
+    is_split_kv: cutlass.Constexpr[bool] = False
+    window_left: Int32 | None = None
+    window_right: Int32 | None = None
+    packgqa: cutlass.Constexpr[int] = 1
+    num_splits: Int32 = 1
+
+    def get_n_block_min_max(self, seqlen, m_block, split_idx=0, num_splits=1):
+        n_max = (seqlen + self.tile_n - 1) // self.tile_n
+        n_min = 0
+        if const_expr(self.is_split_kv):
+            if const_expr(self.packgqa == 1):
+                num_splits = self.num_splits
+            per_split = (n_max - n_min + num_splits - 1) // num_splits
+            n_min = n_min + split_idx * per_split
+            n_max = min(n_min + per_split, n_max)
+        return n_min, n_max
+"#;
+
+fn block_info_without_field() -> String {
+    BLOCK_INFO_BUGGY.replace("    num_splits: Int32 = 1\n", "")
+}
+
+fn block_info_without_overwrite() -> String {
+    BLOCK_INFO_BUGGY.replace("num_splits = self.num_splits", "pass")
+}
+
+/// An SM90 kernel that builds `BlockInfo(` with `args` (one per line, already indented).
+fn sm90(args: &str) -> String {
+    format!(
+        r#"import cutlass.cute as cute
+
+from flash_attn.cute.block_info import BlockInfo
+
+
+class FlashAttentionForwardSm90:
+    def __init__(self, tile_m, tile_n, is_causal, is_local, is_split_kv):
+        self.tile_m = tile_m
+        self.tile_n = tile_n
+        self.is_causal = is_causal
+        self.is_local = is_local
+        self.is_split_kv = is_split_kv
+
+    @cute.kernel
+    def kernel(self, q, k, v, num_splits, window_left, window_right):
+        tile_m, tile_n = self.tile_m, self.tile_n
+        block_info = BlockInfo(
+{args}
+        )
+        return block_info
+"#
+    )
+}
+
+/// Line of `block_info = BlockInfo(` in [`sm90`].
+const SM90_CALL_LINE: u32 = 17;
+
+const BUGGY_ARGS: &str = "            tile_m,
+            tile_n,
+            self.is_causal,
+            self.is_local,
+            self.is_split_kv,
+            window_left,
+            window_right,
+            packgqa=self.packgqa,";
+
+fn r1_on(block_info: &str, sm90_text: &str) -> Outcome {
+    r1().evaluate(
+        &Files::default()
+            .with(BLOCK_INFO, block_info)
+            .with(SM90, sm90_text),
+    )
+}
+
+#[test]
+fn r1_buggy_shape_is_present_with_one_hit_per_condition() {
+    let outcome = r1_on(BLOCK_INFO_BUGGY, &sm90(BUGGY_ARGS));
+    let Outcome::Present { hits } = &outcome else {
+        panic!("expected present, got {outcome:?}");
+    };
+    let got: Vec<(&str, &str, u32)> = hits
+        .iter()
+        .map(|h| (h.condition.as_str(), h.file.as_str(), h.line))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("blockinfo-has-num-splits-field", BLOCK_INFO, 8),
+            ("get-n-block-min-max-reads-self-num-splits", BLOCK_INFO, 19),
+            (
+                "sm90-blockinfo-split-kv-without-num-splits",
+                SM90,
+                SM90_CALL_LINE
+            ),
+        ]
+    );
+}
+
+#[test]
+fn r1_fixed_call_passing_num_splits_on_a_later_line_is_absent() {
+    let args = format!("{BUGGY_ARGS}\n            num_splits=num_splits,");
+    let outcome = r1_on(BLOCK_INFO_BUGGY, &sm90(&args));
+    let Outcome::Absent { reason } = &outcome else {
+        panic!("expected absent, got {outcome:?}");
+    };
+    assert!(
+        reason.contains("sm90-blockinfo-split-kv-without-num-splits"),
+        "{reason}"
+    );
+    assert!(reason.contains(SM90), "{reason}");
+}
+
+#[test]
+fn r1_literal_false_positional_is_not_affected() {
+    // Upstream flash-attn-4's shape: a text search for the missing kwarg would flag this.
+    let args = BUGGY_ARGS.replace("self.is_split_kv,", "False,");
+    assert_absent(&r1_on(BLOCK_INFO_BUGGY, &sm90(&args)));
+}
+
+#[test]
+fn r1_keyword_false_is_not_affected() {
+    let args = "            tile_m,
+            tile_n,
+            self.is_causal,
+            self.is_local,
+            is_split_kv=False,
+            window_left=window_left,";
+    assert_absent(&r1_on(BLOCK_INFO_BUGGY, &sm90(args)));
+}
+
+#[test]
+fn r1_keyword_non_literal_is_buggy() {
+    let args = "            tile_m,
+            tile_n,
+            self.is_causal,
+            self.is_local,
+            window_left=window_left,
+            is_split_kv=self.is_split_kv,";
+    assert_eq!(
+        present_lines(&r1_on(BLOCK_INFO_BUGGY, &sm90(args))),
+        [8, 19, SM90_CALL_LINE]
+    );
+}
+
+#[test]
+fn r1_num_splits_in_a_comment_or_string_is_still_buggy() {
+    let args = format!(
+        "{BUGGY_ARGS}\n            # num_splits=num_splits,\n            \"num_splits=num_splits\","
+    );
+    let text = sm90(&args);
+    assert!(text.contains("num_splits=num_splits"));
+    assert_eq!(
+        present_lines(&r1_on(BLOCK_INFO_BUGGY, &text)),
+        [8, 19, SM90_CALL_LINE]
+    );
+}
+
+#[test]
+fn r1_call_spread_over_many_lines_with_comments_counts_positions_right() {
+    let args = "            # tile sizes
+            tile_m,  # rows
+            tile_n,
+
+            # masking
+            self.is_causal,
+            self.is_local,
+            # split-KV: decided at compile time
+            self.is_split_kv,  # not False here
+            window_left,
+            window_right,";
+    assert_eq!(
+        present_lines(&r1_on(BLOCK_INFO_BUGGY, &sm90(args))),
+        [8, 19, SM90_CALL_LINE]
+    );
+    // The same layout with False in position 4 is not affected: comments are not arguments.
+    let fixed = args.replace("self.is_split_kv,  # not False here", "False,");
+    assert_absent(&r1_on(BLOCK_INFO_BUGGY, &sm90(&fixed)));
+}
+
+#[test]
+fn r1_attribute_callee_is_matched_by_its_last_segment() {
+    let text = sm90(BUGGY_ARGS).replace("= BlockInfo(", "= block_info_mod.BlockInfo(");
+    assert_eq!(
+        present_lines(&r1_on(BLOCK_INFO_BUGGY, &text)),
+        [8, 19, SM90_CALL_LINE]
+    );
+}
+
+#[test]
+fn r1_blockinfo_without_field_or_overwrite_is_absent() {
+    let outcome = r1_on(&block_info_without_field(), &sm90(BUGGY_ARGS));
+    let Outcome::Absent { reason } = &outcome else {
+        panic!("expected absent, got {outcome:?}");
+    };
+    assert!(
+        reason.contains("blockinfo-has-num-splits-field"),
+        "{reason}"
+    );
+    assert!(!reason.contains("get-n-block-min-max"), "{reason}");
+
+    let outcome = r1_on(&block_info_without_overwrite(), &sm90(BUGGY_ARGS));
+    let Outcome::Absent { reason } = &outcome else {
+        panic!("expected absent, got {outcome:?}");
+    };
+    assert!(
+        reason.contains("get-n-block-min-max-reads-self-num-splits"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn r1_field_must_be_in_the_class_body_and_overwrite_in_the_method() {
+    // A local annotated assignment in a method is not a class field.
+    let local = block_info_without_field().replace(
+        "        n_min = 0\n",
+        "        n_min = 0\n        num_splits: Int32 = 1\n",
+    );
+    assert_absent(&r1_on(&local, &sm90(BUGGY_ARGS)));
+    // The overwrite in another method does not count.
+    let elsewhere = BLOCK_INFO_BUGGY
+        .replace("num_splits = self.num_splits", "pass")
+        .replace(
+            "        return n_min, n_max\n",
+            "        return n_min, n_max\n\n    def other(self):\n        num_splits = self.num_splits\n        return num_splits\n",
+        );
+    assert_absent(&r1_on(&elsewhere, &sm90(BUGGY_ARGS)));
+}
+
+#[test]
+fn r1_missing_file_is_undecidable_and_names_it() {
+    let outcome = r1().evaluate(&Files::default().with(BLOCK_INFO, BLOCK_INFO_BUGGY));
+    let reason = undecidable_reason(&outcome);
+    assert!(reason.contains(SM90), "{reason}");
+    assert!(reason.contains("does not exist"), "{reason}");
+}
+
+#[test]
+fn r1_undecidable_outranks_a_failed_condition() {
+    // block_info.py decides "absent", but sm90 is missing: the answer stays undecidable.
+    let outcome = r1().evaluate(&Files::default().with(BLOCK_INFO, &block_info_without_field()));
+    assert!(undecidable_reason(&outcome).contains(SM90));
+}
+
+#[test]
+fn r1_read_error_is_undecidable_and_names_file_and_cause() {
+    let outcome = r1().evaluate(
+        &Files::default()
+            .with(BLOCK_INFO, BLOCK_INFO_BUGGY)
+            .failing(SM90, "permission denied"),
+    );
+    let reason = undecidable_reason(&outcome);
+    assert!(reason.contains(SM90), "{reason}");
+    assert!(reason.contains("permission denied"), "{reason}");
+}
+
+#[test]
+fn r1_syntax_error_is_undecidable_with_the_first_error_line() {
+    let broken = sm90(BUGGY_ARGS).replace("            tile_n,\n", "            tile_n,,\n");
+    let outcome = r1_on(BLOCK_INFO_BUGGY, &broken);
+    let reason = undecidable_reason(&outcome);
+    assert!(reason.contains(SM90), "{reason}");
+    assert!(reason.contains("line 19"), "{reason}");
+}
+
+#[test]
+fn each_file_is_read_once_per_evaluation() {
+    let files = Files::default()
+        .with(BLOCK_INFO, BLOCK_INFO_BUGGY)
+        .with(SM90, &sm90(BUGGY_ARGS));
+    let sig = r1();
+    assert_eq!(sig.files(), [BLOCK_INFO, SM90]);
+    assert!(matches!(sig.evaluate(&files), Outcome::Present { .. }));
+    assert_eq!(files.reads.borrow().get(BLOCK_INFO), Some(&1));
+    assert_eq!(files.reads.borrow().get(SM90), Some(&1));
+}
+
+#[test]
+fn outcome_serialises_with_a_tag() {
+    let outcome = r1_on(BLOCK_INFO_BUGGY, &sm90(BUGGY_ARGS));
+    let json = serde_json::to_value(&outcome).expect("outcome serialises");
+    assert_eq!(json["outcome"], "present");
+    assert_eq!(json["hits"][2]["line"], SM90_CALL_LINE);
+}
+
+#[test]
+fn signature_round_trips_through_serde() {
+    let sig = r1();
+    let json = serde_json::to_value(&sig).expect("signature serialises");
+    let back: Signature = serde_json::from_value(json).expect("signature deserialises");
+    assert_eq!(back, sig);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Matcher keys on small files.
+
+#[test]
+fn text_is_exact_and_regex_searches() {
+    let src = "x = foo_bar\n";
+    assert_eq!(
+        present_lines(&on(&one("exists", "{ text: foo_bar }"), src)),
+        [1]
+    );
+    assert_absent(&on(&one("exists", "{ text: foo }"), src));
+    assert_eq!(
+        present_lines(&on(
+            &one("exists", "{ kind: identifier, regex: 'o_b' }"),
+            src
+        )),
+        [1]
+    );
+    assert_absent(&on(
+        &one("exists", "{ kind: identifier, regex: '^bar' }"),
+        src,
+    ));
+}
+
+#[test]
+fn kind_tells_false_from_an_attribute() {
+    let sig = one(
+        "exists",
+        "{ kind: call, arg: { position: 0, value: { kind: \"false\" } } }",
+    );
+    assert_eq!(present_lines(&on(&sig, "f(False)\n")), [1]);
+    assert_absent(&on(&sig, "f(self.false)\n"));
+    assert_absent(&on(&sig, "f(x)\n"));
+}
+
+#[test]
+fn field_child_has_and_inside() {
+    let src = "def f():\n    a = b\n\nc = a\n";
+    // `a` on the left of an assignment inside a function: line 2 only.
+    let sig = one(
+        "exists",
+        "{ kind: identifier, text: a, field: left, inside: { kind: function_definition } }",
+    );
+    assert_eq!(present_lines(&on(&sig, src)), [2]);
+    let sig = one(
+        "exists",
+        "{ kind: assignment, child: { field: right, text: a } }",
+    );
+    assert_eq!(present_lines(&on(&sig, src)), [4]);
+    let sig = one(
+        "exists",
+        "{ kind: function_definition, name: f, has: { kind: identifier, text: b } }",
+    );
+    assert_eq!(present_lines(&on(&sig, src)), [1]);
+    // `child` is direct only: the identifier sits two levels below the function.
+    let sig = one(
+        "exists",
+        "{ kind: function_definition, child: { kind: identifier, text: b } }",
+    );
+    assert_absent(&on(&sig, src));
+}
+
+#[test]
+fn not_all_any_combine() {
+    let src = "a = 1\nb = 2\nc = 3\n";
+    let sig = one(
+        "exists",
+        "{ kind: assignment, any: [ { has: { text: '2' } }, { has: { text: '3' } } ], not: { has: { text: b } } }",
+    );
+    assert_eq!(present_lines(&on(&sig, src)), [3]);
+    let sig = one(
+        "exists",
+        "{ kind: assignment, all: [ { has: { text: a } }, { has: { text: '2' } } ] }",
+    );
+    assert_absent(&on(&sig, src));
+}
+
+#[test]
+fn arg_by_position_keyword_and_presence() {
+    let sig = one("exists", "{ kind: call, arg: { keyword: k } }");
+    assert_eq!(present_lines(&on(&sig, "f(1,\n  k=2)\n")), [1]);
+    assert_absent(&on(&sig, "f(1, j=2)\n"));
+    // Keyword arguments do not count as positions.
+    let sig = one(
+        "exists",
+        "{ kind: call, arg: { position: 1, value: { text: y } } }",
+    );
+    assert_eq!(present_lines(&on(&sig, "f(x, k=1, y)\n")), [1]);
+    assert_absent(&on(&sig, "f(x)\n"));
+    // After *args the positions are unknown: no match rather than a guess.
+    assert_absent(&on(&sig, "f(*xs, y)\n"));
+    // `arg` only applies to calls.
+    assert_absent(&on(&one("exists", "{ arg: { position: 0 } }"), "x = (y)\n"));
+}
+
+#[test]
+fn absent_condition_holds_when_nothing_matches() {
+    let sig = one("absent", "{ kind: call, name: eval }");
+    let outcome = on(&sig, "print(1)\n");
+    // An `absent` condition has no place to point at: present with no hits.
+    assert_eq!(outcome, Outcome::Present { hits: vec![] });
+    let outcome = on(&sig, "x = 1\neval(x)\n");
+    let Outcome::Absent { reason } = &outcome else {
+        panic!("expected absent, got {outcome:?}");
+    };
+    assert!(reason.contains("line 2"), "{reason}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validation.
+
+fn invalid(yaml: &str) -> String {
+    let sig = signature(yaml);
+    let message = sig.validate().expect_err("signature is invalid").message;
+    // evaluate refuses it too, without reading anything.
+    let outcome = sig.evaluate(&Files::default());
+    assert!(undecidable_reason(&outcome).starts_with("invalid signature"));
+    message
+}
+
+fn invalid_matcher(matcher: &str) -> String {
+    invalid(&format!(
+        "language: python\nconditions:\n  - id: c\n    file: m.py\n    exists: {matcher}\n"
+    ))
+}
+
+#[test]
+fn validate_rejects_unknown_kind_field_and_supertype() {
+    let message = invalid_matcher("{ has: { kind: function_call } }");
+    assert!(message.contains("condition `c`"), "{message}");
+    assert!(message.contains("exists.has.kind"), "{message}");
+    assert!(message.contains("function_call"), "{message}");
+    assert!(invalid_matcher("{ kind: call, field: argz }").contains("argz"));
+    // A supertype never appears in a tree, so a matcher on it could never hold.
+    assert!(invalid_matcher("{ kind: expression }").contains("expression"));
+}
+
+#[test]
+fn validate_rejects_bad_regex() {
+    let message = invalid_matcher("{ all: [ { kind: call }, { regex: 'a(b' } ] }");
+    assert!(message.contains("exists.all[1].regex"), "{message}");
+}
+
+#[test]
+fn validate_rejects_zero_conditions() {
+    assert!(invalid("language: python\nconditions: []\n").contains("no conditions"));
+}
+
+#[test]
+fn validate_rejects_bad_condition_shapes() {
+    let both = "language: python\nconditions:\n  - id: c\n    file: m.py\n    exists: { kind: call }\n    absent: { kind: call }\n";
+    assert!(invalid(both).contains("exactly one"));
+    let neither = "language: python\nconditions:\n  - id: c\n    file: m.py\n";
+    assert!(invalid(neither).contains("exactly one"));
+    let dup = "language: python\nconditions:\n  - id: c\n    file: m.py\n    exists: { kind: call }\n  - id: c\n    file: n.py\n    exists: { kind: call }\n";
+    assert!(invalid(dup).contains("earlier condition"));
+    for file in ["''", "/etc/passwd", "a/../b.py"] {
+        let yaml = format!(
+            "language: python\nconditions:\n  - id: c\n    file: {file}\n    exists: {{ kind: call }}\n"
+        );
+        assert!(invalid(&yaml).contains("`file`"), "{file}");
+    }
+    assert!(invalid_matcher("{ }").contains("empty matcher"));
+    assert!(invalid_matcher("{ any: [] }").contains("empty list"));
+    assert!(invalid_matcher("{ arg: { value: { kind: call } } }").contains("position"));
+}
+
+#[test]
+fn validate_bounds_matcher_nesting() {
+    // Built in code: serde-saphyr's own depth budget refuses YAML this deep before we see it.
+    let nested = |depth: usize| {
+        let mut m = Matcher {
+            kind: Some("call".into()),
+            ..Matcher::default()
+        };
+        for _ in 1..depth {
+            m = Matcher {
+                not: Some(Box::new(m)),
+                ..Matcher::default()
+            };
+        }
+        Signature {
+            language: Language::Python,
+            conditions: vec![Condition {
+                id: "c".into(),
+                file: "m.py".into(),
+                exists: Some(m),
+                absent: None,
+            }],
+        }
+    };
+    nested(64).validate().expect("64 levels are allowed");
+    let message = nested(65)
+        .validate()
+        .expect_err("65 levels are not")
+        .message;
+    assert!(message.contains("deeper than 64"), "{message}");
+}
+
+#[test]
+fn deserialising_rejects_unknown_keys_and_languages() {
+    let typo = "language: python\nconditions:\n  - id: c\n    file: m.py\n    exists: { kind: call, hass: { kind: call } }\n";
+    let err = serde_saphyr::from_str::<Signature>(typo).expect_err("unknown key");
+    assert!(err.to_string().contains("hass"), "{err}");
+    let typo =
+        "language: python\nconditions:\n  - id: c\n    file: m.py\n    exist: { kind: call }\n";
+    assert!(serde_saphyr::from_str::<Signature>(typo).is_err());
+    let typo = "language: python\nconditions:\n  - id: c\n    file: m.py\n    exists: { kind: call, arg: { position: 1, kw: x } }\n";
+    assert!(serde_saphyr::from_str::<Signature>(typo).is_err());
+    let rust = "language: rust\nconditions: []\n";
+    assert!(serde_saphyr::from_str::<Signature>(rust).is_err());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Resource bounds.
+
+#[test]
+fn deeply_nested_file_does_not_overflow_the_stack() {
+    const DEPTH: usize = 50_000;
+    let parens = format!("x = {}1{}\n", "(".repeat(DEPTH), ")".repeat(DEPTH));
+    let calls = format!("x = {}1{}\n", "f(".repeat(DEPTH), ")".repeat(DEPTH));
+    let lists = format!("x = {}1{}\n", "[".repeat(DEPTH), "]".repeat(DEPTH));
+    let cheap = one(
+        "exists",
+        "{ kind: integer, inside: { kind: call, name: g } }",
+    );
+    // Quadratic on a deep tree: every node searches all its descendants.
+    let costly = one(
+        "exists",
+        "{ has: { kind: identifier, text: nothing }, inside: { kind: module } }",
+    );
+    for text in [&parens, &calls, &lists] {
+        for sig in [&cheap, &costly] {
+            // Any answer is fine (tree-sitter may give up and report an error, the budget may
+            // run out); the point is that it comes back.
+            match on(sig, text) {
+                Outcome::Present { .. } => panic!("nothing here matches"),
+                Outcome::Absent { .. } | Outcome::Undecidable { .. } => {}
+            }
+        }
+    }
+}
+
+#[test]
+fn step_budget_turns_a_runaway_search_into_undecidable() {
+    // 3,000 nested calls, each searching all its descendants: ~4.5M steps per matcher, times
+    // the nested `has` below, well past the budget.
+    let text = format!("x = {}1{}\n", "f(".repeat(3000), ")".repeat(3000));
+    let sig = one(
+        "exists",
+        "{ has: { has: { kind: identifier, text: nothing } } }",
+    );
+    let reason = on(&sig, &text);
+    assert!(undecidable_reason(&reason).contains("budget"), "{reason:?}");
+}
+
+#[test]
+fn oversized_file_is_undecidable() {
+    let text = "x = 1\n".repeat(tree::MAX_FILE_BYTES / 6 + 1);
+    let reason = on(&one("exists", "{ kind: call }"), &text);
+    assert!(undecidable_reason(&reason).contains("limit"), "{reason:?}");
+}
