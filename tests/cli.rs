@@ -1,0 +1,245 @@
+//! The binary's contracts: exit codes, one-line errors naming the input, output formats.
+
+mod common;
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use common::*;
+use std::path::Path;
+
+const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/demo-vllm");
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn pinprobe(args: &[&str]) -> Run {
+    let out = cargo_bin_cmd!("pinprobe")
+        .args(args)
+        .env_remove("VLLM_FLASH_ATTN_SRC_DIR")
+        .output()
+        .expect("runs");
+    Run {
+        code: out.status.code().expect("exited"),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// An error: exit 2, exactly one line on stderr, naming `names`.
+fn assert_error(run: &Run, names: &str) {
+    assert_eq!(run.code, 2, "stdout: {}\nstderr: {}", run.stdout, run.stderr);
+    assert_eq!(run.stderr.trim_end().lines().count(), 1, "one line: {}", run.stderr);
+    assert!(run.stderr.contains(names), "`{names}` in: {}", run.stderr);
+    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+}
+
+#[test]
+fn demo_tree_reports_the_affected_pin_and_exits_1() {
+    let run = pinprobe(&["scan", DEMO]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("PINPROBE-2026-0001"));
+    assert!(run.stdout.contains("affected"));
+    assert!(run.stdout.contains("known affected pin"));
+    assert!(run.stdout.contains("flashmla"));
+}
+
+#[test]
+fn json_report_has_schema_components_findings_and_digest() {
+    let run = pinprobe(&["scan", DEMO, "--format", "json"]);
+    assert_eq!(run.code, 1);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+    assert_eq!(v["schema"], 1);
+    assert!(v["rules_digest"].as_str().unwrap().starts_with("sha256:"));
+    let t = &v["targets"][0];
+    assert_eq!(t["kind"], "source-tree");
+    let fa = t["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["component"] == "flash-attention")
+        .expect("flash-attention component");
+    assert_eq!(fa["commit"], "506341a143fcabd4bb79052a7605ada727d6b3f5");
+    assert_eq!(fa["file"], "cmake/external_projects/vllm_flash_attn.cmake");
+    assert_eq!(fa["line"], 19);
+    assert_eq!(fa["overrides"], serde_json::json!(["VLLM_FLASH_ATTN_SRC_DIR"]));
+    let f = t["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "PINPROBE-2026-0001")
+        .expect("finding");
+    assert_eq!(f["status"], "affected");
+    assert_eq!(f["decided_by"], "known-pin");
+    assert!(f["evidence"].as_array().unwrap().len() >= 2);
+}
+
+#[test]
+fn sarif_points_at_the_git_tag_line() {
+    let run = pinprobe(&["scan", DEMO, "--format", "sarif"]);
+    assert_eq!(run.code, 1);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+    assert_eq!(v["version"], "2.1.0");
+    let results = v["runs"][0]["results"].as_array().unwrap();
+    let r = results.iter().find(|r| r["ruleId"] == "PINPROBE-2026-0001").unwrap();
+    let loc = &r["locations"][0]["physicalLocation"];
+    assert_eq!(loc["artifactLocation"]["uri"], "cmake/external_projects/vllm_flash_attn.cmake");
+    assert_eq!(loc["region"]["startLine"], 19);
+    assert_eq!(r["level"], "error");
+    assert!(r["partialFingerprints"]["pinprobe/v1"].is_string());
+    let rules = v["runs"][0]["tool"]["driver"]["rules"].as_array().unwrap();
+    assert!(rules.iter().any(|x| x["id"] == "PINPROBE-2026-0001" && x["help"]["text"].is_string()));
+}
+
+#[test]
+fn markdown_is_a_table() {
+    let run = pinprobe(&["scan", DEMO, "--format", "markdown"]);
+    assert_eq!(run.code, 1);
+    assert!(run.stdout.contains("| status | rule |"));
+    assert!(run.stdout.contains("❌ affected"));
+}
+
+#[test]
+fn fail_on_sets_the_threshold() {
+    assert_eq!(pinprobe(&["scan", DEMO, "--fail-on", "never"]).code, 0);
+    assert_eq!(pinprobe(&["scan", DEMO, "--fail-on", "high"]).code, 1);
+    // Nothing in the demo is critical, and the flashmla pin has no rules to be unknown under.
+    assert_eq!(pinprobe(&["scan", DEMO, "--fail-on", "critical"]).code, 0);
+}
+
+#[test]
+fn missing_path_is_a_one_line_error() {
+    let run = pinprobe(&["scan", "/nonexistent/vllm"]);
+    assert_error(&run, "/nonexistent/vllm");
+}
+
+#[test]
+fn non_utf8_cmake_is_a_one_line_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("cmake/external_projects/x.cmake");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, b"FetchContent_Declare(x GIT_TAG \xff\xfe)\n").unwrap();
+    let run = pinprobe(&["scan", tmp.path().to_str().unwrap()]);
+    assert_error(&run, "x.cmake");
+}
+
+#[test]
+fn unterminated_parenthesis_names_file_and_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "CMakeLists.txt", "project(x)\n\nFetchContent_Declare(\n  foo\n  GIT_TAG abc\n");
+    let run = pinprobe(&["scan", tmp.path().to_str().unwrap()]);
+    assert_error(&run, "CMakeLists.txt:3");
+}
+
+#[test]
+fn a_tree_without_pins_is_undecided() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "README.md", "not vllm\n");
+    let run = pinprobe(&["scan", tmp.path().to_str().unwrap()]);
+    assert_eq!(run.code, 3, "{}", run.stdout);
+    assert!(run.stdout.contains("no pinned kernel projects"));
+}
+
+#[test]
+fn an_unknown_pin_without_a_clone_is_undecided() {
+    let tmp = tempfile::tempdir().unwrap();
+    vllm_tree(tmp.path(), FA_REPO, "0123456789abcdef0123456789abcdef01234567");
+    let run = pinprobe(&["scan", tmp.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!(run.code, 3);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["targets"][0]["findings"][0]["status"], "unknown");
+}
+
+fn bad_rule_dir(text: &str) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "bad.yaml", text);
+    tmp
+}
+
+#[test]
+fn invalid_rule_yaml_is_a_one_line_error_naming_the_file() {
+    let dir = bad_rule_dir("id: [unclosed\n");
+    let run = pinprobe(&["scan", DEMO, "--rules", dir.path().to_str().unwrap()]);
+    assert_error(&run, "bad.yaml");
+    let dir = bad_rule_dir("id: X\nsummary: s\nunknown_key: 1\n");
+    let run = pinprobe(&["scan", DEMO, "--rules", dir.path().to_str().unwrap()]);
+    assert_error(&run, "unknown_key");
+}
+
+#[test]
+fn short_sha_in_a_rule_is_rejected_with_its_line() {
+    let rule = ancestry_rule("TEST-SHORT", &[("introduced", "0"), ("fixed", "6d11b3c")]);
+    let dir = bad_rule_dir(&rule);
+    let run = pinprobe(&["scan", DEMO, "--rules", dir.path().to_str().unwrap()]);
+    assert_error(&run, "bad.yaml:13");
+    assert!(run.stderr.contains("6d11b3c"));
+    let lint = pinprobe(&["rules", "lint", dir.path().to_str().unwrap()]);
+    assert_eq!(lint.code, 2);
+    assert!(lint.stdout.contains("bad.yaml:13: fixed `6d11b3c` is not a full 40-hex commit SHA"), "{}", lint.stdout);
+}
+
+#[test]
+fn user_rule_overriding_a_builtin_is_announced() {
+    let rule = ancestry_rule(
+        "PINPROBE-2026-0001",
+        &[("introduced", "0"), ("fixed", "6d11b3c1b6ca7dac0b111bb0db63ca16eeb19a46")],
+    );
+    let dir = bad_rule_dir(&rule);
+    let run = pinprobe(&["scan", DEMO, "--rules", dir.path().to_str().unwrap(), "--format", "json"]);
+    assert!(run.stderr.contains("overrides the built-in rule"), "{}", run.stderr);
+    let builtin = pinprobe(&["scan", DEMO, "--format", "json"]);
+    let digest = |r: &Run| serde_json::from_str::<serde_json::Value>(&r.stdout).unwrap()["rules_digest"].clone();
+    assert_ne!(digest(&run), digest(&builtin));
+}
+
+#[test]
+fn bad_repo_argument_is_an_error() {
+    let run = pinprobe(&["scan", DEMO, "--repo", "flash-attention=/nonexistent/fa"]);
+    assert_error(&run, "/nonexistent/fa");
+    let run = pinprobe(&["scan", DEMO, "--repo", "no-equals-sign"]);
+    assert_eq!(run.code, 2);
+}
+
+#[test]
+fn rev_on_a_plain_directory_is_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    vllm_tree(tmp.path(), FA_REPO, "506341a143fcabd4bb79052a7605ada727d6b3f5");
+    let run = pinprobe(&["scan", tmp.path().to_str().unwrap(), "--rev", "HEAD"]);
+    assert_error(&run, "git");
+}
+
+#[test]
+fn bad_revision_is_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    init(tmp.path());
+    vllm_tree(tmp.path(), FA_REPO, "506341a143fcabd4bb79052a7605ada727d6b3f5");
+    commit(tmp.path(), "pin");
+    let run = pinprobe(&["scan", tmp.path().to_str().unwrap(), "--rev", "no-such-branch"]);
+    assert_error(&run, "no-such-branch");
+}
+
+#[test]
+fn rules_commands() {
+    let list = pinprobe(&["rules", "list"]);
+    assert_eq!(list.code, 0);
+    assert!(list.stdout.contains("PINPROBE-2026-0001"));
+    let show = pinprobe(&["rules", "show", "PINPROBE-2026-0001"]);
+    assert_eq!(show.code, 0);
+    assert!(show.stdout.contains("6d11b3c1b6ca7dac0b111bb0db63ca16eeb19a46"));
+    assert_error(&pinprobe(&["rules", "show", "NOPE"]), "NOPE");
+    let lint = pinprobe(&["rules", "lint"]);
+    assert_eq!(lint.code, 0);
+    let rules_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules");
+    let lint = pinprobe(&["rules", "lint", rules_dir.to_str().unwrap()]);
+    assert_eq!(lint.code, 0, "{}", lint.stdout);
+}
+
+#[test]
+fn help_teaches() {
+    let help = pinprobe(&["--help"]);
+    assert_eq!(help.code, 0);
+    insta::assert_snapshot!("help", help.stdout);
+    let scan = pinprobe(&["scan", "--help"]);
+    insta::assert_snapshot!("scan_help", scan.stdout);
+}

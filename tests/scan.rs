@@ -1,0 +1,291 @@
+//! The scanner end to end through the library: vLLM-shaped trees pinning commits of a synthetic
+//! FlashAttention history, decided through signatures (built-in rule) and ancestry (test rules).
+
+mod common;
+
+use common::*;
+use pinprobe::report::TargetReport;
+use pinprobe::rules::evaluate::{EvidenceKind, Finding, Status};
+use pinprobe::scan::{self, Clones, Options};
+use std::path::Path;
+
+const R1: &str = "PINPROBE-2026-0001";
+const TEST_RULE: &str = "TEST-SPLITKV-ANCESTRY";
+
+fn scan_tree(tree: &Path, clone: Option<&Path>, rules: Option<&Path>, rev: Option<&str>) -> TargetReport {
+    let (db, _) = pinprobe::rules::load(rules).expect("rules load");
+    let repos: Vec<(String, std::path::PathBuf)> = clone
+        .map(|c| vec![("flash-attention".to_string(), c.to_path_buf())])
+        .unwrap_or_default();
+    let clones = Clones::open(&repos).expect("clone opens");
+    let opts = Options {
+        rev: rev.map(String::from),
+        repos,
+    };
+    scan::scan_path(tree, &opts, &db, &clones).expect("scan succeeds")
+}
+
+fn finding<'a>(report: &'a TargetReport, rule: &str) -> &'a Finding {
+    report
+        .findings
+        .iter()
+        .find(|f| f.rule == rule)
+        .unwrap_or_else(|| panic!("no finding for {rule}: {:#?}", report.findings))
+}
+
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    history: FaHistory,
+    rules: std::path::PathBuf,
+    root: std::path::PathBuf,
+}
+
+fn fixture() -> Fixture {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let history = FaHistory::build(&tmp.path().join("flash-attention"));
+    let rules = tmp.path().join("rules");
+    write(
+        &rules,
+        "test.yaml",
+        &ancestry_rule(
+            TEST_RULE,
+            &[("introduced", &history.introduce), ("fixed", &history.fix)],
+        ),
+    );
+    let root = tmp.path().to_path_buf();
+    Fixture {
+        _tmp: tmp,
+        history,
+        rules,
+        root,
+    }
+}
+
+fn tree_pinning(fx: &Fixture, name: &str, sha: &str) -> std::path::PathBuf {
+    let tree = fx.root.join(name);
+    vllm_tree(&tree, FA_REPO, sha);
+    tree
+}
+
+#[test]
+fn signature_and_ancestry_decide_each_commit_of_the_history() {
+    let fx = fixture();
+    let h = &fx.history;
+    // (commit, built-in signature status, test-rule ancestry status)
+    let cases = [
+        ("c0", &h.c0, Status::NotAffected, Status::NotAffected),
+        ("introduce", &h.introduce, Status::Affected, Status::Affected),
+        ("c2", &h.c2, Status::Affected, Status::Affected),
+        ("fix", &h.fix, Status::NotAffected, Status::NotAffected),
+        ("c4", &h.c4, Status::NotAffected, Status::NotAffected),
+        ("side1", &h.side1, Status::Affected, Status::Affected),
+        ("side_pick", &h.side_pick, Status::NotAffected, Status::NotAffected),
+        // The revert brings the bug back: the signature sees it; ancestry (fix is an ancestor)
+        // does not, which is why the signature outranks it.
+        ("revert", &h.revert, Status::Affected, Status::NotAffected),
+        ("literal_false", &h.literal_false, Status::NotAffected, Status::Affected),
+    ];
+    for (name, sha, sig_status, anc_status) in cases {
+        let tree = tree_pinning(&fx, name, sha);
+        let report = scan_tree(&tree, Some(&h.dir), Some(&fx.rules), None);
+        assert_eq!(report.components.len(), 1, "{name}");
+        assert_eq!(report.components[0].component, "flash-attention");
+        assert_eq!(report.components[0].commit.as_deref(), Some(sha.as_str()));
+
+        let r1 = finding(&report, R1);
+        assert_eq!(r1.status, sig_status, "{name}: built-in rule: {r1:#?}");
+        assert_eq!(r1.decided_by, Some(EvidenceKind::Signature), "{name}");
+        assert_eq!(r1.evidence[0].kind, EvidenceKind::Signature, "strongest first");
+
+        let t = finding(&report, TEST_RULE);
+        assert_eq!(t.status, anc_status, "{name}: ancestry rule: {t:#?}");
+        assert_eq!(t.decided_by, Some(EvidenceKind::Ancestry), "{name}");
+    }
+}
+
+#[test]
+fn cherry_picked_fix_is_named_in_the_evidence() {
+    let fx = fixture();
+    let tree = tree_pinning(&fx, "pick", &fx.history.side_pick);
+    let report = scan_tree(&tree, Some(&fx.history.dir), Some(&fx.rules), None);
+    let t = finding(&report, TEST_RULE);
+    assert_eq!(t.status, Status::NotAffected);
+    let detail = &t.evidence.iter().find(|e| e.kind == EvidenceKind::Ancestry).unwrap().detail;
+    assert!(detail.contains("patch-id"), "{detail}");
+    assert!(detail.contains(&fx.history.side_pick[..12]), "{detail}");
+}
+
+#[test]
+fn a_rule_listing_the_revert_as_reintroduction_sees_it_through_ancestry() {
+    let fx = fixture();
+    let h = &fx.history;
+    write(
+        &fx.rules,
+        "test.yaml",
+        &ancestry_rule(
+            TEST_RULE,
+            &[("introduced", &h.introduce), ("fixed", &h.fix), ("introduced", &h.revert)],
+        ),
+    );
+    let tree = tree_pinning(&fx, "revert", &h.revert);
+    let report = scan_tree(&tree, Some(&h.dir), Some(&fx.rules), None);
+    assert_eq!(finding(&report, TEST_RULE).status, Status::Affected);
+    let tree = tree_pinning(&fx, "c4", &h.c4);
+    let report = scan_tree(&tree, Some(&h.dir), Some(&fx.rules), None);
+    assert_eq!(finding(&report, TEST_RULE).status, Status::NotAffected);
+}
+
+#[test]
+fn shallow_clone_answers_unknown_never_not_affected() {
+    let fx = fixture();
+    let h = &fx.history;
+    let shallow = fx.root.join("shallow");
+    let src = format!("file://{}", h.dir.display());
+    git(&fx.root, &["clone", "-q", "--depth", "1", "--branch", "main", &src, shallow.to_str().unwrap()]);
+    // The tip (the revert) is present, its history is not.
+    let tree = tree_pinning(&fx, "shallow-pin", &h.revert);
+    let report = scan_tree(&tree, Some(&shallow), Some(&fx.rules), None);
+    let t = finding(&report, TEST_RULE);
+    assert_eq!(t.status, Status::Unknown, "{t:#?}");
+    assert!(t.evidence.iter().any(|e| e.detail.contains("shallow")), "{t:#?}");
+    // The signature still reads the pinned tree, which a shallow clone has.
+    assert_eq!(finding(&report, R1).status, Status::Affected);
+
+    // A pin the shallow clone does not have at all.
+    let tree = tree_pinning(&fx, "shallow-missing", &h.c2);
+    let report = scan_tree(&tree, Some(&shallow), Some(&fx.rules), None);
+    assert_eq!(finding(&report, TEST_RULE).status, Status::Unknown);
+    assert_eq!(finding(&report, R1).status, Status::Unknown);
+}
+
+#[test]
+fn without_a_clone_known_pins_decide_and_everything_else_is_unknown() {
+    let fx = fixture();
+    let known = "506341a143fcabd4bb79052a7605ada727d6b3f5";
+    let tree = tree_pinning(&fx, "known", known);
+    let report = scan_tree(&tree, None, None, None);
+    let r1 = finding(&report, R1);
+    assert_eq!(r1.status, Status::Affected);
+    assert_eq!(r1.decided_by, Some(EvidenceKind::KnownPin));
+    assert!(r1.evidence.iter().any(|e| e.detail.contains("vLLM 0.30.0")));
+
+    let fixed = "6d11b3c1b6ca7dac0b111bb0db63ca16eeb19a46";
+    let report = scan_tree(&tree_pinning(&fx, "fixed", fixed), None, None, None);
+    assert_eq!(finding(&report, R1).status, Status::NotAffected);
+
+    let other = "0123456789abcdef0123456789abcdef01234567";
+    let report = scan_tree(&tree_pinning(&fx, "other", other), None, None, None);
+    let r1 = finding(&report, R1);
+    assert_eq!(r1.status, Status::Unknown);
+    assert!(r1.evidence.iter().any(|e| e.detail.contains("--repo flash-attention=")));
+}
+
+#[test]
+fn short_sha_and_tag_pins_resolve_through_the_clone() {
+    let fx = fixture();
+    let h = &fx.history;
+    git(&h.dir, &["tag", "v-fixed", &h.fix]);
+    for (name, reference, want) in [
+        ("short", &h.c2[..10], Status::Affected),
+        ("tag", "v-fixed", Status::NotAffected),
+    ] {
+        let tree = tree_pinning(&fx, name, reference);
+        let report = scan_tree(&tree, Some(&h.dir), Some(&fx.rules), None);
+        assert!(report.components[0].commit.as_ref().is_some_and(|c| c.len() == 40));
+        assert_eq!(finding(&report, TEST_RULE).status, want, "{name}");
+        // Hygiene: short SHAs and tags are findings of their own.
+        let hygiene = if name == "short" { "hygiene/short-sha" } else { "hygiene/movable-ref" };
+        assert_eq!(finding(&report, hygiene).status, Status::Affected);
+    }
+    // Without a clone they cannot be resolved: unknown.
+    let tree = tree_pinning(&fx, "tag-noclone", "v-fixed");
+    let report = scan_tree(&tree, None, Some(&fx.rules), None);
+    assert_eq!(finding(&report, TEST_RULE).status, Status::Unknown);
+}
+
+#[test]
+fn personal_fork_is_a_finding_but_rules_still_apply() {
+    let fx = fixture();
+    let tree = fx.root.join("fork");
+    vllm_tree(&tree, "git@github.com:someone/flash-attention.git", &fx.history.c2);
+    let report = scan_tree(&tree, Some(&fx.history.dir), Some(&fx.rules), None);
+    let fork = finding(&report, "hygiene/fork-pin");
+    assert_eq!(fork.status, Status::Affected);
+    assert!(fork.evidence[0].detail.contains("someone/flash-attention"));
+    assert_eq!(finding(&report, R1).status, Status::Affected);
+    // The canonical repository in another spelling is not a fork.
+    let tree = fx.root.join("canonical");
+    vllm_tree(&tree, "ssh://git@GitHub.com/vllm-project/flash-attention", &fx.history.c2);
+    let report = scan_tree(&tree, Some(&fx.history.dir), Some(&fx.rules), None);
+    assert!(report.findings.iter().all(|f| f.rule != "hygiene/fork-pin"));
+}
+
+#[test]
+fn declared_patches_are_applied_before_the_signature() {
+    let fx = fixture();
+    let h = &fx.history;
+    let tree = fx.root.join("patched");
+    vllm_tree(&tree, FA_REPO, &h.c2);
+    write(
+        &tree,
+        "cmake/external_projects/vllm_flash_attn.cmake",
+        &fa_cmake(FA_REPO, &h.c2, Some("fix-splits.patch")),
+    );
+    // The fix as a patch file, made by git from the real fix commit.
+    let patch = git(&h.dir, &["format-patch", "-1", "--stdout", &h.fix]);
+    write(&tree, "cmake/external_projects/patches/fix-splits.patch", &(patch + "\n"));
+    let report = scan_tree(&tree, Some(&h.dir), Some(&fx.rules), None);
+    assert_eq!(
+        report.components[0].patches,
+        vec!["cmake/external_projects/patches/fix-splits.patch".to_string()]
+    );
+    let r1 = finding(&report, R1);
+    assert_eq!(r1.status, Status::NotAffected, "{r1:#?}");
+    assert!(r1.evidence[0].detail.contains("fix-splits.patch"));
+    // Ancestry knows nothing of patches: the pinned commit itself is affected.
+    assert_eq!(finding(&report, TEST_RULE).status, Status::Affected);
+}
+
+#[test]
+fn rev_reads_an_older_revision_without_checkout() {
+    let fx = fixture();
+    let h = &fx.history;
+    let tree = fx.root.join("vllm");
+    init(&tree);
+    vllm_tree(&tree, FA_REPO, &h.c2);
+    let old = commit(&tree, "pin buggy");
+    vllm_tree(&tree, FA_REPO, &h.c4);
+    commit(&tree, "bump flash-attention");
+    let now = scan_tree(&tree, Some(&h.dir), None, None);
+    assert_eq!(finding(&now, R1).status, Status::NotAffected);
+    for rev in [old.as_str(), "HEAD~1"] {
+        let then = scan_tree(&tree, Some(&h.dir), None, Some(rev));
+        assert_eq!(then.kind, "git-tree");
+        assert_eq!(finding(&then, R1).status, Status::Affected, "{rev}");
+    }
+}
+
+#[test]
+fn ambiguous_short_sha_is_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("fa");
+    init(&repo);
+    // Make commits until two share a 4-hex prefix.
+    let mut seen = std::collections::HashMap::new();
+    let prefix = loop {
+        let n = seen.len();
+        write(&repo, "n.txt", &format!("{n}\n"));
+        let sha = commit(&repo, &format!("c{n}"));
+        let p = sha[..4].to_string();
+        if seen.insert(p.clone(), sha).is_some() {
+            break p;
+        }
+    };
+    let tree = tmp.path().join("vllm");
+    vllm_tree(&tree, FA_REPO, &prefix);
+    let (db, _) = pinprobe::rules::load(None).unwrap();
+    let repos = vec![("flash-attention".to_string(), repo.clone())];
+    let clones = Clones::open(&repos).unwrap();
+    let err = scan::scan_path(&tree, &Options::default(), &db, &clones).unwrap_err();
+    assert!(err.to_string().contains("ambiguous"), "{err}");
+}
