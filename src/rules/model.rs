@@ -139,6 +139,10 @@ pub struct AffectedSpecific {
     /// Pins known to be affected (exact full SHAs), e.g. the pins of released vLLM versions.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub known_affected_pins: Vec<KnownPin>,
+    /// Pins known to be affected for which only an abbreviated SHA was ever published. They
+    /// match only through a clone that resolves the prefix to exactly one commit, never by text.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub known_affected_prefixes: Vec<KnownPin>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
@@ -165,6 +169,48 @@ pub struct RuleSpecific {
     /// The bug's shape in source, evaluated on shipped files or on the pinned commit's tree.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature: Option<Signature>,
+    /// Conditions on other components that must also hold (e.g. vLLM's own revision enables a
+    /// code path only from some commit on). Each is a GIT range over another component's pin.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requires: Vec<Requirement>,
+    /// Test vectors run by `pinprobe rules test`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tests: Vec<TestVector>,
+}
+
+/// A condition on another component: its pin must be in one of `ranges` (OSV GIT semantics).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Requirement {
+    pub component: String,
+    pub ranges: Vec<Range>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub note: String,
+}
+
+/// One test vector: a pin (or source files) and the status the rule must give it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TestVector {
+    pub name: String,
+    /// The component the pin belongs to (defaults to the rule's first GIT component).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub component: Option<String>,
+    /// A full commit SHA to evaluate (known pins and event commits decide without a clone;
+    /// ancestry decides when a clone is given to `rules test --repo`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pin: Option<String>,
+    /// Source files (path relative to the project root -> text) to run the signature on.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub files: std::collections::BTreeMap<String, String>,
+    /// Pins of other components, for rules with `requires` (component -> full SHA).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub with: std::collections::BTreeMap<String, String>,
+    /// The expected status: affected, not_affected or unknown.
+    pub expect: String,
+    /// Whether the vector needs a real clone (`rules test --repo`); skipped visibly without.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub needs_clone: bool,
 }
 
 impl Rule {
