@@ -1,13 +1,19 @@
 //! CMake finder: every `FetchContent_Declare`, `ExternalProject_Add` and `CPMAddPackage` call
 //! in `CMakeLists.txt` and under `cmake/`, with `set()` indirection resolved.
 //!
-//! (Stub: the full tokenizer and evaluator land with the CMake finder work.)
+//! Files scanned: the root `CMakeLists.txt` first, then every `*.cmake` and `CMakeLists.txt`
+//! under `cmake/` in sorted path order. They share one variable scope, as if the root file
+//! included each of them in that order (good enough for vLLM, whose root `CMakeLists.txt`
+//! includes its `cmake/` modules; a variable set in a later file is not seen by an earlier one).
+//!
+//! Stages, one file each: [`lexer`] (CMake grammar to invocations), [`expand`] (variables and
+//! `${}`), [`eval`] (commands in order: `set`, `if` nesting, declares), [`declare`] (keywords,
+//! CPM shorthand, patches, overrides), [`paths`] (normalising and globbing view paths).
 
-#[allow(dead_code)] // used by the evaluator, next commit
+mod declare;
+mod eval;
 mod expand;
-#[allow(dead_code)] // used by the evaluator, next commit
 mod lexer;
-#[allow(dead_code)] // used by the evaluator, next commit
 mod paths;
 
 use crate::target::{TargetError, View};
@@ -68,7 +74,73 @@ pub enum CmakeError {
     NotUtf8 { file: String, offset: usize },
 }
 
-/// Find every declaration in the view's `CMakeLists.txt` and `cmake/**`.
-pub fn find(_view: &dyn View) -> Result<Vec<Declaration>, CmakeError> {
-    Ok(Vec::new())
+/// Find every declaration in the view's `CMakeLists.txt` and `cmake/**`, in file order, then
+/// source order.
+///
+/// `Arg.value` is `None` when any variable the argument references is unknown (unset, from
+/// `$ENV{}`, a built-in such as `CMAKE_BINARY_DIR`). The built-in source directories map to
+/// view-relative paths: `CMAKE_SOURCE_DIR`, `PROJECT_SOURCE_DIR` = `""` (the root, with the `/`
+/// after it dropped), `CMAKE_CURRENT_LIST_DIR` = the file's directory, and
+/// `CMAKE_CURRENT_SOURCE_DIR` = the directory of the `CMakeLists.txt` being processed (the root
+/// for `.cmake` modules, which the root file includes).
+///
+/// `overrides` lists, sorted and deduplicated: the variables and `$ENV{}` names in `SOURCE_DIR`
+/// when no download source (`GIT_REPOSITORY`, `URL`, ...) is given; the `*_DIR` variables and
+/// `ENV{*_DIR}` names tested by enclosing `if()`/`elseif()`; for each such variable, what its
+/// `set()`s were derived from (other variables, `$ENV{X}`, and `ENV{X}` tested around the
+/// `set()`); and `FETCHCONTENT_SOURCE_DIR_<NAME>` for a `FetchContent_Declare` when that
+/// variable is mentioned anywhere in the scanned files.
+pub fn find(view: &dyn View) -> Result<Vec<Declaration>, CmakeError> {
+    let mut files = vec!["CMakeLists.txt".to_string()];
+    files.extend(view.files_under("cmake")?.into_iter().filter(|f| {
+        f.ends_with(".cmake") || f == "cmake/CMakeLists.txt" || f.ends_with("/CMakeLists.txt")
+    }));
+    let mut eval = eval::Evaluator::new(view);
+    let mut mentioned = std::collections::BTreeSet::new();
+    for file in &files {
+        let Some(bytes) = view.read(file)? else {
+            continue;
+        };
+        let text = std::str::from_utf8(&bytes).map_err(|e| CmakeError::NotUtf8 {
+            file: file.clone(),
+            offset: e.valid_up_to(),
+        })?;
+        let invocations = lexer::tokenize(text).map_err(|e| CmakeError::Syntax {
+            file: file.clone(),
+            line: e.line,
+            message: e.message,
+        })?;
+        mentioned.extend(fetchcontent_overrides_in(text));
+        eval.file(file, &invocations)?;
+    }
+    let mut declarations = eval.declarations;
+    for decl in &mut declarations {
+        if decl.command != Command::FetchContentDeclare {
+            continue;
+        }
+        let var = format!(
+            "FETCHCONTENT_SOURCE_DIR_{}",
+            decl.name.to_ascii_uppercase().replace('-', "_")
+        );
+        if mentioned.contains(&var) && !decl.overrides.contains(&var) {
+            decl.overrides.push(var);
+            decl.overrides.sort();
+        }
+    }
+    Ok(declarations)
+}
+
+/// Every `FETCHCONTENT_SOURCE_DIR_<X>` name written in a file (comments included: a comment
+/// telling users to set it is as good a sign as code that does).
+fn fetchcontent_overrides_in(text: &str) -> Vec<String> {
+    const PREFIX: &str = "FETCHCONTENT_SOURCE_DIR_";
+    text.match_indices(PREFIX)
+        .filter_map(|(at, _)| {
+            let rest = text.get(at..)?;
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            rest.get(..end).map(str::to_string)
+        })
+        .collect()
 }
