@@ -15,6 +15,8 @@ mod eval;
 mod expand;
 mod lexer;
 mod paths;
+#[cfg(test)]
+mod tests;
 
 use crate::target::{TargetError, View};
 
