@@ -6,9 +6,9 @@
 //! included each of them in that order (good enough for vLLM, whose root `CMakeLists.txt`
 //! includes its `cmake/` modules; a variable set in a later file is not seen by an earlier one).
 //!
-//! Stages, one file each: [`lexer`] (CMake grammar to invocations), [`expand`] (variables and
-//! `${}`), [`eval`] (commands in order: `set`, `if` nesting, declares), [`declare`] (keywords,
-//! CPM shorthand, patches, overrides), [`paths`] (normalising and globbing view paths).
+//! Stages, one file each: `lexer.rs` (CMake grammar to invocations), `expand.rs` (variables and
+//! `${}`), `eval.rs` (commands in order: `set`, `if` nesting, declares), `declare.rs` (keywords,
+//! CPM shorthand, patches, overrides), `paths.rs` (normalising and globbing view paths).
 
 mod declare;
 mod eval;
@@ -50,7 +50,11 @@ pub struct Declaration {
     pub file: String,
     /// 1-based line of the command name.
     pub line: u32,
+    /// `GIT_REPOSITORY`; for CPM also `GITHUB_REPOSITORY owner/repo` (value
+    /// `https://github.com/owner/repo`), `GITLAB_`/`BITBUCKET_REPOSITORY` and the shorthand.
     pub git_repository: Option<Arg>,
+    /// `GIT_TAG`. For `CPMAddPackage` without one: the shorthand's `#tag`, else `VERSION` (or
+    /// the shorthand's `@version`) as written, with the value `v<VERSION>` that CPM derives.
     pub git_tag: Option<Arg>,
     /// `URL` (a tarball) when the dependency is not fetched from git.
     pub url: Option<Arg>,
