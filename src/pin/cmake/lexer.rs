@@ -92,7 +92,7 @@ impl Cursor<'_> {
     /// every boundary the lexer cuts at is an ASCII byte, so slices stay on char boundaries.
     fn bump(&mut self) {
         if self.peek() == Some(b'\n') {
-            self.line += 1;
+            self.line = self.line.saturating_add(1);
         }
         self.pos += 1;
     }
