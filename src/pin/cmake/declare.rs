@@ -1,0 +1,471 @@
+//! One declaring call (`FetchContent_Declare`, `ExternalProject_Add`, `CPMAddPackage`) with its
+//! arguments expanded, turned into a [`Declaration`]: keyword grouping, CPM shorthand, patch
+//! files and the variables that can bypass the pin.
+
+use super::expand::{Piece, Scope, is_builtin};
+use super::paths::{glob, is_glob, is_patch, normalize};
+use super::{Arg, Command, Declaration};
+use crate::target::{TargetError, View};
+use std::collections::BTreeSet;
+
+/// Keywords of `FetchContent_Declare`, `ExternalProject_Add` and `CPMAddPackage`: each ends the
+/// value list of the keyword before it. `LOG_*`, `USES_TERMINAL_*` and `DOWNLOAD_*` are matched
+/// by prefix in [`is_keyword`].
+const KEYWORDS: &[&str] = &[
+    // directories
+    "PREFIX",
+    "TMP_DIR",
+    "STAMP_DIR",
+    "LOG_DIR",
+    "DOWNLOAD_DIR",
+    "SOURCE_DIR",
+    "BINARY_DIR",
+    "INSTALL_DIR",
+    "SOURCE_SUBDIR",
+    // download
+    "URL",
+    "URL_HASH",
+    "URL_MD5",
+    "HTTP_USERNAME",
+    "HTTP_PASSWORD",
+    "HTTP_HEADER",
+    "NETRC",
+    "NETRC_FILE",
+    "TLS_VERSION",
+    "TLS_VERIFY",
+    "TLS_CAINFO",
+    "TIMEOUT",
+    "INACTIVITY_TIMEOUT",
+    "GIT_REPOSITORY",
+    "GIT_TAG",
+    "GIT_REMOTE_NAME",
+    "GIT_SUBMODULES",
+    "GIT_SUBMODULES_RECURSE",
+    "GIT_SHALLOW",
+    "GIT_PROGRESS",
+    "GIT_CONFIG",
+    "GIT_REMOTE_UPDATE_STRATEGY",
+    "SVN_REPOSITORY",
+    "SVN_REVISION",
+    "SVN_USERNAME",
+    "SVN_PASSWORD",
+    "SVN_TRUST_CERT",
+    "HG_REPOSITORY",
+    "HG_TAG",
+    "CVS_REPOSITORY",
+    "CVS_MODULE",
+    "CVS_TAG",
+    // steps
+    "UPDATE_COMMAND",
+    "UPDATE_DISCONNECTED",
+    "PATCH_COMMAND",
+    "CONFIGURE_COMMAND",
+    "CONFIGURE_HANDLED_BY_BUILD",
+    "CMAKE_COMMAND",
+    "CMAKE_GENERATOR",
+    "CMAKE_GENERATOR_PLATFORM",
+    "CMAKE_GENERATOR_TOOLSET",
+    "CMAKE_GENERATOR_INSTANCE",
+    "CMAKE_ARGS",
+    "CMAKE_CACHE_ARGS",
+    "CMAKE_CACHE_DEFAULT_ARGS",
+    "BUILD_COMMAND",
+    "BUILD_IN_SOURCE",
+    "BUILD_ALWAYS",
+    "BUILD_BYPRODUCTS",
+    "BUILD_JOB_SERVER_AWARE",
+    "INSTALL_COMMAND",
+    "INSTALL_BYPRODUCTS",
+    "INSTALL_JOB_SERVER_AWARE",
+    "TEST_COMMAND",
+    "TEST_BEFORE_INSTALL",
+    "TEST_AFTER_INSTALL",
+    "TEST_EXCLUDE_FROM_MAIN",
+    "DEPENDS",
+    "EXCLUDE_FROM_ALL",
+    "STEP_TARGETS",
+    "INDEPENDENT_STEP_TARGETS",
+    "LIST_SEPARATOR",
+    // FetchContent
+    "FIND_PACKAGE_ARGS",
+    "OVERRIDE_FIND_PACKAGE",
+    "SYSTEM",
+    // CPM
+    "NAME",
+    "VERSION",
+    "GITHUB_REPOSITORY",
+    "GITLAB_REPOSITORY",
+    "BITBUCKET_REPOSITORY",
+    "OPTIONS",
+    "DOWNLOAD_ONLY",
+    "FIND_PACKAGE_ARGUMENTS",
+    "NO_CACHE",
+    "CUSTOM_CACHE_KEY",
+    "PATCHES",
+    "URI",
+];
+
+/// Keywords that say where the source is downloaded from; without one, `SOURCE_DIR` is a local
+/// directory used instead of any pin.
+const DOWNLOADS: &[&str] = &[
+    "GIT_REPOSITORY",
+    "URL",
+    "SVN_REPOSITORY",
+    "HG_REPOSITORY",
+    "CVS_REPOSITORY",
+    "DOWNLOAD_COMMAND",
+    "GITHUB_REPOSITORY",
+    "GITLAB_REPOSITORY",
+    "BITBUCKET_REPOSITORY",
+];
+
+fn is_keyword(s: &str) -> bool {
+    KEYWORDS.contains(&s)
+        || s.starts_with("LOG_")
+        || s.starts_with("USES_TERMINAL_")
+        || s.starts_with("DOWNLOAD_")
+}
+
+/// One list element of an expanded argument, with the argument it came from.
+#[derive(Debug, Clone)]
+pub(super) struct Item {
+    /// The argument as written.
+    pub raw: String,
+    pub piece: Piece,
+    pub line: u32,
+    /// `${}` names referenced by the argument.
+    pub vars: Vec<String>,
+    /// `$ENV{}` names referenced by the argument.
+    pub envs: Vec<String>,
+}
+
+impl Item {
+    fn value(&self) -> Option<&str> {
+        self.piece.resolved.then_some(self.piece.text.as_str())
+    }
+
+    /// The value, or the text as written when it could not be resolved.
+    fn text(&self) -> &str {
+        self.value().unwrap_or(&self.raw)
+    }
+
+    fn arg(&self) -> Arg {
+        Arg {
+            raw: self.raw.clone(),
+            value: self.value().map(str::to_string),
+            line: self.line,
+        }
+    }
+}
+
+/// Names tested by an enclosing `if()` / `elseif()`.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Condition {
+    pub vars: Vec<String>,
+    pub envs: Vec<String>,
+}
+
+/// Everything a declaration is built from.
+pub(super) struct Call<'a> {
+    pub command: Command,
+    pub file: &'a str,
+    pub line: u32,
+    pub items: Vec<Item>,
+    pub conditions: &'a [Condition],
+}
+
+/// `KEYWORD values...` groups, in order; values before the first keyword sit under `""`.
+fn group(items: &[Item]) -> Vec<(&str, Vec<&Item>)> {
+    let mut groups: Vec<(&str, Vec<&Item>)> = vec![("", Vec::new())];
+    for item in items {
+        let current = groups.last().map(|g| g.0).unwrap_or("");
+        let continues_command = item.value() == Some("COMMAND") && current.ends_with("_COMMAND");
+        match item.value() {
+            Some(k) if is_keyword(k) && !continues_command => groups.push((k, Vec::new())),
+            _ => {
+                if let Some(last) = groups.last_mut() {
+                    last.1.push(item);
+                }
+            }
+        }
+    }
+    groups
+}
+
+/// The values of the last occurrence of `keyword`.
+fn values<'a>(groups: &[(&str, Vec<&'a Item>)], keyword: &str) -> Option<Vec<&'a Item>> {
+    groups
+        .iter()
+        .rev()
+        .find(|g| g.0 == keyword)
+        .map(|g| g.1.clone())
+}
+
+fn first(groups: &[(&str, Vec<&Item>)], keyword: &str) -> Option<Arg> {
+    values(groups, keyword).and_then(|v| v.first().map(|i| i.arg()))
+}
+
+/// Build the declaration for one call.
+pub(super) fn build(
+    call: Call<'_>,
+    scope: &Scope,
+    view: &dyn View,
+) -> Result<Declaration, TargetError> {
+    let (name_item, rest) = match call.command {
+        Command::CpmAddPackage => match call.items.split_first() {
+            Some((f, rest)) if f.value().is_none_or(|v| !is_keyword(v)) => (Some(f), rest),
+            _ => (None, call.items.as_slice()),
+        },
+        _ => match call.items.split_first() {
+            Some((f, rest)) => (Some(f), rest),
+            None => (None, call.items.as_slice()),
+        },
+    };
+    let groups = group(rest);
+    let mut decl = Declaration {
+        command: call.command,
+        name: String::new(),
+        file: call.file.to_string(),
+        line: call.line,
+        git_repository: first(&groups, "GIT_REPOSITORY"),
+        git_tag: first(&groups, "GIT_TAG"),
+        url: first(&groups, "URL"),
+        source_dir: first(&groups, "SOURCE_DIR"),
+        patches: Vec::new(),
+        overrides: Vec::new(),
+    };
+    let mut has_download = DOWNLOADS.iter().any(|k| values(&groups, k).is_some());
+    if call.command == Command::CpmAddPackage {
+        let uri = name_item.or_else(|| values(&groups, "URI").and_then(|v| v.first().copied()));
+        has_download |= cpm(&mut decl, &groups, uri);
+    } else if let Some(item) = name_item {
+        decl.name = item.text().to_string();
+    }
+
+    let mut patch_items = values(&groups, "PATCH_COMMAND").unwrap_or_default();
+    patch_items.extend(values(&groups, "PATCHES").unwrap_or_default());
+    decl.patches = patches(&patch_items, view)?;
+    decl.overrides = overrides(&groups, has_download, call.conditions, scope);
+    Ok(decl)
+}
+
+/// CPM's keyword and shorthand forms. Returns whether a download source was named.
+fn cpm(decl: &mut Declaration, groups: &[(&str, Vec<&Item>)], uri: Option<&Item>) -> bool {
+    let short = uri.map(|item| {
+        let raw = Shorthand::parse(&item.raw);
+        let value = item.value().map(Shorthand::parse);
+        (item, raw, value)
+    });
+    let part = |f: fn(&Shorthand) -> Option<String>| -> Option<Arg> {
+        let (item, raw, value) = short.as_ref()?;
+        Some(Arg {
+            raw: f(raw)?,
+            value: value.as_ref().and_then(f),
+            line: item.line,
+        })
+    };
+    let mut has_download = false;
+
+    // Repository: GIT_REPOSITORY, then GITHUB/GITLAB/BITBUCKET_REPOSITORY, then the shorthand.
+    let hosted = [
+        ("GITHUB_REPOSITORY", "https://github.com/"),
+        ("GITLAB_REPOSITORY", "https://gitlab.com/"),
+        ("BITBUCKET_REPOSITORY", "https://bitbucket.org/"),
+    ];
+    if decl.git_repository.is_none() {
+        decl.git_repository = hosted.iter().find_map(|(k, host)| {
+            first(groups, k).map(|a| Arg {
+                value: a.value.map(|v| format!("{host}{v}")),
+                ..a
+            })
+        });
+    }
+    if decl.git_repository.is_none()
+        && let Some((item, raw, value)) = &short
+        && let Some(repo) = raw.repo.clone().filter(|_| !raw.is_url)
+    {
+        decl.git_repository = Some(Arg {
+            raw: repo,
+            value: value.as_ref().and_then(Shorthand::repo_url),
+            line: item.line,
+        });
+    }
+    if decl.url.is_none() {
+        decl.url = part(|s| s.repo.clone().filter(|_| s.is_url));
+    }
+    has_download |= decl.git_repository.is_some() || decl.url.is_some();
+
+    // Tag: GIT_TAG, the shorthand's `#tag`, else `v<VERSION>` as CPM does.
+    if decl.git_tag.is_none() {
+        decl.git_tag = part(|s| s.tag.clone());
+    }
+    if decl.git_tag.is_none() {
+        let version = first(groups, "VERSION").or_else(|| part(|s| s.version.clone()));
+        decl.git_tag = version.map(|a| Arg {
+            value: a.value.map(|v| format!("v{v}")),
+            ..a
+        });
+    }
+
+    // Name: NAME, else the shorthand's, else the repository's last path segment.
+    decl.name = first(groups, "NAME")
+        .map(|a| a.value.unwrap_or(a.raw))
+        .or_else(|| {
+            let (_, raw, value) = short.as_ref()?;
+            value.as_ref().unwrap_or(raw).name.clone()
+        })
+        .or_else(|| {
+            let repo = decl.git_repository.as_ref()?;
+            let text = repo.value.as_deref().unwrap_or(&repo.raw);
+            Some(basename(text).to_string())
+        })
+        .unwrap_or_default();
+    has_download
+}
+
+fn basename(url: &str) -> &str {
+    let last = url.trim_end_matches('/').rsplit('/').next().unwrap_or(url);
+    last.strip_suffix(".git").unwrap_or(last)
+}
+
+/// CPM's single-string form: `gh:owner/repo@version#tag`, `gl:`, `bb:`, `https://host/x.git@v`,
+/// or `name@version#tag`.
+#[derive(Debug, Default)]
+struct Shorthand {
+    host: Option<&'static str>,
+    repo: Option<String>,
+    is_url: bool,
+    version: Option<String>,
+    tag: Option<String>,
+    name: Option<String>,
+}
+
+impl Shorthand {
+    fn parse(s: &str) -> Shorthand {
+        let (body, tag) = match s.rsplit_once('#') {
+            Some((b, t)) => (b, Some(t.to_string())),
+            None => (s, None),
+        };
+        let mut out = Shorthand {
+            tag,
+            ..Shorthand::default()
+        };
+        let host = [
+            ("gh:", "https://github.com/"),
+            ("gl:", "https://gitlab.com/"),
+            ("bb:", "https://bitbucket.org/"),
+        ]
+        .into_iter()
+        .find(|(p, _)| body.starts_with(p));
+        // `@version` only after the last `/`, so `user@host` in a URL is not a version.
+        let split_version = |b: &str| -> (String, Option<String>) {
+            let slash = b.rfind('/').map_or(0, |i| i + 1);
+            match b.get(slash..).and_then(|t| t.rfind('@')) {
+                Some(at) => (
+                    b.get(..slash + at).unwrap_or(b).to_string(),
+                    b.get(slash + at + 1..).map(str::to_string),
+                ),
+                None => (b.to_string(), None),
+            }
+        };
+        if let Some((prefix, url)) = host {
+            let (repo, version) = split_version(body.get(prefix.len()..).unwrap_or(""));
+            out.host = Some(url);
+            out.name = Some(basename(&repo).to_string());
+            out.repo = Some(repo);
+            out.version = version;
+        } else if body.contains("://") {
+            let (repo, version) = split_version(body);
+            out.is_url = !repo.ends_with(".git");
+            out.name = Some(basename(&repo).to_string());
+            out.repo = Some(repo);
+            out.version = version;
+        } else {
+            let (name, version) = split_version(body);
+            out.name = Some(name);
+            out.version = version;
+        }
+        out
+    }
+
+    fn repo_url(&self) -> Option<String> {
+        let repo = self.repo.as_ref()?;
+        Some(match self.host {
+            Some(host) => format!("{host}{repo}"),
+            None => repo.clone(),
+        })
+    }
+}
+
+/// Patch files named by `PATCH_COMMAND` (or CPM `PATCHES`) arguments, view-relative where the
+/// path is anchored at a built-in directory variable; globs and patch directories are listed
+/// through the view. Others are reported as written (a relative path there is relative to the
+/// dependency's own source directory, where the patch step runs). Order kept, duplicates dropped.
+fn patches(items: &[&Item], view: &dyn View) -> Result<Vec<String>, TargetError> {
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |p: String| {
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    };
+    for item in items {
+        let text = item.text();
+        let anchored = item.piece.resolved && item.piece.anchored;
+        match normalize(text).filter(|n| anchored && !n.is_empty()) {
+            Some(path) if is_glob(&path) => {
+                glob(view, &path, false)?
+                    .into_iter()
+                    .filter(|f| is_patch(f))
+                    .for_each(&mut push);
+            }
+            Some(path) if is_patch(&path) => push(path),
+            Some(path) => {
+                view.files_under(&path)?
+                    .into_iter()
+                    .filter(|f| is_patch(f))
+                    .for_each(&mut push);
+            }
+            None => {
+                // `-DPATCH=x.patch` names the file after `=`.
+                let file = text.rsplit('=').next().unwrap_or(text);
+                if is_patch(file) {
+                    push(file.to_string());
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn is_dir_name(name: &str) -> bool {
+    name.ends_with("_DIR") && !is_builtin(name)
+}
+
+/// Variables and environment names that can replace the pinned source (sorted, deduplicated).
+fn overrides(
+    groups: &[(&str, Vec<&Item>)],
+    has_download: bool,
+    conditions: &[Condition],
+    scope: &Scope,
+) -> Vec<String> {
+    let mut out = BTreeSet::new();
+    let add_var = |out: &mut BTreeSet<String>, v: &str| {
+        out.insert(v.to_string());
+        out.extend(scope.origins(v));
+    };
+    if !has_download {
+        for item in values(groups, "SOURCE_DIR").unwrap_or_default() {
+            for v in item.vars.iter().filter(|v| !is_builtin(v)) {
+                add_var(&mut out, v);
+            }
+            out.extend(item.envs.iter().cloned());
+        }
+    }
+    for cond in conditions {
+        for v in cond.vars.iter().filter(|v| is_dir_name(v)) {
+            add_var(&mut out, v);
+        }
+        out.extend(cond.envs.iter().filter(|e| e.ends_with("_DIR")).cloned());
+    }
+    out.into_iter().collect()
+}
