@@ -17,8 +17,16 @@ const FIX: usize = 4_000;
 const RUNS: usize = 21;
 
 fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git").args(args).current_dir(dir).output().expect("git");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
@@ -32,14 +40,26 @@ fn build_history(dir: &Path) -> Vec<String> {
     let sm90 = |fixed: bool| {
         format!(
             "class Sm90:\n    def kernel(self, num_splits):\n        b = BlockInfo(\n            self.tile_m,\n            self.tile_n,\n            self.is_causal,\n            self.is_local,\n            self.is_split_kv,\n{}        )\n",
-            if fixed { "            num_splits=num_splits,\n" } else { "" }
+            if fixed {
+                "            num_splits=num_splits,\n"
+            } else {
+                ""
+            }
         )
     };
     let block_info = |new: bool| {
         format!(
             "class BlockInfo:\n    tile_n: int\n{}\n    def get_n_block_min_max(self, seqlen, split_idx=0, num_splits=1):\n        if self.is_split_kv:\n{}            return 0, 1\n        return 0, 2\n",
-            if new { "    num_splits: Int32 = 1\n" } else { "" },
-            if new { "            num_splits = self.num_splits\n" } else { "" }
+            if new {
+                "    num_splits: Int32 = 1\n"
+            } else {
+                ""
+            },
+            if new {
+                "            num_splits = self.num_splits\n"
+            } else {
+                ""
+            }
         )
     };
     let mut stream = Vec::new();
@@ -56,24 +76,52 @@ fn build_history(dir: &Path) -> Vec<String> {
             writeln!(stream, "from :{}", i - 1).unwrap();
         }
         if i == 1 {
-            blob(&mut stream, "flash_attn/cute/block_info.py", &block_info(false));
-            blob(&mut stream, "flash_attn/cute/flash_fwd_sm90.py", &sm90(false));
+            blob(
+                &mut stream,
+                "flash_attn/cute/block_info.py",
+                &block_info(false),
+            );
+            blob(
+                &mut stream,
+                "flash_attn/cute/flash_fwd_sm90.py",
+                &sm90(false),
+            );
             for k in 0..50 {
-                blob(&mut stream, &format!("csrc/kernel_{k}.cu"), &format!("// kernel {k}\n"));
+                blob(
+                    &mut stream,
+                    &format!("csrc/kernel_{k}.cu"),
+                    &format!("// kernel {k}\n"),
+                );
             }
         }
         if i == INTRODUCE {
-            blob(&mut stream, "flash_attn/cute/block_info.py", &block_info(true));
+            blob(
+                &mut stream,
+                "flash_attn/cute/block_info.py",
+                &block_info(true),
+            );
         }
         if i == FIX {
-            blob(&mut stream, "flash_attn/cute/flash_fwd_sm90.py", &sm90(true));
+            blob(
+                &mut stream,
+                "flash_attn/cute/flash_fwd_sm90.py",
+                &sm90(true),
+            );
         }
-        blob(&mut stream, &format!("csrc/kernel_{}.cu", i % 50), &format!("// kernel {} rev {i}\n", i % 50));
+        blob(
+            &mut stream,
+            &format!("csrc/kernel_{}.cu", i % 50),
+            &format!("// kernel {} rev {i}\n", i % 50),
+        );
         stream.push(b'\n');
     }
     let marks = dir.join("marks");
     let mut child = Command::new("git")
-        .args(["fast-import", "--quiet", &format!("--export-marks={}", marks.display())])
+        .args([
+            "fast-import",
+            "--quiet",
+            &format!("--export-marks={}", marks.display()),
+        ])
         .current_dir(dir)
         .stdin(Stdio::piped())
         .spawn()
@@ -101,7 +149,11 @@ fn time(mut cmd: impl FnMut() -> Command, expect: &[i32]) -> Duration {
     for _ in 0..RUNS {
         let mut c = cmd();
         let start = Instant::now();
-        let status = c.stdout(Stdio::null()).stderr(Stdio::null()).status().expect("runs");
+        let status = c
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("runs");
         runs.push(start.elapsed());
         let code = status.code().unwrap_or(-1);
         assert!(expect.contains(&code), "unexpected exit {code}");
@@ -130,7 +182,10 @@ fn main() {
     let bin = env!("CARGO_BIN_EXE_pinprobe");
     let fix = shas[FIX - 1].clone();
     println!("pinprobe scan vs git merge-base --is-ancestor, {COMMITS} commits, median of {RUNS}");
-    println!("{:<34} {:>12} {:>12} {:>8}", "pin", "pinprobe", "git", "ratio");
+    println!(
+        "{:<34} {:>12} {:>12} {:>8}",
+        "pin", "pinprobe", "git", "ratio"
+    );
     for (label, pin_index, want) in [
         ("after the fix (commit 5000)", COMMITS, [1, 1]),
         ("before the fix (commit 3999)", FIX - 1, [1, 1]),
@@ -150,7 +205,16 @@ fn main() {
         let ours = time(
             || {
                 let mut c = Command::new(bin);
-                c.args(["scan", tree.to_str().unwrap(), "--repo", &repo_arg, "--rules", rules.to_str().unwrap(), "--format", "json"]);
+                c.args([
+                    "scan",
+                    tree.to_str().unwrap(),
+                    "--repo",
+                    &repo_arg,
+                    "--rules",
+                    rules.to_str().unwrap(),
+                    "--format",
+                    "json",
+                ]);
                 c
             },
             &[0, 1, 3],
@@ -158,7 +222,14 @@ fn main() {
         let theirs = time(
             || {
                 let mut c = Command::new("git");
-                c.args(["-C", fa.to_str().unwrap(), "merge-base", "--is-ancestor", &fix, &pin]);
+                c.args([
+                    "-C",
+                    fa.to_str().unwrap(),
+                    "merge-base",
+                    "--is-ancestor",
+                    &fix,
+                    &pin,
+                ]);
                 c
             },
             &[0, 1],

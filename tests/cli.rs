@@ -29,8 +29,17 @@ fn pinprobe(args: &[&str]) -> Run {
 
 /// An error: exit 2, exactly one line on stderr, naming `names`.
 fn assert_error(run: &Run, names: &str) {
-    assert_eq!(run.code, 2, "stdout: {}\nstderr: {}", run.stdout, run.stderr);
-    assert_eq!(run.stderr.trim_end().lines().count(), 1, "one line: {}", run.stderr);
+    assert_eq!(
+        run.code, 2,
+        "stdout: {}\nstderr: {}",
+        run.stdout, run.stderr
+    );
+    assert_eq!(
+        run.stderr.trim_end().lines().count(),
+        1,
+        "one line: {}",
+        run.stderr
+    );
     assert!(run.stderr.contains(names), "`{names}` in: {}", run.stderr);
     assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
 }
@@ -62,8 +71,11 @@ fn json_report_has_schema_components_findings_and_digest() {
         .expect("flash-attention component");
     assert_eq!(fa["commit"], "506341a143fcabd4bb79052a7605ada727d6b3f5");
     assert_eq!(fa["file"], "cmake/external_projects/vllm_flash_attn.cmake");
-    assert_eq!(fa["line"], 19);
-    assert_eq!(fa["overrides"], serde_json::json!(["VLLM_FLASH_ATTN_SRC_DIR"]));
+    assert_eq!(fa["line"], 18);
+    assert_eq!(
+        fa["overrides"],
+        serde_json::json!(["VLLM_FLASH_ATTN_SRC_DIR"])
+    );
     let f = t["findings"]
         .as_array()
         .unwrap()
@@ -82,14 +94,24 @@ fn sarif_points_at_the_git_tag_line() {
     let v: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
     assert_eq!(v["version"], "2.1.0");
     let results = v["runs"][0]["results"].as_array().unwrap();
-    let r = results.iter().find(|r| r["ruleId"] == "PINPROBE-2026-0001").unwrap();
+    let r = results
+        .iter()
+        .find(|r| r["ruleId"] == "PINPROBE-2026-0001")
+        .unwrap();
     let loc = &r["locations"][0]["physicalLocation"];
-    assert_eq!(loc["artifactLocation"]["uri"], "cmake/external_projects/vllm_flash_attn.cmake");
-    assert_eq!(loc["region"]["startLine"], 19);
+    assert_eq!(
+        loc["artifactLocation"]["uri"],
+        "cmake/external_projects/vllm_flash_attn.cmake"
+    );
+    assert_eq!(loc["region"]["startLine"], 18);
     assert_eq!(r["level"], "error");
     assert!(r["partialFingerprints"]["pinprobe/v1"].is_string());
     let rules = v["runs"][0]["tool"]["driver"]["rules"].as_array().unwrap();
-    assert!(rules.iter().any(|x| x["id"] == "PINPROBE-2026-0001" && x["help"]["text"].is_string()));
+    assert!(
+        rules
+            .iter()
+            .any(|x| x["id"] == "PINPROBE-2026-0001" && x["help"]["text"].is_string())
+    );
 }
 
 #[test]
@@ -127,7 +149,11 @@ fn non_utf8_cmake_is_a_one_line_error() {
 #[test]
 fn unterminated_parenthesis_names_file_and_line() {
     let tmp = tempfile::tempdir().unwrap();
-    write(tmp.path(), "CMakeLists.txt", "project(x)\n\nFetchContent_Declare(\n  foo\n  GIT_TAG abc\n");
+    write(
+        tmp.path(),
+        "CMakeLists.txt",
+        "project(x)\n\nFetchContent_Declare(\n  foo\n  GIT_TAG abc\n",
+    );
     let run = pinprobe(&["scan", tmp.path().to_str().unwrap()]);
     assert_error(&run, "CMakeLists.txt:3");
 }
@@ -144,7 +170,11 @@ fn a_tree_without_pins_is_undecided() {
 #[test]
 fn an_unknown_pin_without_a_clone_is_undecided() {
     let tmp = tempfile::tempdir().unwrap();
-    vllm_tree(tmp.path(), FA_REPO, "0123456789abcdef0123456789abcdef01234567");
+    vllm_tree(
+        tmp.path(),
+        FA_REPO,
+        "0123456789abcdef0123456789abcdef01234567",
+    );
     let run = pinprobe(&["scan", tmp.path().to_str().unwrap(), "--format", "json"]);
     assert_eq!(run.code, 3);
     let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
@@ -172,24 +202,45 @@ fn short_sha_in_a_rule_is_rejected_with_its_line() {
     let rule = ancestry_rule("TEST-SHORT", &[("introduced", "0"), ("fixed", "6d11b3c")]);
     let dir = bad_rule_dir(&rule);
     let run = pinprobe(&["scan", DEMO, "--rules", dir.path().to_str().unwrap()]);
-    assert_error(&run, "bad.yaml:13");
+    assert_error(&run, "bad.yaml:12");
     assert!(run.stderr.contains("6d11b3c"));
     let lint = pinprobe(&["rules", "lint", dir.path().to_str().unwrap()]);
     assert_eq!(lint.code, 2);
-    assert!(lint.stdout.contains("bad.yaml:13: fixed `6d11b3c` is not a full 40-hex commit SHA"), "{}", lint.stdout);
+    assert!(
+        lint.stdout
+            .contains("bad.yaml:12: fixed `6d11b3c` is not a full 40-hex commit SHA"),
+        "{}",
+        lint.stdout
+    );
 }
 
 #[test]
 fn user_rule_overriding_a_builtin_is_announced() {
     let rule = ancestry_rule(
         "PINPROBE-2026-0001",
-        &[("introduced", "0"), ("fixed", "6d11b3c1b6ca7dac0b111bb0db63ca16eeb19a46")],
+        &[
+            ("introduced", "0"),
+            ("fixed", "6d11b3c1b6ca7dac0b111bb0db63ca16eeb19a46"),
+        ],
     );
     let dir = bad_rule_dir(&rule);
-    let run = pinprobe(&["scan", DEMO, "--rules", dir.path().to_str().unwrap(), "--format", "json"]);
-    assert!(run.stderr.contains("overrides the built-in rule"), "{}", run.stderr);
+    let run = pinprobe(&[
+        "scan",
+        DEMO,
+        "--rules",
+        dir.path().to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert!(
+        run.stderr.contains("overrides the built-in rule"),
+        "{}",
+        run.stderr
+    );
     let builtin = pinprobe(&["scan", DEMO, "--format", "json"]);
-    let digest = |r: &Run| serde_json::from_str::<serde_json::Value>(&r.stdout).unwrap()["rules_digest"].clone();
+    let digest = |r: &Run| {
+        serde_json::from_str::<serde_json::Value>(&r.stdout).unwrap()["rules_digest"].clone()
+    };
     assert_ne!(digest(&run), digest(&builtin));
 }
 
@@ -204,7 +255,11 @@ fn bad_repo_argument_is_an_error() {
 #[test]
 fn rev_on_a_plain_directory_is_an_error() {
     let tmp = tempfile::tempdir().unwrap();
-    vllm_tree(tmp.path(), FA_REPO, "506341a143fcabd4bb79052a7605ada727d6b3f5");
+    vllm_tree(
+        tmp.path(),
+        FA_REPO,
+        "506341a143fcabd4bb79052a7605ada727d6b3f5",
+    );
     let run = pinprobe(&["scan", tmp.path().to_str().unwrap(), "--rev", "HEAD"]);
     assert_error(&run, "git");
 }
@@ -213,9 +268,18 @@ fn rev_on_a_plain_directory_is_an_error() {
 fn bad_revision_is_an_error() {
     let tmp = tempfile::tempdir().unwrap();
     init(tmp.path());
-    vllm_tree(tmp.path(), FA_REPO, "506341a143fcabd4bb79052a7605ada727d6b3f5");
+    vllm_tree(
+        tmp.path(),
+        FA_REPO,
+        "506341a143fcabd4bb79052a7605ada727d6b3f5",
+    );
     commit(tmp.path(), "pin");
-    let run = pinprobe(&["scan", tmp.path().to_str().unwrap(), "--rev", "no-such-branch"]);
+    let run = pinprobe(&[
+        "scan",
+        tmp.path().to_str().unwrap(),
+        "--rev",
+        "no-such-branch",
+    ]);
     assert_error(&run, "no-such-branch");
 }
 
@@ -226,7 +290,10 @@ fn rules_commands() {
     assert!(list.stdout.contains("PINPROBE-2026-0001"));
     let show = pinprobe(&["rules", "show", "PINPROBE-2026-0001"]);
     assert_eq!(show.code, 0);
-    assert!(show.stdout.contains("6d11b3c1b6ca7dac0b111bb0db63ca16eeb19a46"));
+    assert!(
+        show.stdout
+            .contains("6d11b3c1b6ca7dac0b111bb0db63ca16eeb19a46")
+    );
     assert_error(&pinprobe(&["rules", "show", "NOPE"]), "NOPE");
     let lint = pinprobe(&["rules", "lint"]);
     assert_eq!(lint.code, 0);

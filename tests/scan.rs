@@ -12,7 +12,12 @@ use std::path::Path;
 const R1: &str = "PINPROBE-2026-0001";
 const TEST_RULE: &str = "TEST-SPLITKV-ANCESTRY";
 
-fn scan_tree(tree: &Path, clone: Option<&Path>, rules: Option<&Path>, rev: Option<&str>) -> TargetReport {
+fn scan_tree(
+    tree: &Path,
+    clone: Option<&Path>,
+    rules: Option<&Path>,
+    rev: Option<&str>,
+) -> TargetReport {
     let (db, _) = pinprobe::rules::load(rules).expect("rules load");
     let repos: Vec<(String, std::path::PathBuf)> = clone
         .map(|c| vec![("flash-attention".to_string(), c.to_path_buf())])
@@ -74,16 +79,31 @@ fn signature_and_ancestry_decide_each_commit_of_the_history() {
     // (commit, built-in signature status, test-rule ancestry status)
     let cases = [
         ("c0", &h.c0, Status::NotAffected, Status::NotAffected),
-        ("introduce", &h.introduce, Status::Affected, Status::Affected),
+        (
+            "introduce",
+            &h.introduce,
+            Status::Affected,
+            Status::Affected,
+        ),
         ("c2", &h.c2, Status::Affected, Status::Affected),
         ("fix", &h.fix, Status::NotAffected, Status::NotAffected),
         ("c4", &h.c4, Status::NotAffected, Status::NotAffected),
         ("side1", &h.side1, Status::Affected, Status::Affected),
-        ("side_pick", &h.side_pick, Status::NotAffected, Status::NotAffected),
+        (
+            "side_pick",
+            &h.side_pick,
+            Status::NotAffected,
+            Status::NotAffected,
+        ),
         // The revert brings the bug back: the signature sees it; ancestry (fix is an ancestor)
         // does not, which is why the signature outranks it.
         ("revert", &h.revert, Status::Affected, Status::NotAffected),
-        ("literal_false", &h.literal_false, Status::NotAffected, Status::Affected),
+        (
+            "literal_false",
+            &h.literal_false,
+            Status::NotAffected,
+            Status::Affected,
+        ),
     ];
     for (name, sha, sig_status, anc_status) in cases {
         let tree = tree_pinning(&fx, name, sha);
@@ -95,7 +115,11 @@ fn signature_and_ancestry_decide_each_commit_of_the_history() {
         let r1 = finding(&report, R1);
         assert_eq!(r1.status, sig_status, "{name}: built-in rule: {r1:#?}");
         assert_eq!(r1.decided_by, Some(EvidenceKind::Signature), "{name}");
-        assert_eq!(r1.evidence[0].kind, EvidenceKind::Signature, "strongest first");
+        assert_eq!(
+            r1.evidence[0].kind,
+            EvidenceKind::Signature,
+            "strongest first"
+        );
 
         let t = finding(&report, TEST_RULE);
         assert_eq!(t.status, anc_status, "{name}: ancestry rule: {t:#?}");
@@ -110,7 +134,12 @@ fn cherry_picked_fix_is_named_in_the_evidence() {
     let report = scan_tree(&tree, Some(&fx.history.dir), Some(&fx.rules), None);
     let t = finding(&report, TEST_RULE);
     assert_eq!(t.status, Status::NotAffected);
-    let detail = &t.evidence.iter().find(|e| e.kind == EvidenceKind::Ancestry).unwrap().detail;
+    let detail = &t
+        .evidence
+        .iter()
+        .find(|e| e.kind == EvidenceKind::Ancestry)
+        .unwrap()
+        .detail;
     assert!(detail.contains("patch-id"), "{detail}");
     assert!(detail.contains(&fx.history.side_pick[..12]), "{detail}");
 }
@@ -124,7 +153,11 @@ fn a_rule_listing_the_revert_as_reintroduction_sees_it_through_ancestry() {
         "test.yaml",
         &ancestry_rule(
             TEST_RULE,
-            &[("introduced", &h.introduce), ("fixed", &h.fix), ("introduced", &h.revert)],
+            &[
+                ("introduced", &h.introduce),
+                ("fixed", &h.fix),
+                ("introduced", &h.revert),
+            ],
         ),
     );
     let tree = tree_pinning(&fx, "revert", &h.revert);
@@ -141,13 +174,28 @@ fn shallow_clone_answers_unknown_never_not_affected() {
     let h = &fx.history;
     let shallow = fx.root.join("shallow");
     let src = format!("file://{}", h.dir.display());
-    git(&fx.root, &["clone", "-q", "--depth", "1", "--branch", "main", &src, shallow.to_str().unwrap()]);
+    git(
+        &fx.root,
+        &[
+            "clone",
+            "-q",
+            "--depth",
+            "1",
+            "--branch",
+            "main",
+            &src,
+            shallow.to_str().unwrap(),
+        ],
+    );
     // The tip (the revert) is present, its history is not.
     let tree = tree_pinning(&fx, "shallow-pin", &h.revert);
     let report = scan_tree(&tree, Some(&shallow), Some(&fx.rules), None);
     let t = finding(&report, TEST_RULE);
     assert_eq!(t.status, Status::Unknown, "{t:#?}");
-    assert!(t.evidence.iter().any(|e| e.detail.contains("shallow")), "{t:#?}");
+    assert!(
+        t.evidence.iter().any(|e| e.detail.contains("shallow")),
+        "{t:#?}"
+    );
     // The signature still reads the pinned tree, which a shallow clone has.
     assert_eq!(finding(&report, R1).status, Status::Affected);
 
@@ -177,7 +225,11 @@ fn without_a_clone_known_pins_decide_and_everything_else_is_unknown() {
     let report = scan_tree(&tree_pinning(&fx, "other", other), None, None, None);
     let r1 = finding(&report, R1);
     assert_eq!(r1.status, Status::Unknown);
-    assert!(r1.evidence.iter().any(|e| e.detail.contains("--repo flash-attention=")));
+    assert!(
+        r1.evidence
+            .iter()
+            .any(|e| e.detail.contains("--repo flash-attention="))
+    );
 }
 
 #[test]
@@ -191,10 +243,19 @@ fn short_sha_and_tag_pins_resolve_through_the_clone() {
     ] {
         let tree = tree_pinning(&fx, name, reference);
         let report = scan_tree(&tree, Some(&h.dir), Some(&fx.rules), None);
-        assert!(report.components[0].commit.as_ref().is_some_and(|c| c.len() == 40));
+        assert!(
+            report.components[0]
+                .commit
+                .as_ref()
+                .is_some_and(|c| c.len() == 40)
+        );
         assert_eq!(finding(&report, TEST_RULE).status, want, "{name}");
         // Hygiene: short SHAs and tags are findings of their own.
-        let hygiene = if name == "short" { "hygiene/short-sha" } else { "hygiene/movable-ref" };
+        let hygiene = if name == "short" {
+            "hygiene/short-sha"
+        } else {
+            "hygiene/movable-ref"
+        };
         assert_eq!(finding(&report, hygiene).status, Status::Affected);
     }
     // Without a clone they cannot be resolved: unknown.
@@ -207,7 +268,11 @@ fn short_sha_and_tag_pins_resolve_through_the_clone() {
 fn personal_fork_is_a_finding_but_rules_still_apply() {
     let fx = fixture();
     let tree = fx.root.join("fork");
-    vllm_tree(&tree, "git@github.com:someone/flash-attention.git", &fx.history.c2);
+    vllm_tree(
+        &tree,
+        "git@github.com:someone/flash-attention.git",
+        &fx.history.c2,
+    );
     let report = scan_tree(&tree, Some(&fx.history.dir), Some(&fx.rules), None);
     let fork = finding(&report, "hygiene/fork-pin");
     assert_eq!(fork.status, Status::Affected);
@@ -215,7 +280,11 @@ fn personal_fork_is_a_finding_but_rules_still_apply() {
     assert_eq!(finding(&report, R1).status, Status::Affected);
     // The canonical repository in another spelling is not a fork.
     let tree = fx.root.join("canonical");
-    vllm_tree(&tree, "ssh://git@GitHub.com/vllm-project/flash-attention", &fx.history.c2);
+    vllm_tree(
+        &tree,
+        "ssh://git@GitHub.com/vllm-project/flash-attention",
+        &fx.history.c2,
+    );
     let report = scan_tree(&tree, Some(&fx.history.dir), Some(&fx.rules), None);
     assert!(report.findings.iter().all(|f| f.rule != "hygiene/fork-pin"));
 }
@@ -233,7 +302,11 @@ fn declared_patches_are_applied_before_the_signature() {
     );
     // The fix as a patch file, made by git from the real fix commit.
     let patch = git(&h.dir, &["format-patch", "-1", "--stdout", &h.fix]);
-    write(&tree, "cmake/external_projects/patches/fix-splits.patch", &(patch + "\n"));
+    write(
+        &tree,
+        "cmake/external_projects/patches/fix-splits.patch",
+        &(patch + "\n"),
+    );
     let report = scan_tree(&tree, Some(&h.dir), Some(&fx.rules), None);
     assert_eq!(
         report.components[0].patches,

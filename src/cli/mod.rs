@@ -33,6 +33,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Find pinned kernel commits in a target and match them against the rule database.
+    #[command(long_about = scan::LONG_ABOUT, after_help = scan::AFTER_HELP)]
     Scan(scan::Args),
     /// List, show and lint the rule database.
     Rules(rules::Args),

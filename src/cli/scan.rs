@@ -8,24 +8,24 @@ use anyhow::{Context, bail};
 use std::io::Write;
 use std::path::PathBuf;
 
-#[derive(Debug, clap::Args)]
-#[command(
-    long_about = "Find every kernel project a vLLM source tree pins and check each pinned commit \
+pub const LONG_ABOUT: &str = "Find every kernel project a vLLM source tree pins and check each pinned commit \
 against the rule database.\n\n\
 pinprobe reads FetchContent_Declare, ExternalProject_Add and CPMAddPackage calls in CMakeLists.txt \
 and under cmake/ (with set() indirection, PATCH_COMMAND patches and *_SRC_DIR overrides). Each \
 finding is decided by the strongest evidence available: the bug's source signature on the pinned \
 files (needs --repo), commit ancestry (needs --repo), the rule's list of known affected pins, or a \
 package-version range. When nothing decides, the status is `unknown` and the exit code is 3: \
-pinprobe never reports a pin clean that it could not check.",
-    after_help = "Examples:\n  \
+pinprobe never reports a pin clean that it could not check.";
+
+pub const AFTER_HELP: &str = "Examples:\n  \
 pinprobe scan ~/src/vllm\n  \
 pinprobe scan ~/src/vllm --rev v0.30.0               # read a revision through git, no checkout\n  \
 pinprobe scan ~/src/vllm --repo flash-attention=~/src/flash-attention\n  \
 pinprobe scan . --format sarif > pinprobe.sarif\n  \
 pinprobe scan . --fail-on high --rules ./my-rules\n\n\
-Exit codes: 0 nothing at or above --fail-on, 1 findings, 2 usage/input/I-O error, 3 undecided."
-)]
+Exit codes: 0 nothing at or above --fail-on, 1 findings, 2 usage/input/I-O error, 3 undecided.";
+
+#[derive(Debug, clap::Args)]
 pub struct Args {
     /// vLLM source trees to scan (a plain directory or a git work tree).
     #[arg(required = true, value_name = "PATH")]

@@ -200,16 +200,27 @@ impl Clone {
         found
     }
 
+    /// Why a commit is missing, naming a shallow clone as the likely cause.
+    fn missing(&self, id: &ObjectId) -> String {
+        if self.shallow.is_empty() {
+            format!("commit {id} is not in the clone {}", self.path.display())
+        } else {
+            format!(
+                "commit {id} is not in the clone {} (a shallow clone: its history is cut)",
+                self.path.display()
+            )
+        }
+    }
+
     /// Whether `ancestor` is an ancestor of, or equal to, `descendant`.
     pub fn is_ancestor(&self, ancestor: &ObjectId, descendant: &ObjectId) -> Answer<bool> {
         if ancestor == descendant {
             return Answer::Known(true);
         }
-        if !self.has_commit(descendant) {
-            return Answer::Unknown(format!("commit {descendant} is not in the clone"));
-        }
-        if !self.has_commit(ancestor) {
-            return Answer::Unknown(format!("commit {ancestor} is not in the clone"));
+        for id in [descendant, ancestor] {
+            if !self.has_commit(id) {
+                return Answer::Unknown(self.missing(id));
+            }
         }
         let walked = self.ancestors(*descendant);
         if walked.set.contains(ancestor) {

@@ -28,36 +28,43 @@ fn strip_prefix(path: &str) -> &str {
         .unwrap_or(path)
 }
 
-/// Split a (git or plain) unified diff into one section per file.
+/// Split a (git or plain) unified diff into one section per file. Only hunk lines (`@@`, ` `,
+/// `+`, `-`, `\`) after a `---`/`+++` header belong to a section: git's `index` lines, mail
+/// headers and the `-- ` signature trailer of `format-patch` output end it.
 fn split(origin: &str, text: &str) -> Vec<FilePatch> {
     let mut out: Vec<FilePatch> = Vec::new();
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let mut in_section = false;
     let mut i = 0;
     while i < lines.len() {
+        let line = lines[i];
         let is_header =
-            lines[i].starts_with("--- ") && lines.get(i + 1).is_some_and(|l| l.starts_with("+++ "));
-        if !is_header {
-            if let Some(current) = out.last_mut()
-                && !lines[i].starts_with("diff --git ")
-            {
-                current.text.push_str(lines[i]);
-            }
-            i += 1;
+            line.starts_with("--- ") && lines.get(i + 1).is_some_and(|l| l.starts_with("+++ "));
+        if is_header {
+            let new = lines[i + 1].trim_start_matches("+++ ").trim_end();
+            let old = line.trim_start_matches("--- ").trim_end();
+            let path = if new == "/dev/null" {
+                strip_prefix(old)
+            } else {
+                strip_prefix(new)
+            };
+            out.push(FilePatch {
+                origin: origin.to_string(),
+                path: path.to_string(),
+                text: format!("{line}{}", lines[i + 1]),
+            });
+            in_section = true;
+            i += 2;
             continue;
         }
-        let new = lines[i + 1].trim_start_matches("+++ ").trim_end();
-        let old = lines[i].trim_start_matches("--- ").trim_end();
-        let path = if new == "/dev/null" {
-            strip_prefix(old)
-        } else {
-            strip_prefix(new)
-        };
-        out.push(FilePatch {
-            origin: origin.to_string(),
-            path: path.to_string(),
-            text: format!("{}{}", lines[i], lines[i + 1]),
-        });
-        i += 2;
+        let hunk_line = line.starts_with("@@")
+            || (line != "-- \n" && line.starts_with(['+', '-', ' ', '\\']))
+            || line == "\n";
+        match out.last_mut() {
+            Some(current) if in_section && hunk_line => current.text.push_str(line),
+            _ => in_section = false,
+        }
+        i += 1;
     }
     out
 }
@@ -105,7 +112,7 @@ mod tests {
 
     #[test]
     fn splits_git_patches_per_file() {
-        let text = "From abc\nSubject: x\n\ndiff --git a/x.py b/x.py\nindex 1..2 100644\n--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\ndiff --git a/y.py b/y.py\n--- a/y.py\n+++ b/y.py\n@@ -1 +1,2 @@\n c\n+d\n";
+        let text = "From abc\nSubject: x\n\ndiff --git a/x.py b/x.py\nindex 1..2 100644\n--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\ndiff --git a/y.py b/y.py\nindex 3..4 100644\n--- a/y.py\n+++ b/y.py\n@@ -1 +1,2 @@\n c\n+d\n-- \n2.47.3\n\n";
         let parts = split("p.patch", text);
         assert_eq!(parts.len(), 2);
         assert_eq!(parts[0].path, "x.py");

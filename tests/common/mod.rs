@@ -118,7 +118,9 @@ pub enum Sm90Call {
 pub fn fwd_sm90(call: Sm90Call) -> String {
     let args = match call {
         Sm90Call::Buggy => "            self.is_split_kv,\n",
-        Sm90Call::Fixed => "            self.is_split_kv,\n            # pass the split count through\n            num_splits=num_splits,\n",
+        Sm90Call::Fixed => {
+            "            self.is_split_kv,\n            # pass the split count through\n            num_splits=num_splits,\n"
+        }
         Sm90Call::LiteralFalse => "            False,\n",
     };
     format!(
@@ -172,13 +174,21 @@ pub struct FaHistory {
 impl FaHistory {
     pub fn build(dir: &Path) -> FaHistory {
         init(dir);
-        write(dir, "README.md", "flash-attention (synthetic test history)\n");
+        write(
+            dir,
+            "README.md",
+            "flash-attention (synthetic test history)\n",
+        );
         write(dir, BLOCK_INFO, &block_info_old());
         write(dir, FWD_SM90, &fwd_sm90(Sm90Call::Buggy));
         let c0 = commit(dir, "initial");
         write(dir, BLOCK_INFO, &block_info_new());
         let introduce = commit(dir, "BlockInfo: carry num_splits");
-        write(dir, "README.md", "flash-attention (synthetic test history)\n\nmore words\n");
+        write(
+            dir,
+            "README.md",
+            "flash-attention (synthetic test history)\n\nmore words\n",
+        );
         let c2 = commit(dir, "docs");
         git(dir, &["checkout", "-q", "-b", "side", &c2]);
         write(dir, "setup.py", "print('side')\n");
@@ -215,7 +225,9 @@ impl FaHistory {
 /// The CMake file that pins FlashAttention, in vLLM's shape.
 pub fn fa_cmake(repo: &str, tag: &str, patch: Option<&str>) -> String {
     let patch = patch
-        .map(|p| format!("          PATCH_COMMAND git apply ${{CMAKE_CURRENT_LIST_DIR}}/patches/{p}\n"))
+        .map(|p| {
+            format!("          PATCH_COMMAND git apply ${{CMAKE_CURRENT_LIST_DIR}}/patches/{p}\n")
+        })
         .unwrap_or_default();
     format!(
         r#"include(FetchContent)
@@ -255,7 +267,11 @@ pub fn vllm_tree(root: &Path, repo: &str, tag: &str) {
         "CMakeLists.txt",
         "cmake_minimum_required(VERSION 3.26)\nproject(vllm_extensions LANGUAGES CXX)\ninclude(cmake/external_projects/vllm_flash_attn.cmake)\n",
     );
-    write(root, "cmake/external_projects/vllm_flash_attn.cmake", &fa_cmake(repo, tag, None));
+    write(
+        root,
+        "cmake/external_projects/vllm_flash_attn.cmake",
+        &fa_cmake(repo, tag, None),
+    );
 }
 
 /// A rule file pinning the synthetic history's commits (ancestry only, no signature).
