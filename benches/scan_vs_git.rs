@@ -241,5 +241,9 @@ fn main() {
             ours.as_secs_f64() / theirs.as_secs_f64()
         );
     }
-    let _ = std::fs::remove_dir_all(&tmp);
+    if std::env::var_os("PINPROBE_BENCH_KEEP").is_some() {
+        eprintln!("kept {}", tmp.display());
+    } else {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
 }

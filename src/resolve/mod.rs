@@ -4,17 +4,15 @@
 //! Fail closed: a commit, or an ancestor, missing from the clone (a shallow clone, a partial
 //! fetch) answers [`Answer::Unknown`], never "not an ancestor".
 
+mod graph;
 mod patch_id;
 mod patched;
 
 pub use patched::PatchedTree;
 
 use gix::ObjectId;
-use gix::prelude::FindExt;
-use std::cell::RefCell;
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
 
 /// A tri-state answer: known, or unknown with the reason.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,19 +45,11 @@ pub enum Resolved {
     Missing,
 }
 
-/// All ancestors of one commit (itself included), and whether the walk saw the whole history.
-struct Ancestors {
-    set: HashSet<ObjectId>,
-    /// Why the walk could not see all history (shallow boundary, missing object), if it could not.
-    truncated: Option<String>,
-}
-
 /// A local clone of a pinned kernel project.
 pub struct Clone {
     path: PathBuf,
     repo: gix::Repository,
-    shallow: HashSet<ObjectId>,
-    ancestors: RefCell<HashMap<ObjectId, Rc<Ancestors>>>,
+    graph: graph::Graph,
 }
 
 fn is_hex_prefix(s: &str) -> bool {
@@ -73,7 +63,13 @@ impl Clone {
             path: path.to_path_buf(),
             message: e.to_string(),
         })?;
-        repo.object_cache_size_if_unset(4 * 1024 * 1024);
+        // Trees in real packs are delta chains; without a delta-base cache every tree read
+        // re-inflates its whole chain. Object cache: decoded commits and trees are re-read
+        // across the questions of one scan.
+        repo.objects.set_pack_cache(|| {
+            Box::new(gix::odb::pack::cache::lru::StaticLinkedList::<64>::new(32 * 1024 * 1024))
+        });
+        repo.object_cache_size_if_unset(8 * 1024 * 1024);
         let shallow = repo
             .shallow_commits()
             .map_err(|e| ResolveError::Git {
@@ -85,8 +81,7 @@ impl Clone {
         Ok(Clone {
             path: path.to_path_buf(),
             repo,
-            shallow,
-            ancestors: RefCell::new(HashMap::new()),
+            graph: graph::Graph::new(shallow),
         })
     }
 
@@ -167,42 +162,9 @@ impl Clone {
         }
     }
 
-    /// Every ancestor of `tip` (inclusive), walked once and cached.
-    fn ancestors(&self, tip: ObjectId) -> Rc<Ancestors> {
-        if let Some(found) = self.ancestors.borrow().get(&tip) {
-            return Rc::clone(found);
-        }
-        let mut set = HashSet::new();
-        let mut truncated = None;
-        let mut queue = VecDeque::from([tip]);
-        let mut buf = Vec::new();
-        while let Some(id) = queue.pop_front() {
-            if !set.insert(id) {
-                continue;
-            }
-            if self.shallow.contains(&id) {
-                truncated.get_or_insert_with(|| format!("history ends at {id} (shallow clone)"));
-                continue;
-            }
-            let commit = match self.repo.objects.find_commit(&id, &mut buf) {
-                Ok(commit) => commit,
-                Err(_) => {
-                    set.remove(&id);
-                    truncated
-                        .get_or_insert_with(|| format!("commit {id} is missing from the clone"));
-                    continue;
-                }
-            };
-            queue.extend(commit.parents());
-        }
-        let found = Rc::new(Ancestors { set, truncated });
-        self.ancestors.borrow_mut().insert(tip, Rc::clone(&found));
-        found
-    }
-
     /// Why a commit is missing, naming a shallow clone as the likely cause.
     fn missing(&self, id: &ObjectId) -> String {
-        if self.shallow.is_empty() {
+        if !self.graph.is_shallow() {
             format!("commit {id} is not in the clone {}", self.path.display())
         } else {
             format!(
@@ -222,14 +184,26 @@ impl Clone {
                 return Answer::Unknown(self.missing(id));
             }
         }
-        let walked = self.ancestors(*descendant);
-        if walked.set.contains(ancestor) {
+        let (paint, reached) = self
+            .graph
+            .paint(&self.repo, &[*ancestor], *descendant, Some(ancestor));
+        if reached {
             Answer::Known(true)
-        } else if let Some(why) = &walked.truncated {
-            Answer::Unknown(why.clone())
+        } else if let Some(why) = paint.truncated {
+            Answer::Unknown(why)
         } else {
             Answer::Known(false)
         }
+    }
+
+    /// Commits reachable from `tip` and not from `base` (all of `tip`'s history without one),
+    /// newest first, and why the list may be incomplete.
+    pub(crate) fn range(&self, base: Option<&ObjectId>, tip: &ObjectId) -> (Vec<ObjectId>, Option<String>) {
+        let bases: Vec<ObjectId> = base.into_iter().copied().collect();
+        let (paint, _) = self.graph.paint(&self.repo, &bases, *tip, None);
+        let mut ids = paint.only_descendant_side();
+        ids.sort_by_key(|id| std::cmp::Reverse(self.graph.commit(&self.repo, id).map_or(0, |c| c.time)));
+        (ids, paint.truncated)
     }
 
     /// The bytes of `path` in `commit`'s tree, or `None` when the file does not exist there.

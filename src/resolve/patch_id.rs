@@ -5,6 +5,7 @@ use super::{Answer, Clone};
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
 use sha2::{Digest, Sha256};
+use std::collections::HashMap;
 
 /// One changed file: its path and the blob before and after.
 struct Change {
@@ -34,75 +35,85 @@ pub(super) fn find_equivalent(
     let Some(fix_id) = patch_id(clone, &fix_changes) else {
         return Answer::Unknown(format!("could not diff {fix}"));
     };
-    let reachable = clone.ancestors(*tip);
-    let excluded = base.map(|b| clone.ancestors(*b));
-    let mut candidates: Vec<ObjectId> = reachable
-        .set
-        .iter()
-        .filter(|c| *c != fix && excluded.as_ref().is_none_or(|e| !e.set.contains(*c)))
-        .copied()
-        .collect();
-    candidates.sort();
+    let (candidates, truncated) = clone.range(base, tip);
     let paths: Vec<&str> = fix_changes.iter().map(|c| c.path.as_str()).collect();
-    for candidate in candidates {
+    let mut lookups = EntryCache::default();
+    for candidate in candidates.iter().filter(|c| *c != fix) {
         // Cheap filter first: a cherry-pick touches every file the fix touches.
-        if !touches_all(clone, &candidate, &paths) {
+        if !touches_all(clone, &mut lookups, candidate, &paths) {
             continue;
         }
-        let Some(changes) = changes_of(clone, &candidate) else {
+        let Some(changes) = changes_of(clone, candidate) else {
             continue;
         };
         if patch_id(clone, &changes).as_ref() == Some(&fix_id) {
-            return Answer::Known(Some(candidate));
+            return Answer::Known(Some(*candidate));
         }
     }
-    match &reachable.truncated {
-        Some(why) => Answer::Unknown(why.clone()),
+    match truncated {
+        Some(why) => Answer::Unknown(why),
         None => Answer::Known(None),
     }
 }
 
-/// The single parent of a commit (`None` for a root; merges use the first parent, as git does
-/// not give merges a patch-id we skip them in `touches_all`).
-fn parents(clone: &Clone, commit: &ObjectId) -> Option<(ObjectId, Vec<ObjectId>)> {
-    let commit = clone.repo.find_commit(*commit).ok()?;
-    let tree = commit.tree_id().ok()?.detach();
-    let parents = commit.parent_ids().map(|p| p.detach()).collect();
-    Some((tree, parents))
+/// Tree entries by (tree, name), shared across the commits of one search: most commits share
+/// most subtrees, so a path lookup usually decodes only the root tree.
+#[derive(Default)]
+struct EntryCache {
+    entries: HashMap<(ObjectId, String), Option<(ObjectId, bool)>>,
 }
 
-fn tree_of(clone: &Clone, commit: &ObjectId) -> Option<ObjectId> {
-    parents(clone, commit).map(|(tree, _)| tree)
+impl EntryCache {
+    fn child(&mut self, clone: &Clone, tree: ObjectId, name: &str) -> Option<(ObjectId, bool)> {
+        if let Some(found) = self.entries.get(&(tree, name.to_string())) {
+            return *found;
+        }
+        let found = clone.repo.find_tree(tree).ok().and_then(|t| {
+            t.iter().filter_map(Result::ok).find_map(|e| {
+                (e.filename() == name.as_bytes()).then(|| (e.oid().to_owned(), e.mode().is_tree()))
+            })
+        });
+        self.entries.insert((tree, name.to_string()), found);
+        found
+    }
+
+    /// The object at `path` under `tree`.
+    fn at(&mut self, clone: &Clone, tree: ObjectId, path: &str) -> Option<ObjectId> {
+        let mut current = (tree, true);
+        for part in path.split('/') {
+            if !current.1 {
+                return None;
+            }
+            current = self.child(clone, current.0, part)?;
+        }
+        Some(current.0)
+    }
 }
 
-fn entry_at(clone: &Clone, tree: ObjectId, path: &str) -> Option<ObjectId> {
-    let tree = clone.repo.find_tree(tree).ok()?;
-    let entry = tree.lookup_entry_by_path(path).ok()??;
-    Some(entry.object_id())
-}
-
-fn touches_all(clone: &Clone, commit: &ObjectId, paths: &[&str]) -> bool {
-    let Some((tree, parent_ids)) = parents(clone, commit) else {
+/// Whether a single-parent commit changes every one of `paths` (merges have no patch-id).
+fn touches_all(clone: &Clone, lookups: &mut EntryCache, commit: &ObjectId, paths: &[&str]) -> bool {
+    let Some(info) = clone.graph.commit(&clone.repo, commit) else {
         return false;
     };
-    let [parent] = parent_ids.as_slice() else {
+    let [parent] = info.parents.as_slice() else {
         return false;
     };
-    let Some(parent_tree) = tree_of(clone, parent) else {
+    let Some(parent) = clone.graph.commit(&clone.repo, parent) else {
         return false;
     };
     paths
         .iter()
-        .all(|p| entry_at(clone, tree, p) != entry_at(clone, parent_tree, p))
+        .all(|p| lookups.at(clone, info.tree, p) != lookups.at(clone, parent.tree, p))
 }
 
 /// The files a commit changes against its first parent (or against nothing, for a root).
 fn changes_of(clone: &Clone, commit: &ObjectId) -> Option<Vec<Change>> {
-    let (tree, parent_ids) = parents(clone, commit)?;
-    let parent_tree = match parent_ids.first() {
-        Some(parent) => Some(tree_of(clone, parent)?),
+    let info = clone.graph.commit(&clone.repo, commit)?;
+    let parent_tree = match info.parents.first() {
+        Some(parent) => Some(clone.graph.commit(&clone.repo, parent)?.tree),
         None => None,
     };
+    let tree = info.tree;
     let mut out = Vec::new();
     diff_trees(clone, parent_tree, Some(tree), "", &mut out)?;
     out.sort_by(|a, b| a.path.cmp(&b.path));
