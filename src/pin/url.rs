@@ -8,7 +8,10 @@ pub fn canonical(url: &str) -> Option<String> {
     let url = url.trim().trim_matches('"').to_ascii_lowercase();
     let url = url.as_str();
     let rest = if let Some((scheme, rest)) = url.split_once("://") {
-        if !matches!(scheme, "https" | "http" | "ssh" | "git" | "git+ssh" | "git+https") {
+        if !matches!(
+            scheme,
+            "https" | "http" | "ssh" | "git" | "git+ssh" | "git+https"
+        ) {
             return None;
         }
         // drop user-info
@@ -74,7 +77,13 @@ mod tests {
 
     #[test]
     fn non_urls_are_rejected() {
-        for url in ["", "${FA_REPO}", "/src/flash-attention", "file:///x/y/z", "https://github.com"] {
+        for url in [
+            "",
+            "${FA_REPO}",
+            "/src/flash-attention",
+            "file:///x/y/z",
+            "https://github.com",
+        ] {
             assert_eq!(canonical(url), None, "{url}");
         }
         assert_ne!(

@@ -33,7 +33,10 @@ impl GitTreeView {
             let commit = object
                 .peel_to_commit()
                 .map_err(|e| bad_rev(e.to_string()))?;
-            let tree = commit.tree_id().map_err(|e| bad_rev(e.to_string()))?.detach();
+            let tree = commit
+                .tree_id()
+                .map_err(|e| bad_rev(e.to_string()))?
+                .detach();
             (commit.id, tree)
         };
         Ok(GitTreeView {
@@ -99,7 +102,10 @@ impl View for GitTreeView {
         let start = if dir.is_empty() {
             Some(self.tree)
         } else {
-            let tree = self.repo.find_tree(self.tree).map_err(|e| self.git_err(e))?;
+            let tree = self
+                .repo
+                .find_tree(self.tree)
+                .map_err(|e| self.git_err(e))?;
             match tree
                 .lookup_entry_by_path(dir)
                 .map_err(|e| self.git_err(e))?
@@ -117,7 +123,10 @@ impl View for GitTreeView {
     }
 
     fn read(&self, path: &str) -> Result<Option<Vec<u8>>, TargetError> {
-        let tree = self.repo.find_tree(self.tree).map_err(|e| self.git_err(e))?;
+        let tree = self
+            .repo
+            .find_tree(self.tree)
+            .map_err(|e| self.git_err(e))?;
         let Some(entry) = tree
             .lookup_entry_by_path(path)
             .map_err(|e| self.git_err(e))?
