@@ -10,6 +10,7 @@
 //   partition_splits == num_splits honours the splits; partition_splits == 1 reproduces the bug
 //   (every split launched, split 0 takes the whole range, the others get empty ranges).
 // - splitkv_combine: merges the partials; weights exp(lse_s - max lse), so empty splits weigh 0.
+//   (Run for every split count, one split included, so every point times the same two kernels.)
 // - stream_read_d{...}: the positive control. Same grid, same partition, reads the same K/V rows
 //   with 16-byte loads and does nothing else: the bandwidth the probe could reach.
 // - poison_u32: fills a buffer with a bit pattern (NaN for floats) before each checked run.
@@ -433,32 +434,68 @@ INSTANTIATE(256, 32, 1)
 INSTANTIATE(512, 32, 1)
 #endif
 
-// Merge the partials: one CTA per (batch, query head).
-extern "C" __global__ void __launch_bounds__(128)
+// Merge the partials. Grid: (batch * q_heads, head_dim / COMBINE_COLS); 256 threads. Warp 0
+// computes the weights exp(lse_s - max lse) (0 for empty splits); then groups of threads each
+// sum a strided subset of the splits with independent float4 loads, and the groups are reduced
+// through shared memory.
+#define COMBINE_THREADS 256
+#define COMBINE_COLS 128
+#define MAX_SPLITS 1024
+extern "C" __global__ void __launch_bounds__(COMBINE_THREADS)
     splitkv_combine(const float *__restrict__ o_partial, const float *__restrict__ lse_partial,
                     float *__restrict__ out, int rows, int head_dim, int num_splits) {
-    __shared__ float w[1024];
-    __shared__ float total;
-    const int row = blockIdx.x;
-    if (threadIdx.x == 0) {
+    __shared__ float w[MAX_SPLITS];
+    __shared__ float4 red[COMBINE_THREADS];
+    __shared__ float inv_total;
+    const int row = blockIdx.x, tid = threadIdx.x;
+    if (tid < 32) {
         float mx = -INFINITY;
-        for (int s = 0; s < num_splits; ++s) mx = fmaxf(mx, lse_partial[(size_t)s * rows + row]);
+        for (int s = tid; s < num_splits; s += 32)
+            mx = fmaxf(mx, lse_partial[(size_t)s * rows + row]);
+        mx = warp_max(mx);
         float sum = 0.f;
-        for (int s = 0; s < num_splits; ++s) {
+        for (int s = tid; s < num_splits; s += 32) {
             const float l = lse_partial[(size_t)s * rows + row];
             const float ws = (l == -INFINITY || mx == -INFINITY) ? 0.f : expf(l - mx);
             w[s] = ws;
             sum += ws;
         }
-        total = sum;
+        sum = warp_sum(sum);
+        if (tid == 0) inv_total = sum > 0.f ? 1.f / sum : 0.f;
     }
     __syncthreads();
-    const float inv = total > 0.f ? 1.f / total : 0.f;
-    for (int d = threadIdx.x; d < head_dim; d += blockDim.x) {
-        float acc = 0.f;
-        for (int s = 0; s < num_splits; ++s)
-            if (w[s] != 0.f) acc += w[s] * o_partial[((size_t)s * rows + row) * head_dim + d];
-        out[(size_t)row * head_dim + d] = acc * inv;
+    const int cols = head_dim < COMBINE_COLS ? head_dim : COMBINE_COLS;
+    const int tpr = cols / 4;                 // threads per split group, a float4 each
+    const int groups = COMBINE_THREADS / tpr; // split groups
+    const int grp = tid / tpr, c = blockIdx.y * cols + (tid % tpr) * 4;
+    float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+    const float *src = o_partial + (size_t)row * head_dim + c;
+    const size_t split_stride = (size_t)rows * head_dim;
+#pragma unroll 8
+    for (int s = grp; s < num_splits; s += groups) {
+        // Empty splits have zero weight and zero partials; read them anyway, so the loads
+        // stay independent of the weights.
+        const float4 x = __ldcg((const float4 *)(src + s * split_stride));
+        const float ws = w[s];
+        acc.x += ws * x.x;
+        acc.y += ws * x.y;
+        acc.z += ws * x.z;
+        acc.w += ws * x.w;
+    }
+    red[tid] = acc;
+    __syncthreads();
+    if (tid < tpr) {
+        float4 r = red[tid];
+        for (int g = 1; g < groups; ++g) {
+            const float4 y = red[g * tpr + tid];
+            r.x += y.x;
+            r.y += y.y;
+            r.z += y.z;
+            r.w += y.w;
+        }
+        const float inv = inv_total;
+        *(float4 *)(out + (size_t)row * head_dim + c) =
+            make_float4(r.x * inv, r.y * inv, r.z * inv, r.w * inv);
     }
 }
 

@@ -310,9 +310,11 @@ impl Device {
 
                 let rows = (shape.batch * shape.q_heads()) as i32;
                 let (head_dim, num_splits) = (shape.head_dim as i32, splits as i32);
+                // Mirrors COMBINE_COLS / COMBINE_THREADS in the kernel source.
+                let col_blocks = shape.head_dim / shape.head_dim.min(128);
                 let cfg = LaunchConfig {
-                    grid_dim: (rows as u32, 1, 1),
-                    block_dim: (128, 1, 1),
+                    grid_dim: (rows as u32, col_blocks as u32, 1),
+                    block_dim: (256, 1, 1),
                     shared_mem_bytes: 0,
                 };
                 let mut b = self.stream.launch_builder(&k.combine);
