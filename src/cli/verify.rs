@@ -23,7 +23,8 @@ pub enum InjectArg {
     IgnoreSplits,
 }
 
-const LONG_ABOUT: &str = "\
+/// `pinprobe verify --help`: what is measured, how, and what the verdicts mean.
+pub const LONG_ABOUT: &str = "\
 Does split-KV decode attention scale with num_splits on this GPU?
 
 pinprobe compiles its bundled probe (kernels/splitkv_decode.cu) at run time with NVRTC for the \
@@ -54,7 +55,7 @@ Errors exit 2. No NVIDIA driver or no usable GPU: one line on stderr, exit 4.
 Needs an NVIDIA driver (libcuda) and NVRTC from CUDA 13 (libnvrtc.so.13) at run time; nothing \
 CUDA at build time. The report goes to stdout, progress to stderr.";
 
-const AFTER_HELP: &str = "\
+pub const AFTER_HELP: &str = "\
 Examples:
   pinprobe verify                                  both default shapes, table on stdout
   pinprobe verify --format json --plot verify.svg  JSON report and a latency plot
@@ -63,8 +64,8 @@ Examples:
   pinprobe verify --shape 128:8:4:4:16384 --device 1
   pinprobe verify --compare-sdpa                   also time PyTorch's SDPA on the same shapes";
 
+/// Flags of `pinprobe verify` (its help text is set where the subcommand is declared).
 #[derive(Debug, clap::Args)]
-#[command(long_about = LONG_ABOUT, after_help = AFTER_HELP)]
 pub struct Args {
     /// Shape to measure: `reported` (head dim 512, 2 KV heads x 8 query heads, batch 1, 7,168
     /// tokens), `long` (128, 8 x 4, batch 1, 32,768 tokens) or

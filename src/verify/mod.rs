@@ -30,6 +30,7 @@ use std::io::Write;
 use std::time::Instant;
 
 use coverage::Coverage;
+pub use probe::driver_present;
 use report::{Point, Report, SeriesReport, ShapeReport, Thresholds};
 use stats::{Checks, Row, Verdict};
 
@@ -476,13 +477,15 @@ fn run_shape(
                     None => (None, None),
                 };
                 if let Some(err) = rel_error {
-                    // NaN compares false: `!(err <= MAX)` fails it.
-                    if !(err <= MAX_REL_ERROR) {
+                    // NaN never passes.
+                    if err.is_nan() || err > MAX_REL_ERROR {
                         checks.outputs_correct = false;
                     }
-                    max_err = Some(
-                        max_err.map_or(err, |m: f64| if err.is_nan() { err } else { m.max(err) }),
-                    );
+                    max_err = Some(match max_err {
+                        Some(m) if m.is_nan() => m,
+                        Some(m) if !err.is_nan() => m.max(err),
+                        _ => err,
+                    });
                 }
                 if let (Some(expected), Some(class)) = (expected, cov) {
                     if !class.consistent_with(expected) {
