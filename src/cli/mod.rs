@@ -38,6 +38,7 @@ pub enum Command {
     /// List, show and lint the rule database.
     Rules(rules::Args),
     /// Sweep num_splits through the bundled split-KV decode probe on the GPU.
+    #[command(long_about = verify::LONG_ABOUT, after_help = verify::AFTER_HELP)]
     Verify(verify::Args),
 }
 

@@ -1,13 +1,173 @@
-//! `pinprobe verify`: the GPU verifier's command line.
-//!
-//! (Stub: lands with the verifier work.)
+//! `pinprobe verify`: the GPU verifier's command line. Parses flags into
+//! [`verify::Options`](crate::verify::Options), runs the verifier with progress on stderr, renders
+//! the report on stdout (table or JSON) and an optional SVG plot, and maps the verdict to the
+//! exit code.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Context;
 
 use crate::exit::Exit;
-use std::io::Write;
+use crate::verify::{self, Inject, Options, Shape, VerifyError, report, stats::Verdict};
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum InjectArg {
+    /// Reproduce the FA4 SM90 bug: launch every split but partition for one split.
+    IgnoreSplits,
+}
+
+/// `pinprobe verify --help`: what is measured, how, and what the verdicts mean.
+pub const LONG_ABOUT: &str = "\
+Does split-KV decode attention scale with num_splits on this GPU?
+
+pinprobe compiles its bundled probe (kernels/splitkv_decode.cu) at run time with NVRTC for the \
+GPU's architecture (sm_90 on H100/H200) and sweeps num_splits over decode attention shapes: one \
+query token, grouped-query attention, bf16 K/V, fp32 accumulation. The KV range is split exactly \
+as FlashAttention splits it (tiles of block_n rows, ceil(n_blocks / num_splits) tiles per split); \
+a combine kernel merges the splits.
+
+Before timing, every split count's output is checked against an fp64 CPU reference on fresh \
+random inputs (outputs poisoned first; relative error under 1e-2, no NaN), and every split \
+reports the KV rows it processed: honoured splits each take their share, ignored splits leave \
+everything to split 0.
+
+Timing: CUDA graphs of many launches, K/V rotated across copies that together exceed the L2 \
+cache, CUDA events, split counts in a fresh random order each round; medians and bootstrap 95% \
+intervals. Two controls run beside the probe: the negative control reproduces the bug (every \
+split launched, partition of one split) and must come out flat; the positive control streams the \
+same K/V rows over the same grids and must scale. Its bandwidth is what the probe could reach.
+
+Verdicts (on the speedup from 1 split to the best split, lower/upper 95% bound):
+  scales        lower bound >= 2x                        exit 0
+  flat          upper bound <= 1.5x                      exit 1
+  inconclusive  in between, too noisy, too few rounds    exit 3
+  invalid       a control failed (wrong output, broken coverage, positive control flat,
+                negative control scaling)                exit 3
+Errors exit 2. No NVIDIA driver or no usable GPU: one line on stderr, exit 4.
+
+Needs an NVIDIA driver (libcuda) and NVRTC from CUDA 13 (libnvrtc.so.13) at run time; nothing \
+CUDA at build time. The report goes to stdout, progress to stderr.";
+
+pub const AFTER_HELP: &str = "\
+Examples:
+  pinprobe verify                                  both default shapes, table on stdout
+  pinprobe verify --format json --plot verify.svg  JSON report and a latency plot
+  pinprobe verify --inject ignore-splits           the bug on purpose: expect `flat`, exit 1
+  pinprobe verify --shape reported --splits 1,8,64 --rounds 30
+  pinprobe verify --shape 128:8:4:4:16384 --device 1
+  pinprobe verify --compare-sdpa                   also time PyTorch's SDPA on the same shapes";
+
+/// Flags of `pinprobe verify` (its help text is set where the subcommand is declared).
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Shape to measure: `reported` (head dim 512, 2 KV heads x 8 query heads, batch 1, 7,168
+    /// tokens), `long` (128, 8 x 4, batch 1, 32,768 tokens) or
+    /// HEAD_DIM:KV_HEADS:Q_PER_KV:BATCH:TOKENS. Repeat for several [default: reported, long]
+    #[arg(long = "shape", value_name = "SHAPE")]
+    pub shapes: Vec<String>,
 
-pub fn run(_args: Args, _out: &mut dyn Write) -> anyhow::Result<Exit> {
-    anyhow::bail!("verify is not built yet")
+    /// Split counts to sweep, comma-separated; must include 1. FlashAttention's heuristic choice
+    /// for each shape is added
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16,32,64")]
+    pub splits: Vec<usize>,
+
+    /// Timing rounds: each times every series at every split count once (at least 5 for a
+    /// verdict)
+    #[arg(long, default_value_t = 15)]
+    pub rounds: usize,
+
+    /// Launches per CUDA graph, at least (rounded up to a multiple of the K/V copies)
+    #[arg(long, default_value_t = 16)]
+    pub launches: usize,
+
+    /// CUDA device index
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+
+    /// Run a known bug as the probe under test (the verdict is then about the bug)
+    #[arg(long, value_enum, value_name = "BUG")]
+    pub inject: Option<InjectArg>,
+
+    /// Report format on stdout
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+
+    /// Also write an SVG plot of latency against num_splits (probe and controls) to PATH
+    #[arg(long, value_name = "PATH")]
+    pub plot: Option<PathBuf>,
+
+    /// Also time each shape through PyTorch's scaled_dot_product_attention (python3 with torch;
+    /// skipped with a note if absent) and report its ratio to the probe's best split
+    #[arg(long)]
+    pub compare_sdpa: bool,
+
+    /// Seed for inputs, visiting order and bootstrap [default: fresh each run]
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+impl Args {
+    pub fn options(&self) -> anyhow::Result<Options> {
+        let shapes = if self.shapes.is_empty() {
+            Options::default().shapes
+        } else {
+            self.shapes
+                .iter()
+                .map(|s| Shape::parse(s))
+                .collect::<Result<_, _>>()?
+        };
+        let opts = Options {
+            shapes,
+            splits: self.splits.clone(),
+            rounds: self.rounds,
+            launches: self.launches,
+            device: self.device,
+            inject: self
+                .inject
+                .map(|InjectArg::IgnoreSplits| Inject::IgnoreSplits),
+            compare_sdpa: self.compare_sdpa,
+            seed: self.seed,
+        };
+        opts.validate()?;
+        Ok(opts)
+    }
+}
+
+/// The verdict's exit code (DESIGN.md, "Contracts").
+pub fn exit_for(verdict: Verdict) -> Exit {
+    match verdict {
+        Verdict::Scales => Exit::Clean,
+        Verdict::Flat => Exit::Findings,
+        Verdict::Inconclusive | Verdict::Invalid => Exit::Undecided,
+    }
+}
+
+pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
+    let opts = args.options()?;
+    let stderr = std::io::stderr();
+    let report = match verify::run(&opts, &mut stderr.lock()) {
+        Ok(r) => r,
+        Err(VerifyError::NoGpu(why)) => {
+            eprintln!("pinprobe: no usable GPU: {why}");
+            return Ok(Exit::NoGpu);
+        }
+        Err(e) => return Err(e).context("verify"),
+    };
+    match args.format {
+        Format::Table => report::render_table(&report, out)?,
+        Format::Json => report::render_json(&report, out)?,
+    }
+    out.flush()?;
+    if let Some(path) = &args.plot {
+        report::render_svg(&report, path)?;
+        eprintln!("plot written to {}", path.display());
+    }
+    Ok(exit_for(report.verdict))
 }

@@ -1,0 +1,526 @@
+//! The verifier's report: plain serialisable data ([`Report`]) and its renderers: a table
+//! ([`render_table`]), JSON ([`render_json`], `"schema": 1`) and an SVG plot of latency against
+//! `num_splits` for the probe and both controls ([`render_svg`]).
+
+use std::io::Write;
+use std::path::Path;
+
+use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
+use plotters::prelude::*;
+use serde::Serialize;
+
+use super::coverage::Coverage;
+use super::sdpa::SdpaResult;
+use super::stats::{self, Estimate, Scaling, Verdict};
+use super::{Inject, MAX_REL_ERROR, Shape};
+
+/// Everything one `pinprobe verify` run found.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub schema: u32,
+    /// Over all shapes (see [`stats::overall`]).
+    pub verdict: Verdict,
+    pub device: DeviceInfo,
+    pub inject: Option<Inject>,
+    pub rounds: usize,
+    pub seed: u64,
+    pub compile_ms: f64,
+    /// Device open to the last shape's verdict (compile, checks, controls, all shapes).
+    pub verify_ms: f64,
+    /// Including the optional PyTorch comparison.
+    pub total_ms: f64,
+    pub thresholds: Thresholds,
+    pub shapes: Vec<ShapeReport>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceInfo {
+    pub name: String,
+    pub ordinal: usize,
+    pub compute_capability: String,
+    pub arch: String,
+    pub sms: usize,
+    pub l2_bytes: usize,
+    pub driver: String,
+}
+
+/// The constants the verdicts were decided with.
+#[derive(Debug, Clone, Serialize)]
+pub struct Thresholds {
+    pub scales_min_speedup: f64,
+    pub flat_max_speedup: f64,
+    pub confidence: f64,
+    pub min_rounds: usize,
+    pub max_rel_error: f64,
+}
+
+impl Thresholds {
+    pub fn current() -> Self {
+        Thresholds {
+            scales_min_speedup: stats::SCALES_MIN_SPEEDUP,
+            flat_max_speedup: stats::FLAT_MAX_SPEEDUP,
+            confidence: stats::CONFIDENCE,
+            min_rounds: stats::MIN_ROUNDS,
+            max_rel_error: MAX_REL_ERROR,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ShapeReport {
+    pub shape: Shape,
+    pub block_n: usize,
+    /// FlashAttention's `num_splits` heuristic for this shape on this device.
+    pub heuristic_splits: usize,
+    pub verdict: Verdict,
+    pub reasons: Vec<String>,
+    /// The series under test (the ignored-splits kernel itself under `--inject ignore-splits`).
+    pub probe: SeriesReport,
+    /// Ignored splits; absent when the probe is the injected bug.
+    pub negative_control: Option<SeriesReport>,
+    /// Streaming read over the same grids.
+    pub positive_control: SeriesReport,
+    /// Probe bandwidth at its best split count over the positive control's best.
+    pub bandwidth_fraction: Option<f64>,
+    pub sdpa: Option<SdpaResult>,
+    pub launches_per_graph: usize,
+    pub kv_copies: usize,
+    pub elapsed_ms: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SeriesReport {
+    pub name: String,
+    pub scaling: Scaling,
+    /// What the coverage reports showed over the sweep (absent for the streaming read).
+    pub coverage: Option<Coverage>,
+    /// Worst relative error against the fp64 reference (absent for the streaming read).
+    pub max_rel_error: Option<f64>,
+    pub points: Vec<Point>,
+}
+
+impl SeriesReport {
+    fn best(&self) -> Option<&Point> {
+        self.points
+            .iter()
+            .filter(|p| p.latency_us.is_some())
+            .min_by(|a, b| median(a).total_cmp(&median(b)))
+    }
+    pub fn best_median_us(&self) -> Option<f64> {
+        self.best().and_then(|p| p.latency_us.map(|l| l.median))
+    }
+    pub fn best_bandwidth(&self) -> Option<f64> {
+        self.best().and_then(|p| p.bandwidth_gbs)
+    }
+    fn at(&self, splits: usize) -> Option<&Point> {
+        self.points.iter().find(|p| p.splits == splits)
+    }
+}
+
+fn median(p: &Point) -> f64 {
+    p.latency_us.map_or(f64::INFINITY, |l| l.median)
+}
+
+/// One split count of one series.
+#[derive(Debug, Clone, Serialize)]
+pub struct Point {
+    pub splits: usize,
+    /// This is FlashAttention's heuristic choice.
+    pub heuristic: bool,
+    /// Per-launch latency: median over rounds and its bootstrap interval.
+    pub latency_us: Option<Estimate>,
+    /// Median latency at one split over this one (higher is faster).
+    pub ratio_to_one: Option<f64>,
+    /// Bytes of K, V and Q over the median latency, GB/s.
+    pub bandwidth_gbs: Option<f64>,
+    pub rel_error: Option<f64>,
+    pub coverage: Option<Coverage>,
+    pub samples_us: Vec<f64>,
+}
+
+/// JSON, pretty-printed, newline-terminated.
+pub fn render_json(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, report)?;
+    writeln!(out)
+}
+
+fn us(e: Option<Estimate>) -> String {
+    match e {
+        Some(e) => format!("{:.1} ({:.1}-{:.1})", e.median, e.ci_low, e.ci_high),
+        None => "-".into(),
+    }
+}
+
+fn opt(x: Option<f64>, digits: usize) -> String {
+    x.map_or("-".into(), |x| format!("{x:.digits$}"))
+}
+
+fn err(x: Option<f64>) -> String {
+    x.map_or("-".into(), |x| {
+        if x.is_nan() {
+            "NaN".into()
+        } else {
+            format!("{x:.1e}")
+        }
+    })
+}
+
+fn cov(c: Option<Coverage>) -> &'static str {
+    match c {
+        Some(Coverage::Honoured) => "honoured",
+        Some(Coverage::Ignored) => "ignored",
+        Some(Coverage::Either) => "either",
+        Some(Coverage::Broken) => "BROKEN",
+        None => "-",
+    }
+}
+
+/// Human-readable report: per shape a table of latency per split count (median and 95% CI, µs),
+/// ratio to one split, achieved bandwidth, the controls, error and coverage; then the verdict.
+pub fn render_table(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
+    let d = &report.device;
+    writeln!(
+        out,
+        "pinprobe verify on {} (compute {}, {} SMs, {} MB L2, driver {}): {}",
+        d.name,
+        d.compute_capability,
+        d.sms,
+        d.l2_bytes >> 20,
+        d.driver,
+        report.verdict.as_str().to_uppercase()
+    )?;
+    if let Some(Inject::IgnoreSplits) = report.inject {
+        writeln!(
+            out,
+            "injected bug: ignore-splits (every split launched, partition of one split)"
+        )?;
+    }
+    for s in &report.shapes {
+        writeln!(out)?;
+        let sh = &s.shape;
+        writeln!(
+            out,
+            "{}: head dim {}, {} KV heads x {} query heads, batch {}, {} tokens; tiles of {} rows; \
+             FlashAttention heuristic: {} splits (*)",
+            sh.label(),
+            sh.head_dim,
+            sh.kv_heads,
+            sh.q_per_kv,
+            sh.batch,
+            sh.tokens,
+            s.block_n,
+            s.heuristic_splits
+        )?;
+        let mut t = Table::new();
+        t.load_preset(UTF8_FULL_CONDENSED);
+        let mut header = vec![
+            "splits".to_string(),
+            format!("{} µs (95% CI)", s.probe.name),
+            "vs 1 split".into(),
+            "GB/s".into(),
+            "rel err".into(),
+            "coverage".into(),
+        ];
+        if let Some(n) = &s.negative_control {
+            header.push(format!("{} µs", n.name));
+        }
+        header.push(format!("{} µs", s.positive_control.name));
+        header.push(format!("{} GB/s", s.positive_control.name));
+        t.set_header(header);
+        for p in &s.probe.points {
+            let mut row = vec![
+                format!("{}{}", p.splits, if p.heuristic { "*" } else { "" }),
+                us(p.latency_us),
+                opt(p.ratio_to_one, 2),
+                opt(p.bandwidth_gbs, 0),
+                err(p.rel_error),
+                cov(p.coverage).to_string(),
+            ];
+            if let Some(n) = &s.negative_control {
+                row.push(us(n.at(p.splits).and_then(|q| q.latency_us)));
+            }
+            let c = s.positive_control.at(p.splits);
+            row.push(us(c.and_then(|q| q.latency_us)));
+            row.push(opt(c.and_then(|q| q.bandwidth_gbs), 0));
+            t.add_row(row);
+        }
+        writeln!(out, "{t}")?;
+        writeln!(out, "verdict: {} ({})", s.verdict, s.reasons.join("; "))?;
+        for series in std::iter::once(&s.probe)
+            .chain(&s.negative_control)
+            .chain(std::iter::once(&s.positive_control))
+        {
+            writeln!(
+                out,
+                "  {}: {} - {}",
+                series.name, series.scaling.verdict, series.scaling.reason
+            )?;
+        }
+        if let Some(f) = s.bandwidth_fraction {
+            writeln!(
+                out,
+                "  probe at its best split count reaches {:.0}% of the streaming read's best bandwidth",
+                f * 100.0
+            )?;
+        }
+        if let Some(sdpa) = &s.sdpa {
+            writeln!(out, "  {}", sdpa.describe())?;
+        }
+    }
+    writeln!(
+        out,
+        "\n{} in {:.2} s (compile {:.0} ms); exit {}",
+        report.verdict,
+        report.verify_ms / 1e3,
+        report.compile_ms,
+        match report.verdict {
+            Verdict::Scales => 0,
+            Verdict::Flat => 1,
+            _ => 3,
+        }
+    )
+}
+
+/// Errors drawing the plot, as text (plotters' error type is generic over its backend).
+#[derive(Debug, thiserror::Error)]
+#[error("plot {path}: {message}")]
+pub struct PlotError {
+    pub path: String,
+    pub message: String,
+}
+
+/// Latency against `num_splits` (log-log), one panel per shape: the probe, the ignored-splits
+/// negative control and the streaming-read positive control, each median with its interval.
+pub fn render_svg(report: &Report, path: &Path) -> Result<(), PlotError> {
+    let fail = |e: &dyn std::fmt::Display| PlotError {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    };
+    let panels = report.shapes.len().max(1);
+    let root = SVGBackend::new(path, (900, 420 * panels as u32)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| fail(&e))?;
+    let areas = root.split_evenly((panels, 1));
+    for (shape, area) in report.shapes.iter().zip(areas) {
+        draw_shape(shape, report, &area).map_err(|e| fail(&e))?;
+    }
+    root.present().map_err(|e| fail(&e))?;
+    Ok(())
+}
+
+type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
+
+fn draw_shape(
+    s: &ShapeReport,
+    report: &Report,
+    area: &Area<'_>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let series: Vec<(&SeriesReport, RGBColor)> = std::iter::once((&s.probe, BLUE))
+        .chain(s.negative_control.iter().map(|n| (n, RED)))
+        .chain(std::iter::once((&s.positive_control, RGBColor(0, 150, 0))))
+        .collect();
+    let all: Vec<(f64, Estimate)> = series
+        .iter()
+        .flat_map(|(r, _)| r.points.iter())
+        .filter_map(|p| p.latency_us.map(|l| (p.splits as f64, l)))
+        .collect();
+    let x_max = all.iter().map(|(x, _)| *x).fold(1.0, f64::max) * 1.3;
+    let y_min = all
+        .iter()
+        .map(|(_, l)| l.ci_low.min(l.median))
+        .filter(|y| y.is_finite() && *y > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    let y_max = all
+        .iter()
+        .map(|(_, l)| l.ci_high.max(l.median))
+        .filter(|y| y.is_finite())
+        .fold(0.0, f64::max);
+    let (y_min, y_max) = if y_min.is_finite() && y_max > 0.0 {
+        (y_min / 1.5, y_max * 1.5)
+    } else {
+        (1.0, 1000.0)
+    };
+    let title = format!(
+        "{} on {}: {} (heuristic {} splits)",
+        s.shape.label(),
+        report.device.name,
+        s.verdict,
+        s.heuristic_splits
+    );
+    let mut chart = ChartBuilder::on(area)
+        .caption(title, ("sans-serif", 20))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d((0.8f64..x_max).log_scale(), (y_min..y_max).log_scale())?;
+    chart
+        .configure_mesh()
+        .x_desc("num_splits")
+        .y_desc("latency per launch (µs)")
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| format!("{y:.0}"))
+        .draw()?;
+    for (r, color) in series {
+        let pts: Vec<(f64, Estimate)> = r
+            .points
+            .iter()
+            .filter_map(|p| p.latency_us.map(|l| (p.splits as f64, l)))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(
+                pts.iter().map(|(x, l)| (*x, l.median)),
+                color.stroke_width(2),
+            ))?
+            .label(r.name.clone())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
+        chart.draw_series(
+            pts.iter()
+                .map(|(x, l)| Circle::new((*x, l.median), 3, color.filled())),
+        )?;
+        // Confidence intervals as vertical bars.
+        for (x, l) in &pts {
+            if l.ci_low.is_finite() && l.ci_high.is_finite() && l.ci_low > 0.0 {
+                chart.draw_series(LineSeries::new(
+                    vec![(*x, l.ci_low), (*x, l.ci_high)],
+                    color.stroke_width(1),
+                ))?;
+            }
+        }
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()?;
+    Ok(())
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::verify::stats::assess;
+
+    /// A synthetic report: a scaling probe, a flat negative control, a scaling stream.
+    pub(crate) fn sample_report() -> Report {
+        let splits = [1usize, 2, 4, 8, 16, 32, 56, 64];
+        let series = |name: &str, lat: &dyn Fn(usize) -> f64, cov: Option<Coverage>| {
+            let points: Vec<Point> = splits
+                .iter()
+                .map(|&s| {
+                    let samples: Vec<f64> =
+                        (0..8).map(|i| lat(s) * (1.0 + 0.01 * i as f64)).collect();
+                    let l = stats::estimate(&samples, 1);
+                    Point {
+                        splits: s,
+                        heuristic: s == 56,
+                        latency_us: l,
+                        ratio_to_one: l.map(|l| lat(1) * 1.035 / l.median),
+                        bandwidth_gbs: l.map(|l| 29.4e6 / (l.median * 1e3)),
+                        rel_error: cov.map(|_| 2.1e-3),
+                        coverage: cov,
+                        samples_us: samples,
+                    }
+                })
+                .collect();
+            let rows: Vec<stats::Row> = points
+                .iter()
+                .map(|p| stats::Row {
+                    splits: p.splits,
+                    samples: p.samples_us.clone(),
+                })
+                .collect();
+            SeriesReport {
+                name: name.into(),
+                scaling: assess(&rows, 3),
+                coverage: cov,
+                max_rel_error: cov.map(|_| 2.1e-3),
+                points,
+            }
+        };
+        let probe = series(
+            "probe",
+            &|s| (334.0 / s as f64).max(21.3),
+            Some(Coverage::Honoured),
+        );
+        let neg = series("ignore-splits", &|_| 335.0, Some(Coverage::Ignored));
+        let pos = series("stream-read", &|s| (200.0 / s as f64).max(9.0), None);
+        let shape = ShapeReport {
+            shape: Shape::REPORTED,
+            block_n: 64,
+            heuristic_splits: 56,
+            verdict: Verdict::Scales,
+            reasons: vec![probe.scaling.reason.clone()],
+            probe,
+            negative_control: Some(neg),
+            positive_control: pos,
+            bandwidth_fraction: Some(0.42),
+            sdpa: Some(SdpaResult::skipped("torch is not installed")),
+            launches_per_graph: 21,
+            kv_copies: 7,
+            elapsed_ms: 1234.0,
+        };
+        Report {
+            schema: 1,
+            verdict: Verdict::Scales,
+            device: DeviceInfo {
+                name: "NVIDIA H200".into(),
+                ordinal: 0,
+                compute_capability: "9.0".into(),
+                arch: "sm_90".into(),
+                sms: 132,
+                l2_bytes: 60 << 20,
+                driver: "13.0".into(),
+            },
+            inject: None,
+            rounds: 8,
+            seed: 42,
+            compile_ms: 800.0,
+            verify_ms: 4000.0,
+            total_ms: 4000.0,
+            thresholds: Thresholds::current(),
+            shapes: vec![shape],
+        }
+    }
+
+    #[test]
+    fn table_has_every_split_and_the_verdict() {
+        let mut buf = Vec::new();
+        render_table(&sample_report(), &mut buf).expect("render");
+        let text = String::from_utf8(buf).expect("utf8");
+        assert!(text.contains("SCALES"));
+        assert!(text.contains("56*"), "heuristic marked");
+        assert!(text.contains("honoured"));
+        assert!(text.contains("ignore-splits µs"));
+        assert!(text.contains("42% of the streaming read"));
+        assert!(text.contains("skipped"));
+    }
+
+    #[test]
+    fn json_has_schema_and_verdicts() {
+        let mut buf = Vec::new();
+        render_json(&sample_report(), &mut buf).expect("render");
+        let v: serde_json::Value = serde_json::from_slice(&buf).expect("json");
+        assert_eq!(v["schema"], 1);
+        assert_eq!(v["verdict"], "scales");
+        let shape = &v["shapes"][0];
+        assert_eq!(shape["shape"]["head_dim"], 512);
+        assert_eq!(shape["probe"]["coverage"], "honoured");
+        assert_eq!(shape["negative_control"]["scaling"]["verdict"], "flat");
+        assert_eq!(shape["probe"]["points"].as_array().map(Vec::len), Some(8));
+        assert!(shape["probe"]["points"][0]["latency_us"]["median"].is_number());
+    }
+
+    #[test]
+    fn svg_plot_is_written() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("verify.svg");
+        render_svg(&sample_report(), &path).expect("plot");
+        let svg = std::fs::read_to_string(&path).expect("read");
+        assert!(svg.starts_with("<svg"));
+        assert!(svg.contains("num_splits"));
+        assert!(svg.contains("ignore-splits"));
+        assert!(svg.contains("<circle") || svg.contains("circle"));
+    }
+}
