@@ -90,7 +90,10 @@ impl Graph {
         let mut flags: HashMap<ObjectId, u8> = HashMap::new();
         let mut queue: BinaryHeap<(i64, ObjectId)> = BinaryHeap::new();
         let mut truncated = None;
-        let push = |id: ObjectId, add: u8, flags: &mut HashMap<ObjectId, u8>, queue: &mut BinaryHeap<(i64, ObjectId)>| {
+        let push = |id: ObjectId,
+                    add: u8,
+                    flags: &mut HashMap<ObjectId, u8>,
+                    queue: &mut BinaryHeap<(i64, ObjectId)>| {
             let f = flags.entry(id).or_insert(0);
             if *f & add == add {
                 return;
@@ -119,12 +122,15 @@ impl Graph {
             match self.commit(repo, &id) {
                 None => {
                     if f & STALE == 0 {
-                        truncated.get_or_insert_with(|| format!("commit {id} is missing from the clone"));
+                        truncated.get_or_insert_with(|| {
+                            format!("commit {id} is missing from the clone")
+                        });
                     }
                 }
                 Some(info) => {
                     if info.parents.is_empty() && self.shallow.contains(&id) && f & STALE == 0 {
-                        truncated.get_or_insert_with(|| format!("history ends at {id} (shallow clone)"));
+                        truncated
+                            .get_or_insert_with(|| format!("history ends at {id} (shallow clone)"));
                     }
                     let carry = f & (FROM_A | FROM_D | STALE);
                     for p in &info.parents {

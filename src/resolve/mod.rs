@@ -67,7 +67,9 @@ impl Clone {
         // re-inflates its whole chain. Object cache: decoded commits and trees are re-read
         // across the questions of one scan.
         repo.objects.set_pack_cache(|| {
-            Box::new(gix::odb::pack::cache::lru::StaticLinkedList::<64>::new(32 * 1024 * 1024))
+            Box::new(gix::odb::pack::cache::lru::StaticLinkedList::<64>::new(
+                32 * 1024 * 1024,
+            ))
         });
         repo.object_cache_size_if_unset(8 * 1024 * 1024);
         let shallow = repo
@@ -184,9 +186,9 @@ impl Clone {
                 return Answer::Unknown(self.missing(id));
             }
         }
-        let (paint, reached) = self
-            .graph
-            .paint(&self.repo, &[*ancestor], *descendant, Some(ancestor));
+        let (paint, reached) =
+            self.graph
+                .paint(&self.repo, &[*ancestor], *descendant, Some(ancestor));
         if reached {
             Answer::Known(true)
         } else if let Some(why) = paint.truncated {
@@ -198,11 +200,17 @@ impl Clone {
 
     /// Commits reachable from `tip` and not from `base` (all of `tip`'s history without one),
     /// newest first, and why the list may be incomplete.
-    pub(crate) fn range(&self, base: Option<&ObjectId>, tip: &ObjectId) -> (Vec<ObjectId>, Option<String>) {
+    pub(crate) fn range(
+        &self,
+        base: Option<&ObjectId>,
+        tip: &ObjectId,
+    ) -> (Vec<ObjectId>, Option<String>) {
         let bases: Vec<ObjectId> = base.into_iter().copied().collect();
         let (paint, _) = self.graph.paint(&self.repo, &bases, *tip, None);
         let mut ids = paint.only_descendant_side();
-        ids.sort_by_key(|id| std::cmp::Reverse(self.graph.commit(&self.repo, id).map_or(0, |c| c.time)));
+        ids.sort_by_key(|id| {
+            std::cmp::Reverse(self.graph.commit(&self.repo, id).map_or(0, |c| c.time))
+        });
         (ids, paint.truncated)
     }
 
