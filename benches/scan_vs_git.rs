@@ -68,7 +68,7 @@ fn build_history(dir: &Path) -> Vec<String> {
         write!(
             stream,
             "commit refs/heads/main\nmark :{i}\ncommitter Bench <bench@example.invalid> {} +0000\ndata {}\n{msg}\n",
-            1_700_000_000 + i * 60,
+            1_700_000_000 + i * 3600, // an hour apart: ~7 months of history
             msg.len()
         )
         .unwrap();
@@ -168,10 +168,18 @@ fn main() {
     let start = Instant::now();
     let shas = build_history(&fa);
     eprintln!("built {COMMITS} commits in {:?}", start.elapsed());
-    let rules = tmp.join("rules");
-    std::fs::create_dir_all(&rules).unwrap();
+    // The bundled rule set, with the one fact a synthetic history cannot share (the fix's SHA)
+    // retargeted: same id, so it replaces the built-in rule; signature and the rest unchanged.
+    let bundled = tmp.join("rules-bundled");
+    std::fs::create_dir_all(&bundled).unwrap();
+    let r1 = include_str!("../rules/PINPROBE-2026-0001.yaml")
+        .replace("6d11b3c1b6ca7dac0b111bb0db63ca16eeb19a46", &shas[FIX - 1]);
+    std::fs::write(bundled.join("PINPROBE-2026-0001.yaml"), r1).unwrap();
+    // Plus a rule with a known introducing commit, whose verdict also needs INTRO <= PIN.
+    let extra = tmp.join("rules-extra");
+    std::fs::create_dir_all(&extra).unwrap();
     std::fs::write(
-        rules.join("bench.yaml"),
+        extra.join("bench.yaml"),
         format!(
             "id: BENCH-1\nsummary: bench\naffected:\n  - package: {{ecosystem: GIT, name: flash-attention}}\n    ranges:\n      - type: GIT\n        repo: https://github.com/vllm-project/flash-attention\n        events:\n          - introduced: \"{}\"\n          - fixed: \"{}\"\n    database_specific: {{component: flash-attention}}\ndatabase_specific: {{severity: high, kind: performance}}\n",
             shas[INTRODUCE - 1],
@@ -181,14 +189,31 @@ fn main() {
     .unwrap();
     let bin = env!("CARGO_BIN_EXE_pinprobe");
     let fix = shas[FIX - 1].clone();
-    println!("pinprobe scan vs git merge-base --is-ancestor, {COMMITS} commits, median of {RUNS}");
-    println!(
-        "{:<34} {:>12} {:>12} {:>8}",
-        "pin", "pinprobe", "git", "ratio"
+    // The same history twice: as a fresh clone has it (no commit-graph file) and after
+    // `git commit-graph write` (what `git gc` leaves), which speeds up both tools.
+    let fa_graph = tmp.join("flash-attention-graph");
+    git(
+        &tmp,
+        &[
+            "clone",
+            "-q",
+            "--no-local",
+            fa.to_str().unwrap(),
+            fa_graph.to_str().unwrap(),
+        ],
     );
-    for (label, pin_index, want) in [
-        ("after the fix (commit 5000)", COMMITS, [1, 1]),
-        ("before the fix (commit 3999)", FIX - 1, [1, 1]),
+    git(&fa_graph, &["commit-graph", "write", "--reachable"]);
+    let intro = shas[INTRODUCE - 1].clone();
+    println!(
+        "pinprobe scan vs git merge-base --is-ancestor, {COMMITS} commits, median of {RUNS} runs"
+    );
+    println!(
+        "{:<22} {:<13} {:<16} {:>10} {:>12} {:>7}",
+        "pin", "clone", "rules", "pinprobe", "git", "ratio"
+    );
+    for (label, pin_index) in [
+        ("after the fix (5000)", COMMITS),
+        ("before the fix (3999)", FIX - 1),
     ] {
         let pin = shas[pin_index - 1].clone();
         let tree = tmp.join(format!("vllm-{pin_index}"));
@@ -198,48 +223,77 @@ fn main() {
             format!("FetchContent_Declare(\n  vllm-flash-attn\n  GIT_REPOSITORY https://github.com/vllm-project/flash-attention.git\n  GIT_TAG {pin}\n)\n"),
         )
         .unwrap();
-        let repo_arg = format!("flash-attention={}", fa.display());
-        // pinprobe exits 1 either way: the synthetic tree is affected by the bundled signature
-        // (before the fix) or the movable-ref check does not fire; accept 0, 1 and 3 but not 2.
-        let _ = want;
-        let ours = time(
-            || {
-                let mut c = Command::new(bin);
-                c.args([
-                    "scan",
-                    tree.to_str().unwrap(),
-                    "--repo",
-                    &repo_arg,
-                    "--rules",
-                    rules.to_str().unwrap(),
-                    "--format",
-                    "json",
-                ]);
-                c
-            },
-            &[0, 1, 3],
-        );
-        let theirs = time(
-            || {
-                let mut c = Command::new("git");
-                c.args([
-                    "-C",
-                    fa.to_str().unwrap(),
-                    "merge-base",
-                    "--is-ancestor",
-                    &fix,
-                    &pin,
-                ]);
-                c
-            },
-            &[0, 1],
-        );
-        println!(
-            "{label:<34} {:>10.2}ms {:>10.2}ms {:>7.2}x",
-            ours.as_secs_f64() * 1e3,
-            theirs.as_secs_f64() * 1e3,
-            ours.as_secs_f64() / theirs.as_secs_f64()
-        );
+        for (clone_label, repo) in [("fresh clone", &fa), ("commit-graph", &fa_graph)] {
+            let repo_arg = format!("flash-attention={}", repo.display());
+            let is_ancestor = |a: &str| {
+                let (a, pin, repo) = (a.to_string(), pin.clone(), repo.clone());
+                move || {
+                    let mut c = Command::new("git");
+                    c.args([
+                        "-C",
+                        repo.to_str().unwrap(),
+                        "merge-base",
+                        "--is-ancestor",
+                        &a,
+                        &pin,
+                    ]);
+                    c
+                }
+            };
+            let git_fix = time(is_ancestor(&fix), &[0, 1]);
+            let git_intro = time(is_ancestor(&intro), &[0, 1]);
+            for (rules_label, dirs) in [
+                ("bundled", vec![&bundled]),
+                ("+ INTRO rule", vec![&bundled, &extra]),
+            ] {
+                // `--rules` takes one directory: merge the two into a scratch one.
+                let dir = tmp.join(format!("rules-{}", dirs.len()));
+                std::fs::create_dir_all(&dir).unwrap();
+                for d in &dirs {
+                    for e in std::fs::read_dir(d).unwrap() {
+                        let e = e.unwrap();
+                        std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+                    }
+                }
+                let ours = time(
+                    || {
+                        let mut c = Command::new(bin);
+                        c.args([
+                            "scan",
+                            tree.to_str().unwrap(),
+                            "--repo",
+                            &repo_arg,
+                            "--rules",
+                            dir.to_str().unwrap(),
+                            "--format",
+                            "json",
+                        ]);
+                        c
+                    },
+                    // Exit 0 after the fix, 1 before it: the benchmark also checks the verdict.
+                    &[if pin_index >= FIX { 0 } else { 1 }],
+                );
+                // The baseline: git answering the ancestry questions the verdict needs (the fix
+                // alone; with the INTRO rule and no fix in the pin, the introduction too).
+                let baseline = if dirs.len() > 1 && pin_index < FIX {
+                    git_fix + git_intro
+                } else {
+                    git_fix
+                };
+                let git_label = if dirs.len() > 1 && pin_index < FIX {
+                    "FIX+INTRO"
+                } else {
+                    "FIX"
+                };
+                let ms = |d: Duration| d.as_secs_f64() * 1e3;
+                println!(
+                    "{label:<22} {clone_label:<13} {rules_label:<16} {:>8.2}ms {:>6.2}ms {git_label:<9} {:>5.2}x",
+                    ms(ours),
+                    ms(baseline),
+                    ms(ours) / ms(baseline)
+                );
+            }
+        }
     }
     if std::env::var_os("PINPROBE_BENCH_KEEP").is_some() {
         eprintln!("kept {}", tmp.display());

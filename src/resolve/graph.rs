@@ -22,35 +22,41 @@ const FROM_A: u8 = 1;
 const FROM_D: u8 = 2;
 const STALE: u8 = 4;
 
-/// The outcome of a paint walk.
-pub(super) struct Paint {
-    flags: HashMap<ObjectId, u8>,
-    /// Why the walk could not see all the history it needed, if it could not.
-    pub truncated: Option<String>,
-}
-
-impl Paint {
-    /// Commits reachable from the descendant side and not from the ancestor side.
-    pub fn only_descendant_side(&self) -> Vec<ObjectId> {
-        self.flags
-            .iter()
-            .filter(|(_, f)| **f & (FROM_A | FROM_D) == FROM_D)
-            .map(|(id, _)| *id)
-            .collect()
-    }
-}
-
 pub(super) struct Graph {
     commits: RefCell<HashMap<ObjectId, Option<Rc<CommitInfo>>>>,
     shallow: HashSet<ObjectId>,
+    /// git's commit-graph file, when the clone has one: parents and dates without inflating
+    /// commit objects. Commits it does not list are read from the object store.
+    file: Option<gix::commitgraph::Graph>,
 }
 
 impl Graph {
-    pub fn new(shallow: HashSet<ObjectId>) -> Self {
+    pub fn new(repo: &gix::Repository, shallow: HashSet<ObjectId>) -> Self {
+        // A shallow clone's commit-graph may list parents the clone does not have.
+        let file = if shallow.is_empty() {
+            repo.commit_graph_if_enabled().ok().flatten()
+        } else {
+            None
+        };
         Graph {
             commits: RefCell::new(HashMap::new()),
             shallow,
+            file,
         }
+    }
+
+    fn listed_in_file(&self, id: &ObjectId) -> Option<CommitInfo> {
+        let file = self.file.as_ref()?;
+        let commit = file.commit_at(file.lookup(id)?);
+        let parents = commit
+            .iter_parents()
+            .map(|p| p.ok().map(|p| file.id_at(p).to_owned()))
+            .collect::<Option<Vec<_>>>()?;
+        Some(CommitInfo {
+            time: i64::try_from(commit.committer_timestamp()).unwrap_or(i64::MAX),
+            tree: commit.root_tree_id().to_owned(),
+            parents,
+        })
     }
 
     pub fn is_shallow(&self) -> bool {
@@ -61,6 +67,11 @@ impl Graph {
     pub fn commit(&self, repo: &gix::Repository, id: &ObjectId) -> Option<Rc<CommitInfo>> {
         if let Some(found) = self.commits.borrow().get(id) {
             return found.clone();
+        }
+        if let Some(info) = self.listed_in_file(id) {
+            let info = Some(Rc::new(info));
+            self.commits.borrow_mut().insert(*id, info.clone());
+            return info;
         }
         let mut buf = Vec::new();
         let info = repo.objects.find_commit(id, &mut buf).ok().map(|c| {
@@ -79,14 +90,15 @@ impl Graph {
     }
 
     /// Paint from `ancestors` (side A) and `descendant` (side D) until every queued commit is
-    /// reachable from both. With `stop_at`, return as soon as that commit is reached from D.
+    /// reachable from both, or until `target` is reached from D. Returns whether it was, and
+    /// why the walk could not see all the history it needed, if it could not.
     pub fn paint(
         &self,
         repo: &gix::Repository,
         ancestors: &[ObjectId],
         descendant: ObjectId,
-        stop_at: Option<&ObjectId>,
-    ) -> (Paint, bool) {
+        target: &ObjectId,
+    ) -> (bool, Option<String>) {
         let mut flags: HashMap<ObjectId, u8> = HashMap::new();
         let mut queue: BinaryHeap<(i64, ObjectId)> = BinaryHeap::new();
         let mut truncated = None;
@@ -116,8 +128,8 @@ impl Graph {
                 f |= STALE;
                 flags.insert(id, f);
             }
-            if f & FROM_D != 0 && stop_at == Some(&id) {
-                return (Paint { flags, truncated }, true);
+            if f & FROM_D != 0 && id == *target {
+                return (true, truncated);
             }
             match self.commit(repo, &id) {
                 None => {
@@ -139,7 +151,51 @@ impl Graph {
                 }
             }
         }
-        let reached = stop_at.is_some_and(|s| flags.get(s).is_some_and(|f| f & FROM_D != 0));
-        (Paint { flags, truncated }, reached)
+        let reached = flags.get(target).is_some_and(|f| f & FROM_D != 0);
+        (reached, truncated)
+    }
+
+    /// Commits reachable from `tip` with a commit time at or after `since`, newest first,
+    /// walking in date order and stopping below `since`; and why the walk was cut short.
+    pub fn walk_since(
+        &self,
+        repo: &gix::Repository,
+        tip: ObjectId,
+        since: i64,
+    ) -> (Vec<ObjectId>, Option<String>) {
+        let mut seen: HashSet<ObjectId> = HashSet::new();
+        let mut queue: BinaryHeap<(i64, ObjectId)> = BinaryHeap::new();
+        let mut out = Vec::new();
+        let mut truncated = None;
+        if let Some(info) = self.commit(repo, &tip) {
+            queue.push((info.time, tip));
+            seen.insert(tip);
+        }
+        while let Some((time, id)) = queue.pop() {
+            if time < since {
+                break;
+            }
+            out.push(id);
+            let Some(info) = self.commit(repo, &id) else {
+                truncated.get_or_insert_with(|| format!("commit {id} is missing from the clone"));
+                continue;
+            };
+            if info.parents.is_empty() && self.shallow.contains(&id) {
+                truncated.get_or_insert_with(|| format!("history ends at {id} (shallow clone)"));
+            }
+            for p in &info.parents {
+                if seen.insert(*p) {
+                    match self.commit(repo, p) {
+                        Some(pi) => queue.push((pi.time, *p)),
+                        None => {
+                            truncated.get_or_insert_with(|| {
+                                format!("commit {p} is missing from the clone")
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        (out, truncated)
     }
 }

@@ -82,8 +82,8 @@ impl Clone {
             .unwrap_or_default();
         Ok(Clone {
             path: path.to_path_buf(),
+            graph: graph::Graph::new(&repo, shallow),
             repo,
-            graph: graph::Graph::new(shallow),
         })
     }
 
@@ -186,32 +186,16 @@ impl Clone {
                 return Answer::Unknown(self.missing(id));
             }
         }
-        let (paint, reached) =
+        let (reached, truncated) =
             self.graph
-                .paint(&self.repo, &[*ancestor], *descendant, Some(ancestor));
+                .paint(&self.repo, &[*ancestor], *descendant, ancestor);
         if reached {
             Answer::Known(true)
-        } else if let Some(why) = paint.truncated {
+        } else if let Some(why) = truncated {
             Answer::Unknown(why)
         } else {
             Answer::Known(false)
         }
-    }
-
-    /// Commits reachable from `tip` and not from `base` (all of `tip`'s history without one),
-    /// newest first, and why the list may be incomplete.
-    pub(crate) fn range(
-        &self,
-        base: Option<&ObjectId>,
-        tip: &ObjectId,
-    ) -> (Vec<ObjectId>, Option<String>) {
-        let bases: Vec<ObjectId> = base.into_iter().copied().collect();
-        let (paint, _) = self.graph.paint(&self.repo, &bases, *tip, None);
-        let mut ids = paint.only_descendant_side();
-        ids.sort_by_key(|id| {
-            std::cmp::Reverse(self.graph.commit(&self.repo, id).map_or(0, |c| c.time))
-        });
-        (ids, paint.truncated)
     }
 
     /// The bytes of `path` in `commit`'s tree, or `None` when the file does not exist there.

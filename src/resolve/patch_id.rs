@@ -7,6 +7,9 @@ use gix::bstr::ByteSlice;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 
+/// How far a cherry-pick's commit time may precede the fix's author time (skewed clocks).
+const CLOCK_SLACK_SECONDS: i64 = 24 * 3600;
+
 /// One changed file: its path and the blob before and after.
 struct Change {
     path: String,
@@ -35,9 +38,18 @@ pub(super) fn find_equivalent(
     let Some(fix_id) = patch_id(clone, &fix_changes) else {
         return Answer::Unknown(format!("could not diff {fix}"));
     };
-    let (candidates, truncated) = clone.range(base, tip);
     let paths: Vec<&str> = fix_changes.iter().map(|c| c.path.as_str()).collect();
     let mut lookups = EntryCache::default();
+    // A cherry-pick is committed after the fix it copies was authored: walk the pin's history
+    // newest first and stop at commits older than that, less a day of clock slack. Skewed
+    // clocks can only make the search miss a pick, and the answer then errs to "affected".
+    let cutoff = clone
+        .repo
+        .find_commit(*fix)
+        .ok()
+        .and_then(|c| c.author().ok().and_then(|a| a.time().ok()))
+        .map_or(i64::MIN, |t| t.seconds - CLOCK_SLACK_SECONDS);
+    let (candidates, truncated) = clone.graph.walk_since(&clone.repo, *tip, cutoff);
     for candidate in candidates.iter().filter(|c| *c != fix) {
         // Cheap filter first: a cherry-pick touches every file the fix touches.
         if !touches_all(clone, &mut lookups, candidate, &paths) {
@@ -46,8 +58,14 @@ pub(super) fn find_equivalent(
         let Some(changes) = changes_of(clone, candidate) else {
             continue;
         };
-        if patch_id(clone, &changes).as_ref() == Some(&fix_id) {
-            return Answer::Known(Some(*candidate));
+        if patch_id(clone, &changes).as_ref() != Some(&fix_id) {
+            continue;
+        }
+        // The same change made before the bug was introduced does not fix it.
+        match base.map(|b| clone.is_ancestor(candidate, b)) {
+            None | Some(Answer::Known(false)) => return Answer::Known(Some(*candidate)),
+            Some(Answer::Known(true)) => {}
+            Some(Answer::Unknown(why)) => return Answer::Unknown(why),
         }
     }
     match truncated {

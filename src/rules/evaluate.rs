@@ -305,18 +305,29 @@ fn ancestry_evidence(
         }
     }
 
-    let mut verdicts = Vec::new();
-    for event in range
+    let introductions: Vec<&Event> = range
         .events
         .iter()
         .filter(|e| matches!(e, Event::Introduced(_)))
-    {
+        .collect();
+    let reintroduced = introductions.len() > 1;
+    let mut verdicts = Vec::new();
+    for event in introductions {
         let intro = if event.value() == "0" {
             None
         } else {
             parse_commit(event.value())
         };
-        verdicts.push(open_from(clone, intro, &v, &fixed, &last, &pin, short));
+        verdicts.push(open_from(
+            clone,
+            intro,
+            reintroduced,
+            &v,
+            &fixed,
+            &last,
+            &pin,
+            short,
+        ));
     }
     if let Some(Span::Open(detail)) = verdicts.iter().find(|o| matches!(o, Span::Open(_))) {
         if introduced_unknown {
@@ -343,49 +354,46 @@ fn ancestry_evidence(
     mk(Status::NotAffected, why)
 }
 
+/// Whether the bug introduced at `intro` (`None`: the start of history) is still open at `v`.
+/// With several `introduced` events (a fix, then a re-introduction) a fix closes only the
+/// introductions it follows; with one, any fix in the pin's history closes it, as in OSV.
+#[allow(clippy::too_many_arguments)]
 fn open_from(
     clone: &Clone,
     intro: Option<ObjectId>,
+    reintroduced: bool,
     v: &ObjectId,
     fixed: &[ObjectId],
     last: &[ObjectId],
     pin: &str,
     short: impl Fn(&ObjectId) -> String,
 ) -> Span {
-    if let Some(i) = intro {
-        match clone.is_ancestor(&i, v) {
-            Answer::Known(true) => {}
-            Answer::Known(false) => {
-                return Span::Closed(format!(
-                    "pin {pin} does not contain introducing commit {}",
-                    short(&i)
-                ));
-            }
-            Answer::Unknown(why) => return Span::Unknown(why),
-        }
-    }
-    // Does the fix follow this introduction? (A fix older than a re-introduction does not close it.)
-    let after_intro = |f: &ObjectId| match intro {
-        None => Answer::Known(true),
-        Some(i) => clone.is_ancestor(&i, f),
+    let follows_intro = |f: &ObjectId| match intro {
+        Some(i) if reintroduced => clone.is_ancestor(&i, f),
+        _ => Answer::Known(true),
     };
+    // Fixes first: a fix in the pin's history usually settles it without walking down to the
+    // introducing commit.
     let mut unknown = None;
     for f in fixed {
-        match (clone.is_ancestor(f, v), after_intro(f)) {
-            (Answer::Known(true), Answer::Known(true)) => {
-                return Span::Closed(format!("fix {} is an ancestor of pin {pin}", short(f)));
-            }
-            (Answer::Known(true), Answer::Known(false)) | (Answer::Known(false), _) => {}
-            (Answer::Unknown(why), _) | (_, Answer::Unknown(why)) => {
+        match clone.is_ancestor(f, v) {
+            Answer::Known(true) => match follows_intro(f) {
+                Answer::Known(true) => {
+                    return Span::Closed(format!("fix {} is an ancestor of pin {pin}", short(f)));
+                }
+                Answer::Known(false) => {}
+                Answer::Unknown(why) => {
+                    unknown.get_or_insert(why);
+                }
+            },
+            Answer::Known(false) => {}
+            Answer::Unknown(why) => {
                 unknown.get_or_insert(why);
             }
         }
     }
-    for l in last {
-        if l == v {
-            continue;
-        }
-        match (clone.is_ancestor(l, v), after_intro(l)) {
+    for l in last.iter().filter(|l| *l != v) {
+        match (clone.is_ancestor(l, v), follows_intro(l)) {
             (Answer::Known(true), Answer::Known(true)) => {
                 return Span::Closed(format!(
                     "pin {pin} comes after last affected commit {}",
@@ -396,6 +404,18 @@ fn open_from(
                 unknown.get_or_insert(why);
             }
             _ => {}
+        }
+    }
+    if let Some(i) = intro {
+        match clone.is_ancestor(&i, v) {
+            Answer::Known(true) => {}
+            Answer::Known(false) => {
+                return Span::Closed(format!(
+                    "pin {pin} does not contain introducing commit {}",
+                    short(&i)
+                ));
+            }
+            Answer::Unknown(why) => return Span::Unknown(why),
         }
     }
     if let Some(why) = unknown {
