@@ -14,6 +14,7 @@
 //! - [`verify`]: the GPU verifier.
 //! - [`exit`]: the exit codes.
 
+pub mod artifact;
 pub mod cli;
 pub mod exit;
 pub mod pin;

@@ -5,9 +5,11 @@
 
 mod dir;
 mod git_tree;
+mod mem;
 
 pub use dir::DirView;
 pub use git_tree::GitTreeView;
+pub use mem::MemView;
 
 use std::path::{Path, PathBuf};
 
