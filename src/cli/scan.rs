@@ -27,9 +27,11 @@ Exit codes: 0 nothing at or above --fail-on, 1 findings, 2 usage/input/I-O error
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// vLLM source trees to scan (a plain directory or a git work tree).
-    #[arg(required = true, value_name = "PATH")]
-    pub targets: Vec<PathBuf>,
+    /// What to scan: a vLLM source tree (directory or git work tree), a wheel (`.whl`), a
+    /// site-packages directory or virtual environment, or an image (`docker://REF`,
+    /// `oci:DIR[:TAG]`, a `docker save` tarball).
+    #[arg(required = true, value_name = "TARGET")]
+    pub targets: Vec<String>,
 
     /// Read the tree at this git revision (commit, tag, branch) through git, without a checkout.
     #[arg(long, value_name = "REV")]
@@ -81,8 +83,8 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     };
     let mut targets = Vec::new();
     for target in &args.targets {
-        let report = scan::scan_path(target, &opts, &db, &clones)
-            .with_context(|| format!("scanning {}", target.display()))?;
+        let report = scan::scan_target(target, &opts, &db, &clones)
+            .with_context(|| format!("scanning {target}"))?;
         for w in &report.warnings {
             eprintln!("pinprobe: warning: {w}");
         }

@@ -29,6 +29,8 @@ pub enum ScanError {
     Cmake(#[from] pin::cmake::CmakeError),
     #[error(transparent)]
     Resolve(#[from] ResolveError),
+    #[error("{target}: {message}")]
+    Unsupported { target: String, message: String },
     #[error("--repo {name}={path}: {message}")]
     Repo {
         name: String,
@@ -62,6 +64,73 @@ impl Clones {
 
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.by_name.keys().map(String::as_str)
+    }
+}
+
+/// What kind of input a target string names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TargetKind {
+    /// A vLLM source tree (plain directory or git work tree).
+    SourceTree(PathBuf),
+    /// A wheel file.
+    Wheel(PathBuf),
+    /// A site-packages directory or a virtual environment.
+    Installed(PathBuf),
+    /// A container image: `docker://REF`, `oci:DIR[:TAG]`, or a `docker save` tarball.
+    Image(String),
+}
+
+/// Classify a target string: image references by prefix, files by extension, directories by
+/// what they hold (`CMakeLists.txt` or `cmake/`: a source tree; `site-packages`, a `pyvenv.cfg`
+/// or `*.dist-info`: an installed environment).
+pub fn classify(target: &str) -> TargetKind {
+    if target.starts_with("docker://") || target.starts_with("oci:") {
+        return TargetKind::Image(target.to_string());
+    }
+    let path = PathBuf::from(target);
+    let lower = target.to_ascii_lowercase();
+    if lower.ends_with(".whl") {
+        return TargetKind::Wheel(path);
+    }
+    if lower.ends_with(".tar") || lower.ends_with(".tar.gz") || lower.ends_with(".tgz") {
+        return TargetKind::Image(target.to_string());
+    }
+    if path.join("CMakeLists.txt").is_file() || path.join("cmake").is_dir() {
+        return TargetKind::SourceTree(path);
+    }
+    let installed = path.join("pyvenv.cfg").is_file()
+        || path
+            .file_name()
+            .is_some_and(|n| n == "site-packages" || n == "dist-packages")
+        || std::fs::read_dir(&path).is_ok_and(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .any(|e| e.file_name().to_string_lossy().ends_with(".dist-info"))
+        });
+    if installed {
+        TargetKind::Installed(path)
+    } else {
+        TargetKind::SourceTree(path)
+    }
+}
+
+/// Scan one target of any kind.
+pub fn scan_target(
+    target: &str,
+    opts: &Options,
+    db: &Database,
+    clones: &Clones,
+) -> Result<TargetReport, ScanError> {
+    match classify(target) {
+        // --rev always means a source tree read through git.
+        _ if opts.rev.is_some() => scan_path(Path::new(target), opts, db, clones),
+        TargetKind::SourceTree(path) => scan_path(&path, opts, db, clones),
+        TargetKind::Wheel(_) | TargetKind::Installed(_) | TargetKind::Image(_) => {
+            Err(ScanError::Unsupported {
+                target: target.to_string(),
+                message: "wheels, installed environments and images are not supported yet".into(),
+            })
+        }
     }
 }
 
