@@ -40,6 +40,8 @@ pub enum EvidenceKind {
     Ancestry,
     KnownPin,
     VersionRange,
+    /// What RECORD says of the files the verdict read (informational: never decides).
+    Integrity,
     Hygiene,
 }
 
