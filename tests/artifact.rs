@@ -318,7 +318,7 @@ fn fingerprint_index_names_the_commit_a_window_or_the_patched_files() {
     let pin = pin_of(&report);
     assert_eq!(pin["commit"], h.literal_false.as_str(), "{pin:#}");
     assert!(
-        pin["fingerprint"]
+        pin["fingerprint"]["summary"]
             .as_str()
             .unwrap()
             .contains("6/6 files match commit")
@@ -329,13 +329,16 @@ fn fingerprint_index_names_the_commit_a_window_or_the_patched_files() {
     let (_, report) = scan_json(&whl, &cache);
     let pin = pin_of(&report);
     assert!(pin.get("commit").is_none(), "{pin:#}");
-    let fp = pin["fingerprint"].as_str().unwrap();
+    let fp = pin["fingerprint"]["summary"].as_str().unwrap();
     assert!(fp.contains("a window of 4 commits"), "{fp}");
 
     // A patched file is tolerated and named.
     let whl = wheel_of_commit(&tmp.path().join("patched"), &h, &h.c0, Some("utils.py"));
     let (_, report) = scan_json(&whl, &cache);
-    let fp = pin_of(&report)["fingerprint"].as_str().unwrap().to_string();
+    let fp = pin_of(&report)["fingerprint"]["summary"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert!(fp.contains("5/6 files match commit"), "{fp}");
     assert!(fp.contains("differing (patched?): utils.py"), "{fp}");
 
@@ -431,4 +434,65 @@ fn a_wheel_with_a_wrong_record_hash_says_so() {
             .contains("block_info.py was modified after install"),
         "{f:#}"
     );
+}
+
+#[test]
+fn expect_compares_the_declared_pin_with_the_shipped_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("cache");
+    let h = FaHistory::build(&tmp.path().join("fa"));
+    let repo_arg = format!("flash-attention={}", h.dir.display());
+    assert_eq!(
+        pinprobe(&["index", "build", "--repo", &repo_arg], &cache).code,
+        0
+    );
+    let drift = |tree_pin: &str, wheel_commit: &str, patch: Option<&str>| -> Value {
+        let name = format!(
+            "{}-{}-{}",
+            &tree_pin[..8],
+            &wheel_commit[..8],
+            patch.unwrap_or("none")
+        );
+        let tree = tmp.path().join(format!("tree-{name}"));
+        vllm_tree(&tree, FA_REPO, tree_pin);
+        let whl = wheel_of_commit(
+            &tmp.path().join(format!("whl-{name}")),
+            &h,
+            wheel_commit,
+            patch,
+        );
+        let run = pinprobe(
+            &[
+                "scan",
+                "--expect",
+                tree.to_str().unwrap(),
+                whl.to_str().unwrap(),
+                "--format",
+                "json",
+            ],
+            &cache,
+        );
+        finding(&run.json(), "drift/pin-vs-artifact", "flash-attention").clone()
+    };
+    let same = drift(&h.literal_false, &h.literal_false, None);
+    assert_eq!(same["status"], "not_affected", "{same:#}");
+    let other = drift(&h.c0, &h.literal_false, None);
+    assert_eq!(other["status"], "affected", "{other:#}");
+    assert!(
+        other["evidence"][0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("do not come from it")
+    );
+    let patched = drift(&h.c0, &h.c0, Some("utils.py"));
+    assert_eq!(patched["status"], "affected");
+    assert!(
+        patched["evidence"][0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("except utils.py")
+    );
+    // A window that contains the pin is consistent.
+    let window = drift(&h.c2, &h.introduce, None);
+    assert_eq!(window["status"], "not_affected", "{window:#}");
 }

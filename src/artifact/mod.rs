@@ -141,9 +141,7 @@ fn scan_copy(
         .registry
         .get(&copy.component)
         .and_then(|c| crate::pin::url::canonical(&c.repo));
-    if let Some(m) = &matched {
-        pin.fingerprint = Some(m.summary());
-    }
+    pin.fingerprint = matched.clone();
     report.components.push(pin);
     let packages = match &copy.owner {
         Some(owner) if owner.normalized() == "vllm" => {
@@ -164,18 +162,24 @@ fn scan_copy(
     };
     for loaded in &db.rules {
         let rule = &loaded.rule;
-        // Code-shape rules apply to every copy of the code they describe; the others to the
-        // component their ranges name.
-        let by_signature = rule
-            .database_specific
-            .signature
-            .as_ref()
-            .is_some_and(|sig| {
-                sig.files()
-                    .iter()
-                    .all(|f| f.starts_with(shipped::CUTE_PREFIX))
-            });
-        if !by_signature && !evaluate::applies(rule, &copy.component, &db.registry) {
+        // Code-shape rules apply to every copy of the code they describe (one that holds the
+        // signature's files); the others, and the vllm version range, only to the component
+        // their ranges name.
+        let by_component = evaluate::applies(rule, &copy.component, &db.registry);
+        let by_signature = match &rule.database_specific.signature {
+            Some(sig) => {
+                let mut all = true;
+                for f in sig.files() {
+                    all &= match copy.view_path(&f) {
+                        Some(p) => view.read(&p)?.is_some(),
+                        None => false,
+                    };
+                }
+                all
+            }
+            None => false,
+        };
+        if !by_signature && !by_component {
             continue;
         }
         files.reads.borrow_mut().clear();
@@ -183,13 +187,13 @@ fn scan_copy(
             component: &copy.component,
             commit,
             commit_unknown: Some(match &matched {
-                Some(m) => m.summary(),
+                Some(m) => m.summary.clone(),
                 None => "no file in an artifact records the commit; build a fingerprint index with `pinprobe index build` to recover it".into(),
             }),
             clone: cx.clone_of(&copy.component),
             sources: Some(&files),
             sources_label: format!("the shipped files in {}", copy.dir),
-            packages: packages.clone(),
+            packages: if by_component { packages.clone() } else { Vec::new() },
             location: Some(Location {
                 file: copy.view_path("flash_attn/cute/flash_fwd_sm90.py").unwrap_or_else(|| copy.dir.clone()),
                 line: 1,

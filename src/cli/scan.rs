@@ -51,6 +51,12 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
 
+    /// A vLLM source tree whose declared pins the artifacts must match: each shipped
+    /// FlashAttention copy is fingerprinted (needs `pinprobe index build`) and compared with
+    /// the tree's pin; a difference is a `drift/pin-vs-artifact` finding.
+    #[arg(long, value_name = "TREE")]
+    pub expect: Option<String>,
+
     /// The cache directory holding fingerprint indexes (`pinprobe index build`); default
     /// `$PINPROBE_CACHE`, `$XDG_CACHE_HOME/pinprobe` or `~/.cache/pinprobe`.
     #[arg(long, value_name = "DIR")]
@@ -92,6 +98,14 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         repos: args.repos.clone(),
         indexes,
     };
+    let expected = match &args.expect {
+        Some(tree) => Some((
+            tree.clone(),
+            scan::scan_target(tree, &opts, &db, &clones)
+                .with_context(|| format!("--expect {tree}"))?,
+        )),
+        None => None,
+    };
     let mut targets = Vec::new();
     for target in &args.targets {
         let report = scan::scan_target(target, &opts, &db, &clones).map_err(|e| {
@@ -102,6 +116,11 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
                 anyhow::Error::new(e).context(format!("scanning {target}"))
             }
         })?;
+        let mut report = report;
+        if let Some((tree, declared)) = &expected {
+            let drift = scan::drift::check(tree, &declared.components, &report.components);
+            report.findings.extend(drift);
+        }
         for w in &report.warnings {
             eprintln!("pinprobe: warning: {w}");
         }

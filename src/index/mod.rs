@@ -204,7 +204,7 @@ pub fn build(clone: &Clone, component: &str, cache: &Path) -> Result<Built, Inde
 }
 
 /// How a copy's files match an index.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Match {
     pub component: String,
     /// Commits whose files match best, oldest first.
@@ -214,9 +214,30 @@ pub struct Match {
     pub total: usize,
     /// Files that differ from (or are missing in) the best commits.
     pub mismatched: Vec<String>,
+    /// One line saying all of the above.
+    pub summary: String,
 }
 
 impl Match {
+    fn new(
+        component: &str,
+        commits: Vec<String>,
+        matched: usize,
+        total: usize,
+        mismatched: Vec<String>,
+    ) -> Match {
+        let mut m = Match {
+            component: component.to_string(),
+            commits,
+            matched,
+            total,
+            mismatched,
+            summary: String::new(),
+        };
+        m.summary = m.describe();
+        m
+    }
+
     /// The commit, when exactly one matches every file.
     pub fn exact_commit(&self) -> Option<ObjectId> {
         match (self.commits.as_slice(), self.mismatched.is_empty()) {
@@ -225,7 +246,7 @@ impl Match {
         }
     }
 
-    pub fn summary(&self) -> String {
+    fn describe(&self) -> String {
         let short = |c: &String| c.get(..12).unwrap_or(c).to_string();
         let which = match self.commits.as_slice() {
             [] => "no commit".to_string(),
@@ -298,13 +319,13 @@ pub fn match_copy(
     let best = scores.iter().copied().max().unwrap_or(0);
     // A few patched files are tolerated; most files must match.
     if best + TOLERATED_MISMATCHES < total || best * 2 <= total {
-        return Ok(Some(Match {
-            component: index.component.clone(),
-            commits: Vec::new(),
-            matched: best,
+        return Ok(Some(Match::new(
+            &index.component,
+            Vec::new(),
+            best,
             total,
-            mismatched: Vec::new(),
-        }));
+            Vec::new(),
+        )));
     }
     let best_states: Vec<usize> = (0..index.states.len())
         .filter(|i| scores[*i] == best)
@@ -333,11 +354,11 @@ pub fn match_copy(
         }
     }
     mismatched.sort();
-    Ok(Some(Match {
-        component: index.component.clone(),
+    Ok(Some(Match::new(
+        &index.component,
         commits,
-        matched: best,
+        best,
         total,
         mismatched,
-    }))
+    )))
 }

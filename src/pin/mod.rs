@@ -55,7 +55,7 @@ pub struct Pin {
     pub overrides: Vec<String>,
     /// For shipped files: which indexed commits they match (see `pinprobe index build`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub fingerprint: Option<String>,
+    pub fingerprint: Option<crate::index::Match>,
 }
 
 impl Pin {

@@ -42,6 +42,8 @@ pub enum EvidenceKind {
     VersionRange,
     /// What RECORD says of the files the verdict read (informational: never decides).
     Integrity,
+    /// Shipped files matched against a fingerprint index.
+    Fingerprint,
     Hygiene,
 }
 

@@ -1,6 +1,7 @@
 //! The scan pipeline for one target: open it as a view, find its pins, resolve them against
 //! the clones given, evaluate every rule that applies, and add pin-hygiene findings.
 
+pub mod drift;
 mod hygiene;
 
 use crate::pin::{self, Pin};
