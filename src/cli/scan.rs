@@ -55,7 +55,7 @@ pub struct Args {
     pub fail_on: FailOn,
 }
 
-fn parse_repo(s: &str) -> Result<(String, PathBuf), String> {
+pub(crate) fn parse_repo(s: &str) -> Result<(String, PathBuf), String> {
     match s.split_once('=') {
         Some((name, path)) if !name.is_empty() && !path.is_empty() => {
             Ok((name.to_string(), PathBuf::from(path)))
