@@ -276,6 +276,18 @@ fn requirement_evidence(
             ),
         );
     };
+    if other.commit.is_none() {
+        return mk(
+            Status::Unknown,
+            format!(
+                "cannot be checked: {}",
+                other
+                    .commit_unknown
+                    .clone()
+                    .unwrap_or_else(|| format!("the revision of {} is not known", other.component))
+            ),
+        );
+    }
     let sub = Subject {
         component: &other.component,
         commit: other.commit,

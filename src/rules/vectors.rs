@@ -129,7 +129,7 @@ fn run_one(rule: &Rule, vector: &TestVector, db: &Database, clones: &Clones) -> 
         .map(|(name, sha)| OtherPin {
             component: name.clone(),
             commit: gix::ObjectId::from_hex(sha.as_bytes()).ok(),
-            commit_unknown: Some(format!("`{sha}` is not a full SHA")),
+            commit_unknown: Some(format!("test `{}`: `{sha}` is not a full SHA", vector.name)),
             clone: clones.get(name),
         })
         .collect();

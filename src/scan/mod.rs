@@ -221,7 +221,10 @@ pub fn scan_view_with(
                 .commit
                 .as_deref()
                 .and_then(|c| gix::ObjectId::from_hex(c.as_bytes()).ok()),
-            commit_unknown: Some(format!("`{}` is not a full commit SHA", p.component)),
+            commit_unknown: p
+                .commit
+                .is_none()
+                .then(|| format!("{}'s GIT_TAG is not a full commit SHA", p.component)),
             clone: clones.get(&p.component),
         });
     }
