@@ -329,6 +329,7 @@ fn scan_with(
     let opts = Options {
         rev: rev.map(String::from),
         repos,
+        ..Default::default()
     };
     scan::scan_path(tree, &opts, &db, &clones).unwrap()
 }

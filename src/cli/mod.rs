@@ -1,5 +1,6 @@
 //! Command-line interface: one file per subcommand, each with its `Args` and a `run`.
 
+pub mod index;
 pub mod rules;
 pub mod scan;
 pub mod verify;
@@ -37,6 +38,8 @@ pub enum Command {
     Scan(scan::Args),
     /// List, show, lint, test and export the rule database.
     Rules(rules::Args),
+    /// Build fingerprint indexes that recover the commit of shipped FlashAttention sources.
+    Index(index::Args),
     /// Sweep num_splits through the bundled split-KV decode probe on the GPU.
     #[command(long_about = verify::LONG_ABOUT, after_help = verify::AFTER_HELP)]
     Verify(verify::Args),
@@ -47,6 +50,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Exit> {
     match cli.command {
         Command::Scan(args) => scan::run(args, out),
         Command::Rules(args) => rules::run(args, out),
+        Command::Index(args) => index::run(args, out),
         Command::Verify(args) => verify::run(args, out),
     }
 }

@@ -1,6 +1,7 @@
 //! `pinprobe scan`: find the pinned kernel commits in targets and match them against the rules.
 
 use crate::exit::{self, Exit};
+use crate::index;
 use crate::report::{self, FailOn, Format, Report};
 use crate::rules;
 use crate::scan::{self, Clones, Options};
@@ -50,6 +51,11 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
 
+    /// The cache directory holding fingerprint indexes (`pinprobe index build`); default
+    /// `$PINPROBE_CACHE`, `$XDG_CACHE_HOME/pinprobe` or `~/.cache/pinprobe`.
+    #[arg(long, value_name = "DIR")]
+    pub cache: Option<PathBuf>,
+
     /// Exit 1 on affected findings (3 on unknown ones) at or above this severity.
     #[arg(long, value_enum, default_value_t = FailOn::Low, value_name = "SEVERITY")]
     pub fail_on: FailOn,
@@ -77,14 +83,25 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         }
     }
     let clones = Clones::open(&args.repos)?;
+    let indexes = match args.cache.clone().or_else(index::default_cache_dir) {
+        Some(cache) => index::load_all(&cache).context("loading fingerprint indexes")?,
+        None => Vec::new(),
+    };
     let opts = Options {
         rev: args.rev.clone(),
         repos: args.repos.clone(),
+        indexes,
     };
     let mut targets = Vec::new();
     for target in &args.targets {
-        let report = scan::scan_target(target, &opts, &db, &clones)
-            .with_context(|| format!("scanning {target}"))?;
+        let report = scan::scan_target(target, &opts, &db, &clones).map_err(|e| {
+            // Name the target once: most errors already start with its path.
+            if e.to_string().contains(target.as_str()) {
+                anyhow::Error::new(e)
+            } else {
+                anyhow::Error::new(e).context(format!("scanning {target}"))
+            }
+        })?;
         for w in &report.warnings {
             eprintln!("pinprobe: warning: {w}");
         }

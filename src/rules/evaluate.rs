@@ -50,6 +50,8 @@ pub enum EvidenceKind {
     VersionRange,
     /// A `requires` condition on another component's pin (a gate, not a strength).
     Requirement,
+    /// What RECORD says of the files the verdict read (informational: never decides).
+    Integrity,
     Hygiene,
 }
 

@@ -19,6 +19,8 @@ pub struct Options {
     pub rev: Option<String>,
     /// Clones of pinned projects by component name (`--repo NAME=PATH`).
     pub repos: Vec<(String, PathBuf)>,
+    /// Fingerprint indexes for artifacts (loaded from the cache directory).
+    pub indexes: Vec<crate::index::Index>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -125,13 +127,44 @@ pub fn scan_target(
         // --rev always means a source tree read through git.
         _ if opts.rev.is_some() => scan_path(Path::new(target), opts, db, clones),
         TargetKind::SourceTree(path) => scan_path(&path, opts, db, clones),
-        TargetKind::Wheel(_) | TargetKind::Installed(_) | TargetKind::Image(_) => {
-            Err(ScanError::Unsupported {
-                target: target.to_string(),
-                message: "wheels, installed environments and images are not supported yet".into(),
-            })
+        TargetKind::Wheel(path) => {
+            let view = crate::target::WheelView::open(&path)?;
+            scan_artifact(&view, opts, db, clones)
         }
+        TargetKind::Installed(path) => {
+            if !path.is_dir() {
+                return Err(TargetError::Io {
+                    path: path.clone(),
+                    source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such directory"),
+                }
+                .into());
+            }
+            let view = crate::target::DirView::installed(&path);
+            scan_artifact(&view, opts, db, clones)
+        }
+        TargetKind::Image(_) => Err(ScanError::Unsupported {
+            target: target.to_string(),
+            message: "images are not supported yet".into(),
+        }),
     }
+}
+
+/// Scan an artifact's view (wheel, installed environment, image filesystem).
+pub fn scan_artifact(
+    view: &dyn View,
+    opts: &Options,
+    db: &Database,
+    clones: &Clones,
+) -> Result<TargetReport, ScanError> {
+    let cx = crate::artifact::Context {
+        indexes: opts.indexes.iter().collect(),
+        clones: clones
+            .by_name
+            .iter()
+            .map(|(n, c)| (n.as_str(), c))
+            .collect(),
+    };
+    Ok(crate::artifact::scan_view_with(view, db, &cx)?)
 }
 
 /// Scan one source-tree target.
