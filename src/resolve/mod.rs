@@ -98,6 +98,11 @@ impl Clone {
         }
     }
 
+    /// The commit `HEAD` points at, if any.
+    pub fn head(&self) -> Option<ObjectId> {
+        self.repo.head_id().ok().map(|id| id.detach())
+    }
+
     /// Whether the clone has this commit.
     pub fn has_commit(&self, id: &ObjectId) -> bool {
         self.repo
@@ -303,5 +308,50 @@ impl Clone {
         base: Option<&ObjectId>,
     ) -> Answer<Option<ObjectId>> {
         patch_id::find_equivalent(self, fix, tip, base)
+    }
+
+    /// Whether `tip`'s own change since its merge-base with `commit` is the same patch as
+    /// `commit` (patch-id of the combined diff `merge-base..tip`): `tip` is the head of the
+    /// pull request that was squash-merged as `commit`, so it carries `commit`'s change without
+    /// being its descendant. `Unknown` when a commit is missing or the clone is shallow.
+    pub fn squash_equivalent(&self, commit: &ObjectId, tip: &ObjectId) -> Answer<bool> {
+        patch_id::squash_equivalent(self, commit, tip)
+    }
+
+    /// The default branch and its tip: `origin/HEAD`, else `main`, else `master` (remote
+    /// branches first, then local ones).
+    pub fn default_branch(&self) -> Option<(String, ObjectId)> {
+        let peel = |spec: &str| {
+            self.repo
+                .rev_parse_single(spec)
+                .ok()
+                .and_then(|id| id.object().ok())
+                .and_then(|o| o.peel_to_commit().ok())
+                .map(|c| c.id)
+        };
+        if let Ok(Some(reference)) = self.repo.try_find_reference("refs/remotes/origin/HEAD") {
+            let name = match reference.target() {
+                gix::refs::TargetRef::Symbolic(target) => target
+                    .as_bstr()
+                    .to_string()
+                    .trim_start_matches("refs/remotes/")
+                    .to_string(),
+                gix::refs::TargetRef::Object(_) => "origin/HEAD".to_string(),
+            };
+            if let Some(id) = peel("refs/remotes/origin/HEAD") {
+                return Some((name, id));
+            }
+        }
+        for (spec, name) in [
+            ("refs/remotes/origin/main", "origin/main"),
+            ("refs/remotes/origin/master", "origin/master"),
+            ("refs/heads/main", "main"),
+            ("refs/heads/master", "master"),
+        ] {
+            if let Some(id) = peel(spec) {
+                return Some((name.to_string(), id));
+            }
+        }
+        None
     }
 }
