@@ -637,6 +637,89 @@ pub(crate) mod tests {
         assert!(shape["probe"]["points"][0]["latency_us"]["median"].is_number());
     }
 
+    /// The sample with the deployed kernel's curve beside the probe's.
+    fn with_deployed() -> Report {
+        let mut r = sample_report();
+        let shape = &mut r.shapes[0];
+        let mut series = shape.negative_control.clone().expect("negative control");
+        series.name = "deployed".into();
+        series.coverage = None;
+        shape.deployed = Some(DeployedSeries {
+            verdict: Verdict::Flat,
+            reasons: vec![series.scaling.reason.clone()],
+            unsupported: None,
+            eager_call_us: Some(95.0),
+            launches_per_graph: Some(21),
+            kv_copies: Some(7),
+            mode: Some("cuda-graph".into()),
+            harness_seconds: 20.0,
+            probe_over_deployed: Some(0.06),
+            series,
+        });
+        r.verdict = Verdict::Flat;
+        r.deployed = Some(DeployedInfo {
+            target: "vllm-0.30.0.whl".into(),
+            python: "python3".into(),
+            staged: Staged {
+                kind: "wheel".into(),
+                package: "vllm/vllm_flash_attn/cute".into(),
+                module: "vllm.vllm_flash_attn.cute".into(),
+                source: "/x/vllm-0.30.0.whl".into(),
+                files: 53,
+                sha256: Default::default(),
+            },
+            versions: Versions {
+                torch: Some("2.11.0+cu130".into()),
+                cutlass_dsl: Some("4.7.1".into()),
+                ..Versions::default()
+            },
+            harness_ms: 25_000.0,
+        });
+        r
+    }
+
+    #[test]
+    fn table_json_and_plot_carry_the_deployed_curve() {
+        let report = with_deployed();
+        let mut buf = Vec::new();
+        render_table(&report, &mut buf).expect("render");
+        let text = String::from_utf8(buf).expect("utf8");
+        assert!(text.starts_with("pinprobe verify on NVIDIA H200"));
+        assert!(text.contains("FLAT"));
+        assert!(
+            text.contains("deployed µs (95% CI)"),
+            "one table, both curves"
+        );
+        assert!(text.contains("probe µs (95% CI)"));
+        assert!(text.contains("vllm.vllm_flash_attn.cute from the wheel vllm-0.30.0.whl"));
+        assert!(text.contains("deployed kernel: flat"));
+        assert!(text.contains("probe verdict: scales"));
+        assert!(text.contains("the probe takes 0.06x the deployed kernel's time"));
+        assert!(text.contains("95 µs of host time per call"));
+
+        let mut buf = Vec::new();
+        render_json(&report, &mut buf).expect("json");
+        let v: serde_json::Value = serde_json::from_slice(&buf).expect("json");
+        assert_eq!(v["verdict"], "flat");
+        assert_eq!(
+            v["deployed"]["staged"]["module"],
+            "vllm.vllm_flash_attn.cute"
+        );
+        assert_eq!(v["shapes"][0]["deployed"]["verdict"], "flat");
+        assert_eq!(v["shapes"][0]["deployed"]["series"]["name"], "deployed");
+        assert_eq!(
+            v["shapes"][0]["verdict"], "scales",
+            "the probe's own verdict stays"
+        );
+
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("deployed.svg");
+        render_svg(&report, &path).expect("plot");
+        let svg = std::fs::read_to_string(&path).expect("read");
+        assert!(svg.contains("deployed"), "deployed curve in the legend");
+        assert!(svg.contains("probe"));
+    }
+
     #[test]
     fn svg_plot_is_written() {
         let dir = tempfile::tempdir().expect("tempdir");

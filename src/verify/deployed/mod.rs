@@ -89,11 +89,6 @@ pub fn measure(
     };
     let config = serde_json::to_string(&config).map_err(std::io::Error::other)?;
     let python = deployed.python.to_string_lossy().into_owned();
-    writeln!(
-        progress,
-        "deployed: running {} with {python} (imports the target's FlashAttention code)",
-        deployed.target.display()
-    )?;
     let mut child = Command::new(&deployed.python)
         .arg(&harness)
         .arg("run")
@@ -105,6 +100,11 @@ pub fn measure(
         .stderr(Stdio::inherit())
         .spawn()
         .map_err(|e| VerifyError::Deployed(format!("--python {python}: could not be run ({e})")))?;
+    writeln!(
+        progress,
+        "deployed: running {} with {python} (imports the target's FlashAttention code)",
+        deployed.target.display()
+    )?;
     let stdout = child
         .stdout
         .take()
