@@ -166,6 +166,14 @@ fn describe(event: &protocol::Event, opts: &Options) -> Option<String> {
             shape,
             splits,
             message,
+        } if *splits == 1 => format!(
+            "{}: the kernel refuses this shape: {message}",
+            label(*shape)
+        ),
+        Unsupported {
+            shape,
+            splits,
+            message,
         } => format!(
             "{}: the kernel refuses num_splits={splits}: {message}",
             label(*shape)
