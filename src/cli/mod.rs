@@ -21,7 +21,10 @@ on this GPU?\n\n\
 `scan` finds every kernel project a vLLM source tree pins (FetchContent_Declare, \
 ExternalProject_Add, CPMAddPackage under cmake/), resolves the pinned commits and matches them \
 against the rule database. `verify` runs a bundled split-KV decode probe on the GPU and decides \
-whether latency scales with num_splits. `rules` lists, shows, lints, tests and exports (OSV) the rule database.\n\n\
+whether latency scales with num_splits; `verify --deployed TARGET` runs the same sweep through \
+the FlashAttention 4 kernel a wheel or environment ships, and is the only command that imports code \
+from an artifact (`scan` never does). `rules` lists, shows, lints, tests and exports (OSV) the rule \
+database.\n\n\
 Exit codes: 0 clean, 1 findings (scan) or flat (verify), 2 usage/input/I-O error, \
 3 undecided (fail closed), 4 no usable GPU.",
     after_help = "Examples:\n  pinprobe scan ~/src/vllm\n  pinprobe scan ~/src/vllm --rev v0.30.0 --repo flash-attention=~/src/flash-attention\n  pinprobe scan . --format json\n  pinprobe rules list\n  pinprobe verify"
