@@ -1,0 +1,36 @@
+//! The fingerprint index loader on fuzzed JSON, then matching a fixed shipped copy against
+//! whatever index loaded.
+#![no_main]
+
+#[path = "common.rs"]
+mod common;
+
+use libfuzzer_sys::fuzz_target;
+use pinprobe::artifact::Context;
+use pinprobe::target::MemView;
+use std::io::Write;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(mut file) = tempfile::Builder::new().suffix(".json").tempfile() else {
+        return;
+    };
+    if file.write_all(data).is_err() || file.flush().is_err() {
+        return;
+    }
+    let Ok(index) = pinprobe::index::load(file.path()) else {
+        return;
+    };
+    let mut view = MemView::new("fuzz", "site-packages");
+    for (path, text) in common::buggy_files() {
+        view.insert(path, text.into_bytes());
+    }
+    view.insert(
+        "flash_attn_4-4.0.0.dist-info/METADATA",
+        b"Metadata-Version: 2.1\nName: flash-attn-4\nVersion: 4.0.0\n".to_vec(),
+    );
+    let cx = Context {
+        indexes: vec![&index],
+        clones: Vec::new(),
+    };
+    let _ = pinprobe::artifact::scan_view_with(&view, common::db(), &cx);
+});
