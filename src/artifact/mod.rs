@@ -217,6 +217,21 @@ fn scan_copy(
         if let Some((file, line)) = hit {
             finding.location = Some(Location { file, line });
         }
+        // A wheel is a build product whose RECORD the build wrote: a member that disagrees with
+        // it (or is missing from it) means the archive was altered or damaged after the build,
+        // so a clean verdict resting on its files is not trusted (fail closed). An installed
+        // environment is different: a file edited after install (a hand-applied fix) is what
+        // runs, so the verdict follows it, with the integrity evidence beside it.
+        let untrusted = view.kind() == "wheel"
+            && files
+                .reads
+                .borrow()
+                .iter()
+                .any(|r| matches!(r.check, Some(Check::Modified { .. } | Check::NotListed)));
+        if untrusted && finding.status == Status::NotAffected {
+            finding.status = Status::Unknown;
+            finding.decided_by = None;
+        }
         for read in files.reads.borrow().iter() {
             let detail = match &read.check {
                 Some(Check::Matches) => continue,
@@ -227,6 +242,13 @@ fn scan_copy(
                 Some(Check::NotListed) => format!("{} is not listed in RECORD", read.path),
                 Some(Check::NoHash) => format!("{} has no hash in RECORD", read.path),
                 None => format!("{}: no RECORD to check it against", read.path),
+            };
+            let detail = if untrusted
+                && matches!(read.check, Some(Check::Modified { .. } | Check::NotListed))
+            {
+                format!("{detail} (a wheel's members must match its RECORD: no clean verdict)")
+            } else {
+                detail
             };
             finding.evidence.push(Evidence {
                 kind: EvidenceKind::Integrity,

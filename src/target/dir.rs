@@ -1,9 +1,12 @@
 //! A plain directory (a source checkout's work tree) as a [`View`].
 
-use super::{TargetError, View};
+use super::{MAX_FILE_BYTES, TargetError, View};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
-/// Files of a directory on disk. Symbolic links are not followed out of the root.
+/// Files of a directory on disk. Symbolic links are not followed out of the root, and only
+/// regular files are read (a FIFO would block, a device never end), each within
+/// [`MAX_FILE_BYTES`].
 pub struct DirView {
     root: PathBuf,
     kind: &'static str,
@@ -109,10 +112,46 @@ impl View for DirView {
 
     fn read(&self, path: &str) -> Result<Option<Vec<u8>>, TargetError> {
         let abs = self.root.join(path);
-        match std::fs::read(&abs) {
-            Ok(bytes) => Ok(Some(bytes)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(self.io(abs, e)),
+        // Follows links (a venv's lib64 -> lib), then checks where they led.
+        let meta = match std::fs::metadata(&abs) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(self.io(abs, e)),
+        };
+        let malformed = |message: String| TargetError::Malformed {
+            path: abs.clone(),
+            message,
+        };
+        if !meta.is_file() {
+            return Err(malformed("not a regular file".into()));
         }
+        let real = abs.canonicalize().map_err(|e| self.io(abs.clone(), e))?;
+        let root = self
+            .root
+            .canonicalize()
+            .map_err(|e| self.io(self.root.clone(), e))?;
+        if !real.starts_with(&root) {
+            return Err(malformed(format!(
+                "a symbolic link leads outside the target (to {})",
+                real.display()
+            )));
+        }
+        if meta.len() > MAX_FILE_BYTES {
+            return Err(malformed(format!(
+                "{} bytes, over the {MAX_FILE_BYTES}-byte cap for one file",
+                meta.len()
+            )));
+        }
+        let file = std::fs::File::open(&abs).map_err(|e| self.io(abs.clone(), e))?;
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        file.take(MAX_FILE_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| self.io(abs.clone(), e))?;
+        if bytes.len() as u64 > MAX_FILE_BYTES {
+            return Err(malformed(format!(
+                "grew past the {MAX_FILE_BYTES}-byte cap for one file while being read"
+            )));
+        }
+        Ok(Some(bytes))
     }
 }

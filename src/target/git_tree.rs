@@ -136,6 +136,22 @@ impl View for GitTreeView {
         if !entry.mode().is_blob() {
             return Ok(None);
         }
+        // A blob compresses well: check its size before inflating it.
+        let header = self
+            .repo
+            .find_header(entry.object_id())
+            .map_err(|e| self.git_err(e))?;
+        if header.size() > super::MAX_FILE_BYTES {
+            return Err(TargetError::Malformed {
+                path: self.path.join(path),
+                message: format!(
+                    "{} bytes at {}, over the {}-byte cap for one file",
+                    header.size(),
+                    self.rev,
+                    super::MAX_FILE_BYTES
+                ),
+            });
+        }
         let blob = entry.object().map_err(|e| self.git_err(e))?;
         Ok(Some(blob.detach().data))
     }

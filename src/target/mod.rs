@@ -15,6 +15,9 @@ pub use wheel::WheelView;
 
 use std::path::{Path, PathBuf};
 
+/// The largest file any view reads (a RECORD of a big wheel is a few MB; sources less).
+pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
 /// A read-only view of a target's files.
 pub trait View {
     /// What this view shows, for reports: a path, plus `@rev` for a git tree.

@@ -13,8 +13,8 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-/// The largest member pinprobe inflates (a RECORD of a big wheel is a few MB; sources less).
-pub const MAX_MEMBER_BYTES: u64 = 64 * 1024 * 1024;
+/// The largest member pinprobe inflates.
+pub const MAX_MEMBER_BYTES: u64 = super::MAX_FILE_BYTES;
 /// A member whose declared size is more than this many times its compressed size is a bomb.
 const MAX_RATIO: u64 = 1000;
 

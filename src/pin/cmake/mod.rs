@@ -78,7 +78,13 @@ pub enum CmakeError {
     },
     #[error("{file}: not valid UTF-8 (byte {offset})")]
     NotUtf8 { file: String, offset: usize },
+    #[error("{file}: {size} bytes, over the {MAX_CMAKE_BYTES}-byte cap for a CMake file")]
+    TooLarge { file: String, size: usize },
 }
+
+/// The largest CMake file read (vLLM's largest is about 50 KB). Tokens take several times the
+/// text's size, so this bounds the finder's memory whatever the file holds.
+pub const MAX_CMAKE_BYTES: usize = 4 * 1024 * 1024;
 
 /// Find every declaration in the view's `CMakeLists.txt` and `cmake/**`, in file order, then
 /// source order.
@@ -107,6 +113,12 @@ pub fn find(view: &dyn View) -> Result<Vec<Declaration>, CmakeError> {
         let Some(bytes) = view.read(file)? else {
             continue;
         };
+        if bytes.len() > MAX_CMAKE_BYTES {
+            return Err(CmakeError::TooLarge {
+                file: file.clone(),
+                size: bytes.len(),
+            });
+        }
         let text = std::str::from_utf8(&bytes).map_err(|e| CmakeError::NotUtf8 {
             file: file.clone(),
             offset: e.valid_up_to(),
