@@ -2,12 +2,13 @@
 
 use crate::exit::{self, Exit};
 use crate::index;
-use crate::report::{self, FailOn, Format, Report};
+use crate::policy::{self, Date, Policy};
+use crate::report::{self, FailOn, Format, Report, TargetReport};
 use crate::rules;
 use crate::scan::{self, Clones, Options};
 use anyhow::{Context, bail};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub const LONG_ABOUT: &str = "Find every kernel project a vLLM source tree pins and check each pinned commit \
 against the rule database.\n\n\
@@ -62,6 +63,10 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     pub cache: Option<PathBuf>,
 
+    /// An ignore file for every target, instead of each source tree's own `.pinprobe.yaml`.
+    #[arg(long, value_name = "FILE")]
+    pub ignore: Option<PathBuf>,
+
     /// Exit 1 on affected findings (3 on unknown ones) at or above this severity.
     #[arg(long, value_enum, default_value_t = FailOn::Low, value_name = "SEVERITY")]
     pub fail_on: FailOn,
@@ -76,6 +81,10 @@ pub(crate) fn parse_repo(s: &str) -> Result<(String, PathBuf), String> {
             "`{s}` is not NAME=PATH (e.g. flash-attention=../flash-attention)"
         )),
     }
+}
+
+fn is_tree(target: &str) -> bool {
+    matches!(scan::classify(target), scan::TargetKind::SourceTree(_))
 }
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
@@ -106,6 +115,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         )),
         None => None,
     };
+    let today = Date::today();
     let mut targets = Vec::new();
     for target in &args.targets {
         let report = scan::scan_target(target, &opts, &db, &clones).map_err(|e| {
@@ -121,10 +131,25 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
             let drift = scan::drift::check(tree, &declared.components, &report.components);
             report.findings.extend(drift);
         }
-        for w in &report.warnings {
-            eprintln!("pinprobe: warning: {w}");
+        if args.ignore.is_none() && (args.rev.is_some() || is_tree(target)) {
+            // The tree's own ignore file, at the revision scanned.
+            if let Some(policy) = policy::from_tree(Path::new(target), args.rev.as_deref())? {
+                let outcome = policy::apply(&policy, &mut [&mut report], today, true);
+                report.warnings.extend(outcome.warnings);
+            }
         }
         targets.push(report);
+    }
+    if let Some(file) = &args.ignore {
+        let policy = Policy::load(file)?;
+        let mut all: Vec<&mut TargetReport> = targets.iter_mut().collect();
+        let outcome = policy::apply(&policy, &mut all, today, true);
+        if let Some(first) = targets.first_mut() {
+            first.warnings.extend(outcome.warnings);
+        }
+    }
+    for w in targets.iter().flat_map(|t| t.warnings.iter()) {
+        eprintln!("pinprobe: warning: {w}");
     }
     let report = Report::new(&db, targets);
     report::render(&report, args.format, &db, out)?;

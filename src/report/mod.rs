@@ -2,8 +2,8 @@
 //! Markdown). Renderers write to `&mut dyn Write`, so tests need no process.
 
 mod json;
-mod markdown;
-mod sarif;
+pub(crate) mod markdown;
+pub(crate) mod sarif;
 mod table;
 
 use crate::pin::Pin;

@@ -60,12 +60,19 @@ pub fn render(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
                         )
                     })
                     .unwrap_or_default();
+                let (status, note) = match &f.suppressed {
+                    Some(s) => (
+                        format!("{} (suppressed)", f.status),
+                        format!("\nsuppressed until {}: {}", s.expires, s.reason),
+                    ),
+                    None => (f.status.to_string(), String::new()),
+                };
                 table.add_row([
-                    Cell::new(f.status.to_string()),
+                    Cell::new(status),
                     Cell::new(&f.rule),
                     Cell::new(&f.component),
                     Cell::new(f.severity.to_string()),
-                    Cell::new(format!("{by}{}\n{}", headline(f), f.summary)),
+                    Cell::new(format!("{by}{}\n{}{note}", headline(f), f.summary)),
                 ]);
             }
             writeln!(out, "{table}")?;

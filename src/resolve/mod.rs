@@ -203,6 +203,25 @@ impl Clone {
         }
     }
 
+    /// The first-parent chain from `tip` back to the root (or the shallow boundary), `tip`
+    /// first: the commits a branch pointed at over time, in merge order.
+    pub fn first_parents(&self, tip: &ObjectId) -> Vec<ObjectId> {
+        let mut out = Vec::new();
+        let mut seen = HashSet::new();
+        let mut next = Some(*tip);
+        while let Some(id) = next {
+            if !seen.insert(id) {
+                break;
+            }
+            let Some(info) = self.graph.commit(&self.repo, &id) else {
+                break;
+            };
+            out.push(id);
+            next = info.parents.first().copied();
+        }
+        out
+    }
+
     /// Every commit reachable from any reference (branches, tags, remotes, HEAD), with its
     /// commit time.
     pub fn all_commits(&self) -> Result<Vec<(ObjectId, i64)>, ResolveError> {
