@@ -166,3 +166,47 @@ pub(crate) fn write(
     serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::TargetReport;
+    use crate::rules::evaluate::{Finding, Location};
+
+    #[test]
+    fn results_are_capped_at_githubs_limit_most_severe_first() {
+        let (db, _) = crate::rules::load(None).expect("rules load");
+        let finding = |i: usize, severity, status| Finding {
+            rule: "hygiene/short-sha".into(),
+            status,
+            severity,
+            summary: "s".into(),
+            component: format!("c{i}"),
+            decided_by: None,
+            evidence: Vec::new(),
+            location: Some(Location {
+                file: "cmake/x.cmake".into(),
+                line: 3,
+            }),
+            suppressed: None,
+        };
+        let mut target = TargetReport::new("t".into(), "source-tree");
+        target.findings = (0..MAX_RESULTS)
+            .map(|i| finding(i, Severity::Low, Status::Unknown))
+            .collect();
+        target
+            .findings
+            .push(finding(MAX_RESULTS, Severity::High, Status::Affected));
+        let report = Report::new(&db, vec![target]);
+        let mut out = Vec::new();
+        render(&report, &db, &mut out).expect("renders");
+        let doc: Value = serde_json::from_slice(&out).expect("json");
+        let results = doc["runs"][0]["results"].as_array().expect("results");
+        assert_eq!(results.len(), MAX_RESULTS);
+        assert_eq!(doc["runs"][0]["properties"]["truncated"], 1);
+        assert_eq!(
+            results[0]["level"], "error",
+            "the most severe is kept first"
+        );
+    }
+}
