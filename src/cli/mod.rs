@@ -21,7 +21,8 @@ carry a known kernel bug through a dependency pin, and does its split-KV decode 
 on this GPU?\n\n\
 `scan` finds every kernel project a vLLM source tree pins (FetchContent_Declare, \
 ExternalProject_Add, CPMAddPackage under cmake/), resolves the pinned commits and matches them \
-against the rule database. `verify` runs a bundled split-KV decode probe on the GPU and decides \
+against the rule database. `diff BASE HEAD` says what a pin bump between two git revisions \
+introduces, fixes or keeps (for pull requests; the GitHub Action runs it). `verify` runs a bundled split-KV decode probe on the GPU and decides \
 whether latency scales with num_splits; `verify --deployed TARGET` runs the same sweep through \
 the FlashAttention 4 kernel a wheel or environment ships, and is the only command that imports code \
 from an artifact (`scan` never does). `rules` lists, shows, lints, tests and exports (OSV) the rule \
