@@ -64,10 +64,8 @@ pub enum Origin {
 /// Credentials for `registry` (`host[:port]`, `docker.io` for Docker Hub), if any are set.
 /// A Docker config that cannot be read or parsed is skipped with the returned warning.
 pub fn lookup(registry: &str) -> (Option<(Credentials, Origin)>, Option<String>) {
-    if let (Ok(username), Ok(password)) = (
-        std::env::var(ENV_USERNAME),
-        std::env::var(ENV_PASSWORD),
-    ) {
+    if let (Ok(username), Ok(password)) = (std::env::var(ENV_USERNAME), std::env::var(ENV_PASSWORD))
+    {
         return (
             Some((Credentials { username, password }, Origin::Env)),
             None,
@@ -111,7 +109,11 @@ fn from_config(config: &DockerConfig, registry: &str) -> Option<Credentials> {
             .next()
             .unwrap_or("");
         let same = host == registry
-            || (hub && matches!(host, "index.docker.io" | "registry-1.docker.io" | "docker.io"));
+            || (hub
+                && matches!(
+                    host,
+                    "index.docker.io" | "registry-1.docker.io" | "docker.io"
+                ));
         same.then_some(entry)
     })?;
     if let Some(auth) = &entry.auth {
@@ -255,6 +257,9 @@ mod tests {
 
     #[test]
     fn query_encoding() {
-        assert_eq!(encode_query("repository:a/b:pull"), "repository%3Aa%2Fb%3Apull");
+        assert_eq!(
+            encode_query("repository:a/b:pull"),
+            "repository%3Aa%2Fb%3Apull"
+        );
     }
 }

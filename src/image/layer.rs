@@ -69,6 +69,10 @@ pub fn stream(
             expect.name, stored.count
         )));
     }
+    if outcome.is_err() && stored.error.is_none() {
+        // Corrupt data: read the rest so the digest can say whether the bytes were substituted.
+        let _ = io::copy(&mut stored, &mut io::sink());
+    }
     if let Some(expected) = expect.size
         && stored.count < expected
     {
@@ -79,7 +83,6 @@ pub fn stream(
             expected,
         });
     }
-    let diff_id = outcome.map_err(|e| fail(describe(&e)))?;
     let actual = format!("sha256:{}", hex::encode(stored.hasher.finalize_reset()));
     if let Some(digest) = &expect.digest
         && *digest != actual
@@ -90,6 +93,7 @@ pub fn stream(
             actual,
         });
     }
+    let diff_id = outcome.map_err(|e| fail(describe(&e)))?;
     if let Some(expected) = expect.size
         && stored.count != expected
     {
@@ -180,7 +184,6 @@ fn walk(
         .hasher
         .take()
         .map(|h| format!("sha256:{}", hex::encode(h.finalize())));
-    drop(tar_bytes);
     drop(decoded);
     io::copy(&mut buffered, &mut io::sink())?;
     Ok(diff_id)

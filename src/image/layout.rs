@@ -194,7 +194,10 @@ impl Archive {
                 members.insert(h.name.clone(), member(r.pos, &h));
                 let jump = h.size + padding(h.size);
                 let jump = i64::try_from(jump).map_err(|_| {
-                    io_err(io::Error::new(io::ErrorKind::InvalidData, "member too large"))
+                    io_err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        "member too large",
+                    ))
                 })?;
                 r.inner.seek_relative(jump).map_err(io_err)?;
                 r.pos += jump as u64;

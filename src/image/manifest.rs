@@ -50,7 +50,10 @@ impl Platform {
             [os, arch] | [os, arch, _] if !os.is_empty() && !arch.is_empty() => Ok(Platform {
                 os: os.to_string(),
                 architecture: arch.to_string(),
-                variant: parts.get(2).filter(|v| !v.is_empty()).map(|v| v.to_string()),
+                variant: parts
+                    .get(2)
+                    .filter(|v| !v.is_empty())
+                    .map(|v| v.to_string()),
             }),
             _ => Err(Fault::Reference(format!(
                 "--platform `{s}` is not os/arch[/variant] (e.g. linux/amd64)"
@@ -108,8 +111,7 @@ pub enum Document {
 
 /// Parse a manifest or index; `what` names it in errors.
 pub fn parse(bytes: &[u8], what: &str) -> Result<Document, Fault> {
-    let raw: RawManifest =
-        serde_json::from_slice(bytes).map_err(|e| Fault::malformed(what, e))?;
+    let raw: RawManifest = serde_json::from_slice(bytes).map_err(|e| Fault::malformed(what, e))?;
     if raw.schema_version == Some(1) {
         return Err(Fault::Unsupported(format!(
             "{what}: Docker schema 1 manifests are not supported"
@@ -230,12 +232,16 @@ pub fn verify(bytes: &[u8], digest: &str, what: &'static str) -> Result<(), Faul
     }
 }
 
+/// Fetches a blob by digest (`what` names its kind: `manifest` or `config`), checked
+/// against that digest.
+pub type Fetch<'a> = dyn FnMut(&str, &'static str) -> Result<Vec<u8>, Fault> + 'a;
+
 /// Walk from a descriptor down to one image manifest, fetching verified blobs with `fetch`
 /// (`fetch(digest, what)` returns bytes already checked against `digest`).
 pub fn resolve(
     mut desc: Descriptor,
     platform: &Platform,
-    fetch: &mut dyn FnMut(&str, &'static str) -> Result<Vec<u8>, Fault>,
+    fetch: &mut Fetch<'_>,
 ) -> Result<Resolved, Fault> {
     for _ in 0..MAX_DEPTH {
         let bytes = fetch(&desc.digest, "manifest")?;
@@ -254,7 +260,7 @@ pub fn from_manifest(
     manifest_digest: Option<String>,
     config: &Descriptor,
     layers: &[Descriptor],
-    fetch: &mut dyn FnMut(&str, &'static str) -> Result<Vec<u8>, Fault>,
+    fetch: &mut Fetch<'_>,
 ) -> Result<Resolved, Fault> {
     let bytes = fetch(&config.digest, "config")?;
     let config = ImageConfig::parse(&bytes, &format!("config {}", config.digest))?;
@@ -291,11 +297,20 @@ mod tests {
     #[test]
     fn malformed_documents() {
         assert!(parse(b"{nope", "m").is_err());
-        assert!(parse(br#"{"schemaVersion":2,"config":{"digest":"sha256:1"}}"#, "m").is_err());
+        assert!(
+            parse(
+                br#"{"schemaVersion":2,"config":{"digest":"sha256:1"}}"#,
+                "m"
+            )
+            .is_err()
+        );
         assert!(parse(br#"{"schemaVersion":1}"#, "m").is_err());
         let d = format!("sha256:{}", "0".repeat(64));
         let ok = format!(r#"{{"schemaVersion":2,"config":{{"digest":"{d}"}},"layers":[]}}"#);
-        assert!(matches!(parse(ok.as_bytes(), "m"), Ok(Document::Manifest { .. })));
+        assert!(matches!(
+            parse(ok.as_bytes(), "m"),
+            Ok(Document::Manifest { .. })
+        ));
         let traversal = r#"{"manifests":[{"digest":"sha256:../../etc/passwd"}]}"#;
         assert!(parse(traversal.as_bytes(), "m").is_err());
     }

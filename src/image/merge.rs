@@ -145,8 +145,7 @@ impl Merger {
 
     /// Whether layers read so far hide `path` in the layer being read.
     fn hidden(&self, path: &str) -> bool {
-        if self.seen.contains(path) || self.deleted.contains(path) || self.covers.contains(path)
-        {
+        if self.seen.contains(path) || self.deleted.contains(path) || self.covers.contains(path) {
             return true;
         }
         path.match_indices('/').any(|(i, _)| {
@@ -375,11 +374,26 @@ mod tests {
         let mut m = Merger::new(true);
         m.begin_layer(1);
         feed(&mut m, &format!("{SP}/.wh.vllm"), EntryKind::File, "");
-        feed(&mut m, &format!("{SP}/vllm/_version.py"), EntryKind::File, "new");
+        feed(
+            &mut m,
+            &format!("{SP}/vllm/_version.py"),
+            EntryKind::File,
+            "new",
+        );
         assert!(m.end_layer().is_none());
         m.begin_layer(0);
-        feed(&mut m, &format!("{SP}/vllm/_version.py"), EntryKind::File, "old");
-        feed(&mut m, &format!("{SP}/vllm/vllm_flash_attn/cute/a.py"), EntryKind::File, "x");
+        feed(
+            &mut m,
+            &format!("{SP}/vllm/_version.py"),
+            EntryKind::File,
+            "old",
+        );
+        feed(
+            &mut m,
+            &format!("{SP}/vllm/vllm_flash_attn/cute/a.py"),
+            EntryKind::File,
+            "x",
+        );
         m.end_layer();
         let (view, layers, _) = m.finish("t");
         assert_eq!(view.len(), 1);
@@ -391,12 +405,32 @@ mod tests {
         let mut m = Merger::new(true);
         m.begin_layer(2);
         feed(&mut m, "opt/venv", EntryKind::Symlink, "");
-        feed(&mut m, &format!("{SP}/vllm/.wh..wh..opq"), EntryKind::File, "");
-        feed(&mut m, &format!("{SP}/vllm/third_party/x.py"), EntryKind::File, "2");
+        feed(
+            &mut m,
+            &format!("{SP}/vllm/.wh..wh..opq"),
+            EntryKind::File,
+            "",
+        );
+        feed(
+            &mut m,
+            &format!("{SP}/vllm/third_party/x.py"),
+            EntryKind::File,
+            "2",
+        );
         m.end_layer();
         m.begin_layer(1);
-        feed(&mut m, &format!("{SP}/vllm/_version.py"), EntryKind::File, "1");
-        feed(&mut m, "opt/venv/lib/python3.12/site-packages/vllm/_version.py", EntryKind::File, "1");
+        feed(
+            &mut m,
+            &format!("{SP}/vllm/_version.py"),
+            EntryKind::File,
+            "1",
+        );
+        feed(
+            &mut m,
+            "opt/venv/lib/python3.12/site-packages/vllm/_version.py",
+            EntryKind::File,
+            "1",
+        );
         m.end_layer();
         let (view, _, _) = m.finish("t");
         assert_eq!(view.len(), 1);
@@ -405,15 +439,28 @@ mod tests {
     #[test]
     fn stops_when_record_files_are_resolved() {
         let mut m = Merger::new(false);
-        let record = format!(
-            "vllm/_version.py,sha256=x,1\nvllm/engine.py,,\n\"vllm/vllm_flash_attn/cute/block_info.py\",,\nvllm-0.30.0.dist-info/RECORD,,\n../../../bin/vllm,,\n"
-        );
+        let record = "vllm/_version.py,sha256=x,1\nvllm/engine.py,,\n\"vllm/vllm_flash_attn/cute/block_info.py\",,\nvllm-0.30.0.dist-info/RECORD,,\n../../../bin/vllm,,\n";
         m.begin_layer(3);
-        feed(&mut m, &format!("{SP}/vllm-0.30.0.dist-info/RECORD"), EntryKind::File, &record);
-        feed(&mut m, &format!("{SP}/vllm/_version.py"), EntryKind::File, "v");
+        feed(
+            &mut m,
+            &format!("{SP}/vllm-0.30.0.dist-info/RECORD"),
+            EntryKind::File,
+            record,
+        );
+        feed(
+            &mut m,
+            &format!("{SP}/vllm/_version.py"),
+            EntryKind::File,
+            "v",
+        );
         assert!(m.end_layer().is_none(), "block_info.py not seen yet");
         m.begin_layer(2);
-        feed(&mut m, &format!("{SP}/vllm/vllm_flash_attn/.wh.cute"), EntryKind::File, "");
+        feed(
+            &mut m,
+            &format!("{SP}/vllm/vllm_flash_attn/.wh.cute"),
+            EntryKind::File,
+            "",
+        );
         let reason = m.end_layer().expect("resolved by the whiteout");
         assert!(reason.contains("vllm-0.30.0.dist-info"), "{reason}");
     }
@@ -422,7 +469,12 @@ mod tests {
     fn deleted_install_stops() {
         let mut m = Merger::new(false);
         m.begin_layer(1);
-        feed(&mut m, &format!("{SP}/.wh.vllm-0.30.0.dist-info"), EntryKind::File, "");
+        feed(
+            &mut m,
+            &format!("{SP}/.wh.vllm-0.30.0.dist-info"),
+            EntryKind::File,
+            "",
+        );
         assert!(m.end_layer().unwrap().contains("(deleted)"));
         assert!(Merger::new(true).end_layer().is_none());
     }
@@ -430,7 +482,10 @@ mod tests {
     #[test]
     fn record_lines() {
         assert_eq!(record_path("a/b.py,sha256=1,2").as_deref(), Some("a/b.py"));
-        assert_eq!(record_path("\"a,\"\"b\"\".py\",,").as_deref(), Some("a,\"b\".py"));
+        assert_eq!(
+            record_path("\"a,\"\"b\"\".py\",,").as_deref(),
+            Some("a,\"b\".py")
+        );
         assert!(is_deciding_dist_info("flash_attn_4-4.0.0b1.dist-info"));
         assert!(is_deciding_dist_info("vllm-0.30.0+cu129.dist-info"));
         assert!(!is_deciding_dist_info("vllm_extra-1.dist-info"));

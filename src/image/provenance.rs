@@ -8,7 +8,11 @@ use crate::report::LayerInfo;
 
 /// One [`LayerInfo`] per layer, base first, with its history `created_by` when the history
 /// lines up; a history that does not is reported in `warnings` and left out.
-pub fn layers(config: &ImageConfig, layers: &[LayerRef], warnings: &mut Vec<String>) -> Vec<LayerInfo> {
+pub fn layers(
+    config: &ImageConfig,
+    layers: &[LayerRef],
+    warnings: &mut Vec<String>,
+) -> Vec<LayerInfo> {
     let steps: Vec<Option<String>> = config
         .history
         .iter()
@@ -48,7 +52,11 @@ mod tests {
             empty_layer: empty,
         };
         let config = ImageConfig {
-            history: vec![h("ADD base", false), h("ENV X=1", true), h("RUN pip install vllm", false)],
+            history: vec![
+                h("ADD base", false),
+                h("ENV X=1", true),
+                h("RUN pip install vllm", false),
+            ],
             ..ImageConfig::default()
         };
         let l = |d: &str| LayerRef {

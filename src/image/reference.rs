@@ -81,7 +81,9 @@ fn parse_registry(rest: &str) -> Result<RegistryRef, Fault> {
     let (name_tag, digest) = match rest.split_once('@') {
         Some((n, d)) => {
             if !valid_digest(d) {
-                return Err(bad("the digest must be sha256: and 64 lowercase hex digits"));
+                return Err(bad(
+                    "the digest must be sha256: and 64 lowercase hex digits",
+                ));
             }
             (n, Some(d.to_string()))
         }
@@ -131,7 +133,10 @@ fn parse_registry(rest: &str) -> Result<RegistryRef, Fault> {
 /// `sha256:` and 64 lowercase hex digits (the only digest algorithm pinprobe checks).
 pub fn valid_digest(d: &str) -> bool {
     d.strip_prefix("sha256:").is_some_and(|hex| {
-        hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        hex.len() == 64
+            && hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
     })
 }
 

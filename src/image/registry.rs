@@ -64,7 +64,12 @@ impl Registry {
     }
 
     /// GET `/v2/<repo>/<path>`, authenticating on a 401 challenge and retrying 429/5xx.
-    fn get(&mut self, path: &str, accept: Option<&str>, what: &str) -> Result<ureq::Response, Fault> {
+    fn get(
+        &mut self,
+        path: &str,
+        accept: Option<&str>,
+        what: &str,
+    ) -> Result<ureq::Response, Fault> {
         let url = format!("{}/v2/{}/{path}", self.base, self.reference.repository);
         let mut challenged = false;
         loop {
@@ -83,6 +88,7 @@ impl Registry {
         }
     }
 
+    #[allow(clippy::result_large_err)] // ureq's own error type, matched on by the callers
     /// One request, retried on 429 and 5xx with exponential backoff (or `Retry-After`).
     fn send(
         &self,
@@ -133,9 +139,8 @@ impl Registry {
                 service,
                 scope,
             }) => {
-                let scope = scope.unwrap_or_else(|| {
-                    format!("repository:{}:pull", self.reference.repository)
-                });
+                let scope = scope
+                    .unwrap_or_else(|| format!("repository:{}:pull", self.reference.repository));
                 let mut url = realm.clone();
                 url.push(if url.contains('?') { '&' } else { '?' });
                 if let Some(s) = service {
@@ -261,7 +266,10 @@ impl Registry {
             .read_to_end(&mut bytes)
             .map_err(|e| self.io_fault(e, what))?;
         if bytes.len() as u64 > MAX_JSON {
-            return Err(Fault::malformed(what, format!("larger than {MAX_JSON} bytes")));
+            return Err(Fault::malformed(
+                what,
+                format!("larger than {MAX_JSON} bytes"),
+            ));
         }
         Ok(bytes)
     }

@@ -17,9 +17,8 @@ pub fn client_config(ca_file: Option<&Path>) -> Result<Arc<rustls::ClientConfig>
         let _ = roots.add(cert);
     }
     if let Some(path) = ca_file {
-        let bad = |message: String| {
-            Fault::malformed(format!("--ca-file {}", path.display()), message)
-        };
+        let bad =
+            |message: String| Fault::malformed(format!("--ca-file {}", path.display()), message);
         let certs = CertificateDer::pem_file_iter(path)
             .map_err(|e| bad(e.to_string()))?
             .collect::<Result<Vec<_>, _>>()
