@@ -13,10 +13,8 @@
 //! seed) from a vocabulary of 4,096 random lowercase words, so gzip has real matching and
 //! Huffman work to undo, like text and code in real layers, and generation stays quick.
 
-#[allow(dead_code)]
 #[path = "../tests/image/build.rs"]
 mod build;
-#[allow(dead_code)]
 #[path = "../tests/image/registry.rs"]
 mod registry;
 
@@ -273,14 +271,17 @@ struct Scan {
 }
 
 fn pinprobe(args: &[&str]) -> Scan {
-    let bin = env!("CARGO_BIN_EXE_pinprobe");
+    // PINPROBE_BIN: a copy of the binary to time (a shared target directory's
+    // `release/pinprobe` can be replaced by another checkout's build mid-run).
+    let bin =
+        std::env::var("PINPROBE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_pinprobe").into());
     let time = Path::new("/usr/bin/time").exists();
     let mut cmd = if time {
         let mut c = Command::new("/usr/bin/time");
-        c.args(["-f", "%M", bin]);
+        c.args(["-f", "%M", &bin]);
         c
     } else {
-        Command::new(bin)
+        Command::new(&bin)
     };
     cmd.arg("scan")
         .args(args)

@@ -26,7 +26,7 @@ fn scan_tree(
     let opts = Options {
         rev: rev.map(String::from),
         repos,
-        ..Options::default()
+        ..Default::default()
     };
     scan::scan_path(tree, &opts, &db, &clones).expect("scan succeeds")
 }

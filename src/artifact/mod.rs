@@ -1,11 +1,24 @@
 //! Artifact scanning: what a built vLLM ships (a wheel, a site-packages directory, a virtual
 //! environment, an image's filesystem), its components recognised from the files themselves.
 //!
-//! (Being built: this file fixes the interface other targets use.)
+//! No file in a wheel records the FlashAttention commit, so the verdict comes from the shipped
+//! sources: rule signatures run on them (after undoing vLLM's import rewrite), the vllm version
+//! range applies to the copy vLLM bundles, RECORD tells whether a file read was modified after
+//! install, and a fingerprint index (see [`crate::index`]) names the commits the files match.
 
+pub mod env;
+pub mod record;
+pub mod shipped;
+
+use crate::index::Index;
+use crate::pin::Pin;
 use crate::report::TargetReport;
 use crate::rules::Database;
-use crate::target::View;
+use crate::rules::evaluate::{self, Evidence, EvidenceKind, Location, Status, Subject};
+use crate::target::{TargetError, View};
+use env::Env;
+use record::{Check, Record};
+use shipped::{Copy, ShippedFiles};
 
 /// Whether a path (relative to a filesystem or archive root) can matter to an artifact scan:
 /// package metadata (`*.dist-info/METADATA`, `RECORD`), `vllm/_version.py`, and the Python
@@ -24,36 +37,198 @@ pub fn is_interesting(path: &str) -> bool {
                 || path.contains("vllm/third_party/")))
 }
 
-/// Scan a view holding an artifact's files (wheel root, site-packages, venv or image root).
-pub fn scan_view(view: &dyn View, _db: &Database) -> TargetReport {
-    let mut report = TargetReport::new(view.describe(), view.kind());
-    report.undecided = Some("artifact scanning is not built yet".into());
-    report
+/// What an artifact scan can use besides the view.
+#[derive(Default)]
+pub struct Context<'a> {
+    /// Fingerprint indexes (one per component).
+    pub indexes: Vec<&'a Index>,
+    /// Clones by component name, for ancestry once a fingerprint names the commit.
+    pub clones: Vec<(&'a str, &'a crate::resolve::Clone)>,
 }
 
-#[cfg(test)]
-mod tests {
-    use super::is_interesting;
-
-    #[test]
-    fn interesting_paths() {
-        for p in [
-            "usr/lib/python3.12/site-packages/vllm-0.30.0.dist-info/RECORD",
-            "venv/lib/python3.11/site-packages/vllm-0.30.0.dist-info/METADATA",
-            "site-packages/vllm/_version.py",
-            "vllm/vllm_flash_attn/cute/flash_fwd_sm90.py",
-            "x/site-packages/flash_attn/cute/block_info.py",
-            "vllm/third_party/tml_fa4/cute/block_info.py",
-        ] {
-            assert!(is_interesting(p), "{p}");
-        }
-        for p in [
-            "vllm/engine/llm_engine.py",
-            "usr/bin/python3",
-            "vllm-0.30.0.dist-info/WHEEL",
-            "etc/passwd",
-        ] {
-            assert!(!is_interesting(p), "{p}");
-        }
+impl Context<'_> {
+    fn clone_of(&self, component: &str) -> Option<&crate::resolve::Clone> {
+        self.clones
+            .iter()
+            .find(|(n, _)| *n == component)
+            .map(|(_, c)| *c)
     }
+}
+
+/// Scan a view holding an artifact's files (wheel root, site-packages, venv or image root).
+pub fn scan_view(view: &dyn View, db: &Database) -> Result<TargetReport, TargetError> {
+    scan_view_with(view, db, &Context::default())
+}
+
+pub fn scan_view_with(
+    view: &dyn View,
+    db: &Database,
+    cx: &Context,
+) -> Result<TargetReport, TargetError> {
+    let mut report = TargetReport::new(view.describe(), view.kind());
+    let envs = env::find(view)?;
+    for env in &envs {
+        scan_env(view, env, db, cx, &mut report)?;
+    }
+    if report.components.is_empty() {
+        report.undecided = Some(format!(
+            "no vllm or FlashAttention install found in {} ({} Python environment(s) looked at)",
+            view.describe(),
+            envs.len()
+        ));
+    }
+    Ok(report)
+}
+
+fn record_of(view: &dyn View, dist: &env::Dist) -> Result<Option<Record>, TargetError> {
+    Ok(view
+        .read(&format!("{}/RECORD", dist.dist_info))?
+        .map(|b| Record::parse(&dist.dist_info, &String::from_utf8_lossy(&b))))
+}
+
+fn scan_env(
+    view: &dyn View,
+    env: &Env,
+    db: &Database,
+    cx: &Context,
+    report: &mut TargetReport,
+) -> Result<(), TargetError> {
+    let vllm = env.dist("vllm");
+    if let Some(dist) = vllm {
+        let version_file = env.join("vllm/_version.py");
+        let commit = view
+            .read(&version_file)?
+            .and_then(|b| env::vllm_commit(&String::from_utf8_lossy(&b)));
+        report.components.push(Pin::shipped(
+            "vllm",
+            &dist.dist_info,
+            Some(format!("{} {}", dist.name, dist.version)),
+            commit,
+            "dist-info METADATA, vllm/_version.py",
+        ));
+    }
+    for copy in shipped::find(view, env)? {
+        let record = match &copy.owner {
+            Some(owner) => record_of(view, owner)?,
+            None => None,
+        };
+        scan_copy(view, env, &copy, record.as_ref(), db, cx, report)?;
+    }
+    Ok(())
+}
+
+fn scan_copy(
+    view: &dyn View,
+    env: &Env,
+    copy: &Copy,
+    record: Option<&Record>,
+    db: &Database,
+    cx: &Context,
+    report: &mut TargetReport,
+) -> Result<(), TargetError> {
+    let matched = crate::index::match_copy(view, copy, &cx.indexes)?;
+    let commit = matched.as_ref().and_then(|m| m.exact_commit());
+    let mut pin = Pin::shipped(
+        &copy.component,
+        &copy.dir,
+        copy.owner
+            .as_ref()
+            .map(|o| format!("shipped in {} {}", o.name, o.version)),
+        commit.map(|c| c.to_string()),
+        "shipped files",
+    );
+    pin.component_repo = db
+        .registry
+        .get(&copy.component)
+        .and_then(|c| crate::pin::url::canonical(&c.repo));
+    pin.fingerprint = matched.clone();
+    report.components.push(pin);
+    let packages = match &copy.owner {
+        Some(owner) if owner.normalized() == "vllm" => {
+            vec![(
+                "PyPI".to_string(),
+                "vllm".to_string(),
+                owner.version.clone(),
+            )]
+        }
+        _ => Vec::new(),
+    };
+    let files = ShippedFiles {
+        view,
+        copy,
+        env,
+        record,
+        reads: Default::default(),
+    };
+    for loaded in &db.rules {
+        let rule = &loaded.rule;
+        // Code-shape rules apply to every copy of the code they describe (one that holds the
+        // signature's files); the others, and the vllm version range, only to the component
+        // their ranges name.
+        let by_component = evaluate::applies(rule, &copy.component, &db.registry);
+        let by_signature = match &rule.database_specific.signature {
+            Some(sig) => {
+                let mut all = true;
+                for f in sig.files() {
+                    all &= match copy.view_path(&f) {
+                        Some(p) => view.read(&p)?.is_some(),
+                        None => false,
+                    };
+                }
+                all
+            }
+            None => false,
+        };
+        if !by_signature && !by_component {
+            continue;
+        }
+        files.reads.borrow_mut().clear();
+        let subject = Subject {
+            component: &copy.component,
+            commit,
+            commit_unknown: Some(match &matched {
+                Some(m) => m.summary.clone(),
+                None => "no file in an artifact records the commit; build a fingerprint index with `pinprobe index build` to recover it".into(),
+            }),
+            clone: cx.clone_of(&copy.component),
+            sources: Some(&files),
+            sources_label: format!("the shipped files in {}", copy.dir),
+            packages: if by_component { packages.clone() } else { Vec::new() },
+            location: Some(Location {
+                file: copy.view_path("flash_attn/cute/flash_fwd_sm90.py").unwrap_or_else(|| copy.dir.clone()),
+                line: 1,
+            }),
+        };
+        let mut finding = evaluate::evaluate(rule, &subject, &db.registry);
+        // Point at the shipped file the signature matched.
+        let hit = finding
+            .evidence
+            .iter()
+            .find(|e| e.kind == EvidenceKind::Signature)
+            .and_then(|e| Some((copy.view_path(e.file.as_deref()?)?, e.line?)));
+        if let Some((file, line)) = hit {
+            finding.location = Some(Location { file, line });
+        }
+        for read in files.reads.borrow().iter() {
+            let detail = match &read.check {
+                Some(Check::Matches) => continue,
+                Some(Check::Modified { expected, actual }) => format!(
+                    "{} was modified after install: RECORD has {expected}, the file has {actual}",
+                    read.path
+                ),
+                Some(Check::NotListed) => format!("{} is not listed in RECORD", read.path),
+                Some(Check::NoHash) => format!("{} has no hash in RECORD", read.path),
+                None => format!("{}: no RECORD to check it against", read.path),
+            };
+            finding.evidence.push(Evidence {
+                kind: EvidenceKind::Integrity,
+                status: Status::Unknown,
+                detail,
+                file: Some(read.path.clone()),
+                line: None,
+            });
+        }
+        report.findings.push(finding);
+    }
+    Ok(())
 }

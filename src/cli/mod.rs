@@ -1,5 +1,6 @@
 //! Command-line interface: one file per subcommand, each with its `Args` and a `run`.
 
+pub mod index;
 pub mod rules;
 pub mod scan;
 pub mod verify;
@@ -20,7 +21,10 @@ on this GPU?\n\n\
 `scan` finds every kernel project a vLLM source tree pins (FetchContent_Declare, \
 ExternalProject_Add, CPMAddPackage under cmake/), resolves the pinned commits and matches them \
 against the rule database. `verify` runs a bundled split-KV decode probe on the GPU and decides \
-whether latency scales with num_splits. `rules` lists, shows and lints the rule database.\n\n\
+whether latency scales with num_splits; `verify --deployed TARGET` runs the same sweep through \
+the FlashAttention 4 kernel a wheel or environment ships, and is the only command that imports code \
+from an artifact (`scan` never does). `rules` lists, shows, lints, tests and exports (OSV) the rule \
+database.\n\n\
 Exit codes: 0 clean, 1 findings (scan) or flat (verify), 2 usage/input/I-O error, \
 3 undecided (fail closed), 4 no usable GPU.",
     after_help = "Examples:\n  pinprobe scan ~/src/vllm\n  pinprobe scan ~/src/vllm --rev v0.30.0 --repo flash-attention=~/src/flash-attention\n  pinprobe scan . --format json\n  pinprobe rules list\n  pinprobe verify"
@@ -35,8 +39,10 @@ pub enum Command {
     /// Find pinned kernel commits in a target and match them against the rule database.
     #[command(long_about = scan::LONG_ABOUT, after_help = scan::AFTER_HELP)]
     Scan(scan::Args),
-    /// List, show and lint the rule database.
+    /// List, show, lint, test and export the rule database.
     Rules(rules::Args),
+    /// Build fingerprint indexes that recover the commit of shipped FlashAttention sources.
+    Index(index::Args),
     /// Sweep num_splits through the bundled split-KV decode probe on the GPU.
     #[command(long_about = verify::LONG_ABOUT, after_help = verify::AFTER_HELP)]
     Verify(verify::Args),
@@ -47,6 +53,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Exit> {
     match cli.command {
         Command::Scan(args) => scan::run(args, out),
         Command::Rules(args) => rules::run(args, out),
+        Command::Index(args) => index::run(args, out),
         Command::Verify(args) => verify::run(args, out),
     }
 }

@@ -1,6 +1,7 @@
-//! `pinprobe rules`: list, show and lint the rule database.
+//! `pinprobe rules`: list, show, lint, test and export the rule database.
 
 use crate::exit::Exit;
+use crate::rules::vectors::Outcome;
 use crate::rules::{self, Origin, lint::Diagnostic};
 use anyhow::Context;
 use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
@@ -39,6 +40,25 @@ pub enum RulesCommand {
         /// A directory of rule files.
         dir: Option<PathBuf>,
     },
+    /// Run every rule's test vectors (pins or source snippets with the status they expect).
+    /// Vectors that need a clone are skipped, visibly, unless --repo gives it. Exit 0 when none
+    /// failed, 1 otherwise.
+    Test {
+        /// A local clone of a pinned project, by component name (repeatable), e.g.
+        /// `flash-attention=~/src/flash-attention`. Enables ancestry and needs_clone vectors.
+        #[arg(long = "repo", value_name = "NAME=PATH", value_parser = super::scan::parse_repo)]
+        repos: Vec<(String, PathBuf)>,
+        #[arg(long, value_name = "DIR")]
+        rules: Option<PathBuf>,
+    },
+    /// Export the database: `--osv DIR` writes one OSV JSON document (schema 1.6) per rule.
+    Export {
+        /// The directory to write `<id>.json` files into (created if needed).
+        #[arg(long, value_name = "DIR")]
+        osv: PathBuf,
+        #[arg(long, value_name = "DIR")]
+        rules: Option<PathBuf>,
+    },
 }
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
@@ -46,7 +66,75 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         RulesCommand::List { rules, json } => list(rules, json, out),
         RulesCommand::Show { id, rules, json } => show(&id, rules, json, out),
         RulesCommand::Lint { dir } => lint(dir, out),
+        RulesCommand::Test { repos, rules } => test(&repos, rules, out),
+        RulesCommand::Export { osv, rules } => export(&osv, rules, out),
     }
+}
+
+fn test(
+    repos: &[(String, PathBuf)],
+    dir: Option<PathBuf>,
+    out: &mut dyn Write,
+) -> anyhow::Result<Exit> {
+    let (db, notices) = rules::load(dir.as_deref()).context("loading rules")?;
+    for n in &notices {
+        eprintln!("pinprobe: {n}");
+    }
+    let clones = crate::scan::Clones::open(repos)?;
+    let results = rules::vectors::run(&db, &clones);
+    let (mut passed, mut failed, mut skipped) = (0, 0, 0);
+    for r in &results {
+        match &r.outcome {
+            Outcome::Passed => {
+                passed += 1;
+                writeln!(out, "ok       {} {}: {}", r.rule, r.name, r.expect)?;
+            }
+            Outcome::Failed { got, why } => {
+                failed += 1;
+                writeln!(
+                    out,
+                    "FAIL     {} {}: expected {}, got {got} ({why})",
+                    r.rule, r.name, r.expect
+                )?;
+            }
+            Outcome::Skipped { reason } => {
+                skipped += 1;
+                writeln!(out, "skipped  {} {}: skipped ({reason})", r.rule, r.name)?;
+            }
+        }
+    }
+    writeln!(
+        out,
+        "{passed} passed, {failed} failed, {skipped} skipped ({} rules, {})",
+        db.rules.len(),
+        db.digest
+    )?;
+    Ok(if failed == 0 {
+        Exit::Clean
+    } else {
+        Exit::Findings
+    })
+}
+
+fn export(
+    osv: &std::path::Path,
+    dir: Option<PathBuf>,
+    out: &mut dyn Write,
+) -> anyhow::Result<Exit> {
+    let (db, notices) = rules::load(dir.as_deref()).context("loading rules")?;
+    for n in &notices {
+        eprintln!("pinprobe: {n}");
+    }
+    let written = rules::osv::export(&db, osv)?;
+    writeln!(
+        out,
+        "wrote {} OSV documents (schema {}) to {} ({})",
+        written.len(),
+        rules::osv::SCHEMA_VERSION,
+        osv.display(),
+        db.digest
+    )?;
+    Ok(Exit::Clean)
 }
 
 fn list(dir: Option<PathBuf>, json: bool, out: &mut dyn Write) -> anyhow::Result<Exit> {

@@ -1,6 +1,7 @@
 //! `pinprobe scan`: find the pinned kernel commits in targets and match them against the rules.
 
 use crate::exit::{self, Exit};
+use crate::index;
 use crate::report::{self, FailOn, Format, Report};
 use crate::rules;
 use crate::scan::{self, Clones, Options};
@@ -55,6 +56,17 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
 
+    /// A vLLM source tree whose declared pins the artifacts must match: each shipped
+    /// FlashAttention copy is fingerprinted (needs `pinprobe index build`) and compared with
+    /// the tree's pin; a difference is a `drift/pin-vs-artifact` finding.
+    #[arg(long, value_name = "TREE")]
+    pub expect: Option<String>,
+
+    /// The cache directory holding fingerprint indexes (`pinprobe index build`); default
+    /// `$PINPROBE_CACHE`, `$XDG_CACHE_HOME/pinprobe` or `~/.cache/pinprobe`.
+    #[arg(long, value_name = "DIR")]
+    pub cache: Option<PathBuf>,
+
     /// Exit 1 on affected findings (3 on unknown ones) at or above this severity.
     #[arg(long, value_enum, default_value_t = FailOn::Low, value_name = "SEVERITY")]
     pub fail_on: FailOn,
@@ -81,7 +93,7 @@ pub struct Args {
     pub registry_timeout: f64,
 }
 
-fn parse_repo(s: &str) -> Result<(String, PathBuf), String> {
+pub(crate) fn parse_repo(s: &str) -> Result<(String, PathBuf), String> {
     match s.split_once('=') {
         Some((name, path)) if !name.is_empty() && !path.is_empty() => {
             Ok((name.to_string(), PathBuf::from(path)))
@@ -106,9 +118,14 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     if !(args.registry_timeout.is_finite() && args.registry_timeout > 0.0) {
         bail!("--registry-timeout must be a positive number of seconds");
     }
+    let indexes = match args.cache.clone().or_else(index::default_cache_dir) {
+        Some(cache) => index::load_all(&cache).context("loading fingerprint indexes")?,
+        None => Vec::new(),
+    };
     let opts = Options {
         rev: args.rev.clone(),
         repos: args.repos.clone(),
+        indexes,
         platform: args.platform.clone(),
         ca_file: args.ca_file.clone(),
         insecure_registries: args.insecure_registries.clone(),
@@ -116,10 +133,29 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         registry_timeout: Some(std::time::Duration::from_secs_f64(args.registry_timeout)),
         progress: true,
     };
+    let expected = match &args.expect {
+        Some(tree) => Some((
+            tree.clone(),
+            scan::scan_target(tree, &opts, &db, &clones)
+                .with_context(|| format!("--expect {tree}"))?,
+        )),
+        None => None,
+    };
     let mut targets = Vec::new();
     for target in &args.targets {
-        let report = scan::scan_target(target, &opts, &db, &clones)
-            .with_context(|| format!("scanning {target}"))?;
+        let report = scan::scan_target(target, &opts, &db, &clones).map_err(|e| {
+            // Name the target once: most errors already start with its path.
+            if e.to_string().contains(target.as_str()) {
+                anyhow::Error::new(e)
+            } else {
+                anyhow::Error::new(e).context(format!("scanning {target}"))
+            }
+        })?;
+        let mut report = report;
+        if let Some((tree, declared)) = &expected {
+            let drift = scan::drift::check(tree, &declared.components, &report.components);
+            report.findings.extend(drift);
+        }
         for w in &report.warnings {
             eprintln!("pinprobe: warning: {w}");
         }

@@ -1,15 +1,19 @@
 //! `pinprobe verify`: the GPU verifier's command line. Parses flags into
 //! [`verify::Options`](crate::verify::Options), runs the verifier with progress on stderr, renders
 //! the report on stdout (table or JSON) and an optional SVG plot, and maps the verdict to the
-//! exit code.
+//! exit code. `--deployed TARGET` adds the FlashAttention 4 kernel a build ships (the only
+//! pinprobe command that imports code from an artifact).
 
+use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context;
 
 use crate::exit::Exit;
-use crate::verify::{self, Inject, Options, Shape, VerifyError, report, stats::Verdict};
+use crate::verify::{
+    self, Inject, Options, Shape, VerifyError, deployed::Deployed, report, stats::Verdict,
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -50,7 +54,26 @@ Verdicts (on the speedup from 1 split to the best split, lower/upper 95% bound):
   inconclusive  in between, too noisy, too few rounds    exit 3
   invalid       a control failed (wrong output, broken coverage, positive control flat,
                 negative control scaling)                exit 3
+  unsupported   --deployed only: the kernel refuses num_splits > 1 on this GPU
+                (upstream flash-attn-4 on SM90)          exit 3
 Errors exit 2. No NVIDIA driver or no usable GPU: one line on stderr, exit 4.
+
+--deployed TARGET runs the same sweep through the FlashAttention 4 (CuTe DSL) kernel that a \
+build ships: TARGET is a wheel, a site-packages directory or a virtual environment holding vLLM's \
+vllm/vllm_flash_attn/cute/ or standalone flash_attn/cute/. THIS IMPORTS AND RUNS CODE FROM THE \
+ARTIFACT: pinprobe copies only that cute/ directory to a temporary directory (under empty package \
+__init__.py files, so the rest of vLLM is never imported), then runs a Python harness embedded in \
+pinprobe with --python (default python3), which imports the target's interface.py and JIT-compiles \
+its kernels. Run it only on artifacts you would run anyway. `pinprobe scan` never imports or \
+runs anything from a target. The interpreter must import PyTorch and the CuTe DSL \
+(nvidia-cutlass-dsl, with its dsl_packages directory on PYTHONPATH if it was installed with \
+--target) and FA4's other imports (quack-kernels, apache-tvm-ffi, einops); a missing one is one \
+line naming it, exit 2. The harness checks every split count against PyTorch's \
+scaled_dot_product_attention in fp32 (relative error under 1e-2), then times each split count \
+in CUDA graphs (the Python interface costs ~100 µs per call, which would hide the kernel if \
+launches were timed one by one). Its curve is judged with the same statistics and controls as \
+the probe and shown beside the probe's (one table, one plot); the run's verdict is the deployed \
+kernel's. Default shapes with --deployed: reported (512:2:8:1:7168) and 128:2:8:1:32768.
 
 Needs an NVIDIA driver (libcuda) and NVRTC from CUDA 13 (libnvrtc.so.13) at run time; nothing \
 CUDA at build time. The report goes to stdout, progress to stderr.";
@@ -62,14 +85,17 @@ Examples:
   pinprobe verify --inject ignore-splits           the bug on purpose: expect `flat`, exit 1
   pinprobe verify --shape reported --splits 1,8,64 --rounds 30
   pinprobe verify --shape 128:8:4:4:16384 --device 1
-  pinprobe verify --compare-sdpa                   also time PyTorch's SDPA on the same shapes";
+  pinprobe verify --compare-sdpa                   also time PyTorch's SDPA on the same shapes
+  pinprobe verify --deployed vllm-0.30.0-cp38-abi3-manylinux_2_28_x86_64.whl --plot fa4.svg
+  pinprobe verify --deployed .venv --python .venv/bin/python   the FA4 kernel a venv ships";
 
 /// Flags of `pinprobe verify` (its help text is set where the subcommand is declared).
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Shape to measure: `reported` (head dim 512, 2 KV heads x 8 query heads, batch 1, 7,168
     /// tokens), `long` (128, 8 x 4, batch 1, 32,768 tokens) or
-    /// HEAD_DIM:KV_HEADS:Q_PER_KV:BATCH:TOKENS. Repeat for several [default: reported, long]
+    /// HEAD_DIM:KV_HEADS:Q_PER_KV:BATCH:TOKENS. Repeat for several [default: reported, long;
+    /// with --deployed: reported, 128:2:8:1:32768]
     #[arg(long = "shape", value_name = "SHAPE")]
     pub shapes: Vec<String>,
 
@@ -108,6 +134,21 @@ pub struct Args {
     #[arg(long)]
     pub compare_sdpa: bool,
 
+    /// Also sweep the FlashAttention 4 kernel this build ships: a wheel, site-packages directory
+    /// or virtual environment with vllm/vllm_flash_attn/cute/ or flash_attn/cute/. IMPORTS AND
+    /// RUNS CODE FROM THE TARGET (see above)
+    #[arg(long, value_name = "TARGET")]
+    pub deployed: Option<PathBuf>,
+
+    /// Python interpreter for --deployed (needs PyTorch and the CuTe DSL)
+    #[arg(
+        long,
+        value_name = "PATH",
+        default_value = "python3",
+        requires = "deployed"
+    )]
+    pub python: OsString,
+
     /// Seed for inputs, visiting order and bootstrap [default: fresh each run]
     #[arg(long)]
     pub seed: Option<u64>,
@@ -115,7 +156,9 @@ pub struct Args {
 
 impl Args {
     pub fn options(&self) -> anyhow::Result<Options> {
-        let shapes = if self.shapes.is_empty() {
+        let shapes = if self.shapes.is_empty() && self.deployed.is_some() {
+            vec![Shape::REPORTED, Shape::DEPLOYED_LONG]
+        } else if self.shapes.is_empty() {
             Options::default().shapes
         } else {
             self.shapes
@@ -133,6 +176,16 @@ impl Args {
                 .inject
                 .map(|InjectArg::IgnoreSplits| Inject::IgnoreSplits),
             compare_sdpa: self.compare_sdpa,
+            deployed: match &self.deployed {
+                Some(target) if !target.exists() => {
+                    anyhow::bail!("--deployed {}: no such file or directory", target.display())
+                }
+                Some(target) => Some(Deployed {
+                    target: target.clone(),
+                    python: self.python.clone(),
+                }),
+                None => None,
+            },
             seed: self.seed,
         };
         opts.validate()?;
@@ -145,7 +198,7 @@ pub fn exit_for(verdict: Verdict) -> Exit {
     match verdict {
         Verdict::Scales => Exit::Clean,
         Verdict::Flat => Exit::Findings,
-        Verdict::Inconclusive | Verdict::Invalid => Exit::Undecided,
+        Verdict::Inconclusive | Verdict::Invalid | Verdict::Unsupported => Exit::Undecided,
     }
 }
 

@@ -197,14 +197,30 @@ pub fn open(target: &str, opts: &Options) -> Result<Merged, ImageError> {
 }
 
 /// Scan an image target: merge its layers, then hand the merged files to the artifact scanner.
-pub fn scan(target: &str, opts: &Options, db: &Database) -> Result<TargetReport, ImageError> {
+/// (`pinprobe scan` does the same through `scan::scan_artifact`, with its clones and indexes.)
+pub fn scan(target: &str, opts: &Options, db: &Database) -> Result<TargetReport, ScanImageError> {
     let merged = open(target, opts)?;
-    let mut report = artifact::scan_view(&merged.view, db);
+    let report = artifact::scan_view(&merged.view, db)?;
+    Ok(annotate(target, report, merged))
+}
+
+/// Why [`scan`] failed: reading the image, or scanning its merged files.
+#[derive(Debug, thiserror::Error)]
+pub enum ScanImageError {
+    #[error(transparent)]
+    Image(#[from] ImageError),
+    #[error(transparent)]
+    Target(#[from] crate::target::TargetError),
+}
+
+/// Turn the artifact scanner's report of an image's merged files into the image's report: the
+/// target as given, kind `image`, the image's warnings first, and its layers and provenance.
+pub fn annotate(target: &str, mut report: TargetReport, merged: Merged) -> TargetReport {
     report.target = target.to_string();
     report.kind = "image".to_string();
     report.warnings.splice(0..0, merged.warnings);
     report.image = Some(merged.info);
-    Ok(report)
+    report
 }
 
 fn open_source(target: &str, opts: &Options) -> Result<Box<dyn Source>, Fault> {

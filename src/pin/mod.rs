@@ -53,9 +53,39 @@ pub struct Pin {
     /// Variables that bypass the pin.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub overrides: Vec<String>,
+    /// For shipped files: which indexed commits they match (see `pinprobe index build`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<crate::index::Match>,
 }
 
 impl Pin {
+    /// A component found in an artifact's files rather than in CMake.
+    pub fn shipped(
+        component: &str,
+        file: &str,
+        reference: Option<String>,
+        commit: Option<String>,
+        found_by: &'static str,
+    ) -> Pin {
+        Pin {
+            component: component.to_string(),
+            declared_name: component.to_string(),
+            repo: None,
+            repo_canonical: None,
+            component_repo: None,
+            reference,
+            reference_raw: None,
+            url: None,
+            commit,
+            found_by,
+            file: file.to_string(),
+            line: 0,
+            patches: Vec::new(),
+            overrides: Vec::new(),
+            fingerprint: None,
+        }
+    }
+
     /// Whether the declared repository is neither the component's canonical repository nor an
     /// alias (a personal fork, say).
     pub fn is_foreign_repo(&self, registry: &Registry) -> bool {
@@ -142,5 +172,6 @@ fn merge(name: &str, same: &[&cmake::Declaration], registry: &Registry) -> Pin {
         line: tag.map(|a| a.line).or(main.map(|d| d.line)).unwrap_or(1),
         patches,
         overrides,
+        fingerprint: None,
     }
 }

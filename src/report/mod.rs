@@ -99,9 +99,18 @@ pub struct LayerInfo {
 }
 
 impl ImageInfo {
-    /// The layer that brought `path`, when the file came from this image.
+    /// The layer that brought `path` (for a directory, the newest layer that brought a file
+    /// under it), when it came from this image.
     pub fn layer_of(&self, path: &str) -> Option<&LayerInfo> {
-        self.files.get(path).and_then(|&i| self.layers.get(i))
+        let index = self.files.get(path).copied().or_else(|| {
+            let dir = format!("{}/", path.trim_end_matches('/'));
+            self.files
+                .range(dir.clone()..)
+                .take_while(|(p, _)| p.starts_with(&dir))
+                .map(|(_, &i)| i)
+                .max()
+        })?;
+        self.layers.get(index)
     }
 }
 

@@ -98,6 +98,11 @@ impl Clone {
         }
     }
 
+    /// The commit `HEAD` points at, if any.
+    pub fn head(&self) -> Option<ObjectId> {
+        self.repo.head_id().ok().map(|id| id.detach())
+    }
+
     /// Whether the clone has this commit.
     pub fn has_commit(&self, id: &ObjectId) -> bool {
         self.repo
@@ -198,6 +203,81 @@ impl Clone {
         }
     }
 
+    /// Every commit reachable from any reference (branches, tags, remotes, HEAD), with its
+    /// commit time.
+    pub fn all_commits(&self) -> Result<Vec<(ObjectId, i64)>, ResolveError> {
+        let mut tips = Vec::new();
+        if let Ok(head) = self.repo.head_id() {
+            tips.push(head.detach());
+        }
+        let refs = self.repo.references().map_err(|e| self.git_err(e))?;
+        for reference in refs.all().map_err(|e| self.git_err(e))? {
+            let Ok(mut reference) = reference else {
+                continue;
+            };
+            if let Ok(id) = reference.peel_to_id() {
+                tips.push(id.detach());
+            }
+        }
+        let mut seen = HashSet::new();
+        let mut out = Vec::new();
+        while let Some(id) = tips.pop() {
+            if !seen.insert(id) {
+                continue;
+            }
+            let Some(info) = self.graph.commit(&self.repo, &id) else {
+                continue;
+            };
+            out.push((id, info.time));
+            tips.extend(info.parents.iter().copied());
+        }
+        Ok(out)
+    }
+
+    /// The id of the object at `path` in `commit`'s tree.
+    pub fn tree_entry(
+        &self,
+        commit: &ObjectId,
+        path: &str,
+    ) -> Result<Option<ObjectId>, ResolveError> {
+        let Some(info) = self.graph.commit(&self.repo, commit) else {
+            return Ok(None);
+        };
+        let tree = self
+            .repo
+            .find_tree(info.tree)
+            .map_err(|e| self.git_err(e))?;
+        Ok(tree
+            .lookup_entry_by_path(path)
+            .map_err(|e| self.git_err(e))?
+            .map(|e| e.object_id()))
+    }
+
+    /// Every blob under a tree: (path relative to it, blob id).
+    pub fn blobs_under(&self, tree: &ObjectId) -> Result<Vec<(String, ObjectId)>, ResolveError> {
+        let mut out = Vec::new();
+        let mut stack = vec![(*tree, String::new())];
+        while let Some((id, prefix)) = stack.pop() {
+            let tree = self.repo.find_tree(id).map_err(|e| self.git_err(e))?;
+            for entry in tree.iter() {
+                let entry = entry.map_err(|e| self.git_err(e))?;
+                let name = entry.filename().to_string();
+                let path = if prefix.is_empty() {
+                    name
+                } else {
+                    format!("{prefix}/{name}")
+                };
+                if entry.mode().is_tree() {
+                    stack.push((entry.oid().to_owned(), path));
+                } else if entry.mode().is_blob() {
+                    out.push((path, entry.oid().to_owned()));
+                }
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
     /// The bytes of `path` in `commit`'s tree, or `None` when the file does not exist there.
     pub fn file_at(&self, commit: &ObjectId, path: &str) -> Result<Option<Vec<u8>>, ResolveError> {
         let commit = self
@@ -228,5 +308,50 @@ impl Clone {
         base: Option<&ObjectId>,
     ) -> Answer<Option<ObjectId>> {
         patch_id::find_equivalent(self, fix, tip, base)
+    }
+
+    /// Whether `tip`'s own change since its merge-base with `commit` is the same patch as
+    /// `commit` (patch-id of the combined diff `merge-base..tip`): `tip` is the head of the
+    /// pull request that was squash-merged as `commit`, so it carries `commit`'s change without
+    /// being its descendant. `Unknown` when a commit is missing or the clone is shallow.
+    pub fn squash_equivalent(&self, commit: &ObjectId, tip: &ObjectId) -> Answer<bool> {
+        patch_id::squash_equivalent(self, commit, tip)
+    }
+
+    /// The default branch and its tip: `origin/HEAD`, else `main`, else `master` (remote
+    /// branches first, then local ones).
+    pub fn default_branch(&self) -> Option<(String, ObjectId)> {
+        let peel = |spec: &str| {
+            self.repo
+                .rev_parse_single(spec)
+                .ok()
+                .and_then(|id| id.object().ok())
+                .and_then(|o| o.peel_to_commit().ok())
+                .map(|c| c.id)
+        };
+        if let Ok(Some(reference)) = self.repo.try_find_reference("refs/remotes/origin/HEAD") {
+            let name = match reference.target() {
+                gix::refs::TargetRef::Symbolic(target) => target
+                    .as_bstr()
+                    .to_string()
+                    .trim_start_matches("refs/remotes/")
+                    .to_string(),
+                gix::refs::TargetRef::Object(_) => "origin/HEAD".to_string(),
+            };
+            if let Some(id) = peel("refs/remotes/origin/HEAD") {
+                return Some((name, id));
+            }
+        }
+        for (spec, name) in [
+            ("refs/remotes/origin/main", "origin/main"),
+            ("refs/remotes/origin/master", "origin/master"),
+            ("refs/heads/main", "main"),
+            ("refs/heads/master", "master"),
+        ] {
+            if let Some(id) = peel(spec) {
+                return Some((name.to_string(), id));
+            }
+        }
+        None
     }
 }

@@ -74,6 +74,69 @@ pub(super) fn find_equivalent(
     }
 }
 
+/// Whether `tip`'s combined change since `merge-base(commit, tip)` has `commit`'s patch-id.
+/// Bounded: one merge-base walk, one pruned tree diff, and blob reads only when both changes
+/// touch the same paths.
+pub(super) fn squash_equivalent(clone: &Clone, commit: &ObjectId, tip: &ObjectId) -> Answer<bool> {
+    for id in [commit, tip] {
+        if !clone.has_commit(id) {
+            return Answer::Unknown(clone.missing(id));
+        }
+    }
+    if clone.graph.is_shallow() {
+        return Answer::Unknown(format!(
+            "the clone {} is shallow: no merge-base for squash-merge equivalence",
+            clone.path.display()
+        ));
+    }
+    let base = match clone.repo.merge_base(*commit, *tip) {
+        Ok(Some(id)) => id.detach(),
+        Ok(None) => return Answer::Known(false),
+        Err(e) => return Answer::Unknown(format!("merge-base of {commit} and {tip}: {e}")),
+    };
+    // `tip` is an ancestor of `commit` (no change of its own), or the reverse (a descendant
+    // is decided by ancestry, not here).
+    if base == *tip || base == *commit {
+        return Answer::Known(false);
+    }
+    let Some(own) = changes_of(clone, commit) else {
+        return Answer::Unknown(format!("could not read the change made by {commit}"));
+    };
+    if own.is_empty() {
+        return Answer::Known(false);
+    }
+    let (Some(base_info), Some(tip_info)) = (
+        clone.graph.commit(&clone.repo, &base),
+        clone.graph.commit(&clone.repo, tip),
+    ) else {
+        return Answer::Unknown(format!("could not read {base} or {tip}"));
+    };
+    let mut combined = Vec::new();
+    if diff_trees(
+        clone,
+        Some(base_info.tree),
+        Some(tip_info.tree),
+        "",
+        &mut combined,
+    )
+    .is_none()
+    {
+        return Answer::Unknown(format!("could not diff {base}..{tip}"));
+    }
+    combined.sort_by(|a, b| a.path.cmp(&b.path));
+    let same_paths =
+        combined.len() == own.len() && combined.iter().zip(&own).all(|(a, b)| a.path == b.path);
+    if !same_paths {
+        return Answer::Known(false);
+    }
+    match (patch_id(clone, &own), patch_id(clone, &combined)) {
+        (Some(a), Some(b)) => Answer::Known(a == b),
+        _ => Answer::Unknown(format!(
+            "could not compute the patch-id of {commit} or {tip}"
+        )),
+    }
+}
+
 /// Tree entries by (tree, name), shared across the commits of one search: most commits share
 /// most subtrees, so a path lookup usually decodes only the root tree.
 #[derive(Default)]

@@ -3,10 +3,60 @@
 
 pub const COMPONENTS: &str = include_str!("../../rules/components.yaml");
 
-pub const RULES: &[(&str, &str)] = &[(
-    "PINPROBE-2026-0001.yaml",
-    include_str!("../../rules/PINPROBE-2026-0001.yaml"),
-)];
+pub const RULES: &[(&str, &str)] = &[
+    (
+        "PINPROBE-2026-0001.yaml",
+        include_str!("../../rules/PINPROBE-2026-0001.yaml"),
+    ),
+    (
+        "PINPROBE-2026-0002.yaml",
+        include_str!("../../rules/PINPROBE-2026-0002.yaml"),
+    ),
+    (
+        "PINPROBE-2026-0003.yaml",
+        include_str!("../../rules/PINPROBE-2026-0003.yaml"),
+    ),
+    (
+        "PINPROBE-2026-0004.yaml",
+        include_str!("../../rules/PINPROBE-2026-0004.yaml"),
+    ),
+    (
+        "PINPROBE-2026-0005.yaml",
+        include_str!("../../rules/PINPROBE-2026-0005.yaml"),
+    ),
+    (
+        "PINPROBE-2026-0006.yaml",
+        include_str!("../../rules/PINPROBE-2026-0006.yaml"),
+    ),
+    (
+        "PINPROBE-2026-0007.yaml",
+        include_str!("../../rules/PINPROBE-2026-0007.yaml"),
+    ),
+    (
+        "PINPROBE-2026-0008.yaml",
+        include_str!("../../rules/PINPROBE-2026-0008.yaml"),
+    ),
+    (
+        "PINPROBE-2026-0009.yaml",
+        include_str!("../../rules/PINPROBE-2026-0009.yaml"),
+    ),
+    (
+        "PINPROBE-2026-0010.yaml",
+        include_str!("../../rules/PINPROBE-2026-0010.yaml"),
+    ),
+    (
+        "PINPROBE-2026-0011.yaml",
+        include_str!("../../rules/PINPROBE-2026-0011.yaml"),
+    ),
+    (
+        "PINPROBE-2026-0012.yaml",
+        include_str!("../../rules/PINPROBE-2026-0012.yaml"),
+    ),
+    (
+        "PINPROBE-2026-0013.yaml",
+        include_str!("../../rules/PINPROBE-2026-0013.yaml"),
+    ),
+];
 
 #[cfg(test)]
 mod tests {

@@ -4,6 +4,14 @@
 //! Strength order (DESIGN.md): source signature on the actual files; commit ancestry in a real
 //! repository; a known-pin list in the rule; a package-version range. When nothing decides, the
 //! status is `unknown`, never `not_affected`.
+//!
+//! Scoping and conditions:
+//! - A GIT range applies to a pin when the range's `repo` is the pin component's repository or
+//!   one of its aliases (`rules/components.yaml`); a fork is never an alias of its upstream.
+//! - `known_affected_prefixes` (short SHAs) count only when a clone resolves the prefix to
+//!   exactly one commit and that commit is the pin; without a clone they give no evidence.
+//! - `requires` gates a finding on other components' pins ([`OtherPin`]): a condition that does
+//!   not hold makes the finding `not_affected`; one that cannot be checked caps it at `unknown`.
 
 use super::model::{Event, RangeType, Rule, Severity};
 use super::signature::{Outcome, SourceFiles};
@@ -40,6 +48,12 @@ pub enum EvidenceKind {
     Ancestry,
     KnownPin,
     VersionRange,
+    /// A `requires` condition on another component's pin (a gate, not a strength).
+    Requirement,
+    /// What RECORD says of the files the verdict read (informational: never decides).
+    Integrity,
+    /// Shipped files matched against a fingerprint index.
+    Fingerprint,
     Hygiene,
 }
 
@@ -105,35 +119,64 @@ impl Subject<'_> {
 
 /// Whether `rule` applies to `component`: one of its GIT ranges belongs to it.
 pub fn applies(rule: &Rule, component: &str, registry: &super::Registry) -> bool {
-    rule.git_ranges().any(|(affected, range)| {
-        range_component(affected, range, registry).as_deref() == Some(component)
-    })
+    rule.git_ranges()
+        .any(|(_, range)| range_applies(range, component, registry))
 }
 
-fn range_component(
-    affected: &super::model::Affected,
+/// Whether a GIT range applies to `component`: the range's repository is the component's
+/// repository or one of its aliases. Keyed by URL, so a rule written for an upstream does not
+/// reach a fork that shares its commits but not its history of reverts.
+pub fn range_applies(
     range: &super::model::Range,
+    component: &str,
     registry: &super::Registry,
-) -> Option<String> {
-    affected.specific().component.or_else(|| {
-        let repo = url::canonical(range.repo.as_deref()?)?;
-        registry.identify("", Some(&repo)).map(|c| c.name.clone())
-    })
+) -> bool {
+    let Some(repo) = range.repo.as_deref().and_then(url::canonical) else {
+        return false;
+    };
+    registry.get(component).is_some_and(|c| c.owns_repo(&repo))
 }
 
-/// Evaluate `rule` on `subject`. The caller checked [`applies`].
+/// Another component's pin, for rules with `requires` (e.g. vLLM's own revision: the scanned
+/// tree's commit, with the target repository as its clone).
+pub struct OtherPin<'a> {
+    pub component: String,
+    pub commit: Option<ObjectId>,
+    /// Why the commit is not known (a plain directory has no revision).
+    pub commit_unknown: Option<String>,
+    pub clone: Option<&'a Clone>,
+}
+
+/// Evaluate `rule` on `subject` with no other components known. The caller checked [`applies`].
 pub fn evaluate(rule: &Rule, subject: &Subject, registry: &super::Registry) -> Finding {
+    evaluate_with(rule, subject, registry, &[])
+}
+
+/// Evaluate `rule` on `subject`, checking its `requires` against `others`.
+pub fn evaluate_with(
+    rule: &Rule,
+    subject: &Subject,
+    registry: &super::Registry,
+    others: &[OtherPin],
+) -> Finding {
     let mut evidence = Vec::new();
     if let Some(signature) = &rule.database_specific.signature {
         evidence.push(signature_evidence(signature, subject));
     }
     for (affected, range) in rule.git_ranges() {
-        if range_component(affected, range, registry).as_deref() != Some(subject.component) {
+        if !range_applies(range, subject.component, registry) {
             continue;
         }
         let spec = affected.specific();
-        evidence.push(ancestry_evidence(range, spec.introduced_unknown, subject));
+        let mut ancestry = ancestry_evidence(range, spec.introduced_unknown, subject);
+        if !spec.note.is_empty() && ancestry.status != Status::Unknown {
+            ancestry.detail = format!("{} ({})", ancestry.detail, spec.note);
+        }
+        evidence.push(ancestry);
         if let Some(e) = known_pin_evidence(range, &spec.known_affected_pins, subject) {
+            evidence.push(e);
+        }
+        if let Some(e) = prefix_evidence(&spec.known_affected_prefixes, subject) {
             evidence.push(e);
         }
     }
@@ -170,16 +213,168 @@ pub fn evaluate(rule: &Rule, subject: &Subject, registry: &super::Registry) -> F
     }
     evidence.sort_by_key(|e| e.kind);
     let decided = evidence.iter().find(|e| e.status != Status::Unknown);
+    let mut status = decided.map_or(Status::Unknown, |e| e.status);
+    let mut decided_by = decided.map(|e| e.kind);
+    // `requires`: every condition must hold for the pin's bug to bite.
+    for requirement in &rule.database_specific.requires {
+        let e = requirement_evidence(requirement, others, registry);
+        match e.status {
+            // The condition fails: the bug cannot bite, whatever the pin holds.
+            Status::NotAffected if status != Status::NotAffected => {
+                status = Status::NotAffected;
+                decided_by = Some(EvidenceKind::Requirement);
+            }
+            // Cannot be checked: at best unknown (fail closed), never not_affected on that basis.
+            Status::Unknown if status == Status::Affected => {
+                status = Status::Unknown;
+                decided_by = None;
+            }
+            _ => {}
+        }
+        evidence.push(e);
+    }
+    if decided_by == Some(EvidenceKind::Requirement) {
+        // A failed condition decides; put its evidence first.
+        evidence.sort_by_key(|e| {
+            !(e.kind == EvidenceKind::Requirement && e.status == Status::NotAffected)
+        });
+    }
     Finding {
         rule: rule.id.clone(),
-        status: decided.map_or(Status::Unknown, |e| e.status),
+        status,
         severity: rule.database_specific.severity,
         summary: rule.summary.clone(),
         component: subject.component.to_string(),
-        decided_by: decided.map(|e| e.kind),
+        decided_by,
         location: subject.location.clone(),
         evidence,
     }
+}
+
+/// Whether a `requires` condition holds: evidence whose status is `affected` when the other
+/// component's pin is in one of the ranges, `not_affected` when it is in none, `unknown` when
+/// that cannot be told (no pin, no revision, no clone, a shallow history).
+fn requirement_evidence(
+    requirement: &super::model::Requirement,
+    others: &[OtherPin],
+    registry: &super::Registry,
+) -> Evidence {
+    let name = if requirement.note.is_empty() {
+        format!("requires {}", requirement.component)
+    } else {
+        format!("requires {} ({})", requirement.component, requirement.note)
+    };
+    let mk = |status, detail: String| Evidence {
+        kind: EvidenceKind::Requirement,
+        status,
+        detail: format!("{name}: {detail}"),
+        file: None,
+        line: None,
+    };
+    let Some(other) = others.iter().find(|o| o.component == requirement.component) else {
+        return mk(
+            Status::Unknown,
+            format!(
+                "the revision of {} is not known here, so the condition cannot be checked",
+                requirement.component
+            ),
+        );
+    };
+    if other.commit.is_none() {
+        return mk(
+            Status::Unknown,
+            format!(
+                "cannot be checked: {}",
+                other
+                    .commit_unknown
+                    .clone()
+                    .unwrap_or_else(|| format!("the revision of {} is not known", other.component))
+            ),
+        );
+    }
+    let sub = Subject {
+        component: &other.component,
+        commit: other.commit,
+        commit_unknown: other.commit_unknown.clone(),
+        clone: other.clone,
+        sources: None,
+        sources_label: String::new(),
+        packages: Vec::new(),
+        location: None,
+    };
+    let mut unknown = Vec::new();
+    let mut outside = Vec::new();
+    for range in requirement
+        .ranges
+        .iter()
+        .filter(|r| r.kind == RangeType::Git && range_applies(r, &other.component, registry))
+    {
+        let mut e = ancestry_evidence(range, false, &sub);
+        if e.status == Status::Unknown
+            && let Some(k) = known_pin_evidence(range, &[], &sub)
+        {
+            e = k;
+        }
+        match e.status {
+            Status::Affected => {
+                return mk(
+                    Status::Affected,
+                    format!("holds: {} {}", other.component, e.detail),
+                );
+            }
+            Status::NotAffected => outside.push(e.detail),
+            Status::Unknown => unknown.push(e.detail),
+        }
+    }
+    if !unknown.is_empty() {
+        return mk(
+            Status::Unknown,
+            format!("cannot be checked: {}", unknown.join("; ")),
+        );
+    }
+    mk(
+        Status::NotAffected,
+        format!(
+            "does not hold: {} {}",
+            other.component,
+            if outside.is_empty() {
+                "matches none of its ranges".to_string()
+            } else {
+                outside.join("; ")
+            }
+        ),
+    )
+}
+
+/// Known affected pins published only as short SHAs: evidence only when the clone resolves the
+/// prefix to exactly one commit and that commit is the pin.
+fn prefix_evidence(prefixes: &[super::model::KnownPin], subject: &Subject) -> Option<Evidence> {
+    let (clone, v) = (subject.clone?, subject.commit?);
+    for p in prefixes {
+        match clone.resolve(&p.commit) {
+            Ok(crate::resolve::Resolved::Commit(c)) if c == v => {
+                let note = if p.note.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", p.note)
+                };
+                return Some(Evidence {
+                    kind: EvidenceKind::KnownPin,
+                    status: Status::Affected,
+                    detail: format!(
+                        "pin {v} is the known affected pin published only as `{}`{note}; the clone {} resolves that prefix to exactly this commit",
+                        p.commit,
+                        clone.path().display()
+                    ),
+                    file: None,
+                    line: None,
+                });
+            }
+            // Another commit, no commit, or an ambiguous prefix: no evidence either way.
+            _ => {}
+        }
+    }
+    None
 }
 
 fn signature_evidence(signature: &super::signature::Signature, subject: &Subject) -> Evidence {
@@ -406,15 +601,22 @@ fn open_from(
             _ => {}
         }
     }
+    let mut intro_by_squash = false;
     if let Some(i) = intro {
         match clone.is_ancestor(&i, v) {
             Answer::Known(true) => {}
-            Answer::Known(false) => {
-                return Span::Closed(format!(
-                    "pin {pin} does not contain introducing commit {}",
-                    short(&i)
-                ));
-            }
+            // The pin may be the head of the PR that was squash-merged as the introducing
+            // commit: then it carries the bug without being its descendant.
+            Answer::Known(false) => match clone.squash_equivalent(&i, v) {
+                Answer::Known(true) => intro_by_squash = true,
+                Answer::Known(false) => {
+                    return Span::Closed(format!(
+                        "pin {pin} does not contain introducing commit {}",
+                        short(&i)
+                    ));
+                }
+                Answer::Unknown(why) => return Span::Unknown(why),
+            },
             Answer::Unknown(why) => return Span::Unknown(why),
         }
     }
@@ -434,8 +636,24 @@ fn open_from(
             Answer::Known(None) => {}
             Answer::Unknown(why) => return Span::Unknown(why),
         }
+        // A squash-merged PR: the pin is the PR's head, not an ancestor of the fix, and its own
+        // change since the merge-base with the fix is the fix.
+        match clone.squash_equivalent(f, v) {
+            Answer::Known(true) => {
+                return Span::Closed(format!(
+                    "pin {pin}'s own change since its merge-base with fix {} is the same patch as the fix: squash-merge equivalence (patch-id); the pin is the head of the pull request squashed into the fix",
+                    short(f)
+                ));
+            }
+            Answer::Known(false) => {}
+            Answer::Unknown(why) => return Span::Unknown(why),
+        }
     }
     let from = match intro {
+        Some(i) if intro_by_squash => format!(
+            "carries introducing commit {}'s change by squash-merge equivalence (patch-id: the pin is the head of the pull request squashed into it)",
+            short(&i)
+        ),
         Some(i) => format!("contains introducing commit {}", short(&i)),
         None => "is in range from the start of history".to_string(),
     };

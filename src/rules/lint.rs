@@ -90,37 +90,8 @@ pub fn check(file: &str, text: &str, rule: &Rule, registry: &Registry) -> Vec<Di
                         }
                         Some(_) => {}
                     }
-                    for event in &range.events {
-                        let v = event.value();
-                        let zero_ok = matches!(event, Event::Introduced(_)) && v == "0";
-                        if !zero_ok && !is_full_sha(v) {
-                            report(
-                                v,
-                                format!(
-                                    "{} `{v}` is not a full 40-hex commit SHA (short SHAs are ambiguous; write the full one)",
-                                    event.name()
-                                ),
-                            );
-                        }
-                    }
-                    let component = spec.component.clone().or_else(|| {
-                        range
-                            .repo
-                            .as_deref()
-                            .and_then(url::canonical)
-                            .and_then(|r| registry.identify("", Some(&r)).map(|c| c.name.clone()))
-                    });
-                    match component {
-                        None => report(
-                            "type: GIT",
-                            "the GIT range's repository is not a known component: set database_specific.component".into(),
-                        ),
-                        Some(name) if registry.get(&name).is_none() => report(
-                            &name,
-                            format!("component `{name}` is not in the component registry"),
-                        ),
-                        Some(_) => {}
-                    }
+                    check_git_events(&mut report, range);
+                    check_git_scope(&mut report, range, spec.component.as_deref(), registry);
                 }
                 RangeType::Ecosystem | RangeType::Semver => {
                     for event in &range.events {
@@ -144,10 +115,218 @@ pub fn check(file: &str, text: &str, rule: &Rule, registry: &Registry) -> Vec<Di
             }
         }
     }
+    for prefix in affected_prefixes(rule) {
+        let hex = prefix.commit.bytes().all(|b| b.is_ascii_hexdigit());
+        if !hex || !(7..40).contains(&prefix.commit.len()) {
+            report(
+                &prefix.commit,
+                format!(
+                    "known affected prefix `{}` must be 7 to 39 hex digits (a full SHA goes in known_affected_pins)",
+                    prefix.commit
+                ),
+            );
+        }
+    }
+    for requirement in &rule.database_specific.requires {
+        if registry.get(&requirement.component).is_none() {
+            report(
+                &requirement.component,
+                format!(
+                    "requires: component `{}` is not in the component registry",
+                    requirement.component
+                ),
+            );
+        }
+        if requirement.ranges.is_empty() {
+            report("requires:", "a requirement has no ranges".into());
+        }
+        for range in &requirement.ranges {
+            if range.kind != RangeType::Git {
+                report("requires:", "requirement ranges must be GIT ranges".into());
+                continue;
+            }
+            check_git_events(&mut report, range);
+            check_git_scope(&mut report, range, Some(&requirement.component), registry);
+        }
+    }
+    for (field, value) in [("modified", &rule.modified), ("published", &rule.published)] {
+        if let Some(v) = value
+            && !is_rfc3339_utc(v)
+        {
+            report(
+                v,
+                format!("{field} `{v}` is not an RFC 3339 UTC time (2026-01-31T00:00:00Z)"),
+            );
+        }
+    }
+    check_tests(&mut report, rule, registry);
     if let Some(signature) = &rule.database_specific.signature
         && let Err(e) = signature.validate()
     {
         report("signature:", format!("signature: {e}"));
     }
     out
+}
+
+fn affected_prefixes(rule: &Rule) -> Vec<super::model::KnownPin> {
+    rule.affected
+        .iter()
+        .flat_map(|a| a.specific().known_affected_prefixes)
+        .collect()
+}
+
+/// `YYYY-MM-DDTHH:MM:SS[.fff]Z`, as OSV's `modified` and `published` want.
+pub fn is_rfc3339_utc(v: &str) -> bool {
+    let b = v.as_bytes();
+    let digits =
+        |r: std::ops::Range<usize>| b.get(r).is_some_and(|s| s.iter().all(u8::is_ascii_digit));
+    b.len() >= 20
+        && digits(0..4)
+        && b[4] == b'-'
+        && digits(5..7)
+        && b[7] == b'-'
+        && digits(8..10)
+        && b[10] == b'T'
+        && digits(11..13)
+        && b[13] == b':'
+        && digits(14..16)
+        && b[16] == b':'
+        && digits(17..19)
+        && b.last() == Some(&b'Z')
+        && (b.len() == 20 || (b[19] == b'.' && digits(20..b.len() - 1) && b.len() > 21))
+}
+
+fn check_git_events(report: &mut impl FnMut(&str, String), range: &super::model::Range) {
+    for event in &range.events {
+        let v = event.value();
+        let zero_ok = matches!(event, Event::Introduced(_)) && v == "0";
+        if !zero_ok && !is_full_sha(v) {
+            report(
+                v,
+                format!(
+                    "{} `{v}` is not a full 40-hex commit SHA (short SHAs are ambiguous; write the full one)",
+                    event.name()
+                ),
+            );
+        }
+    }
+}
+
+/// A GIT range is keyed by its repository: some component must own it (as its repository or an
+/// alias), and a declared `component` must be that one.
+fn check_git_scope(
+    report: &mut impl FnMut(&str, String),
+    range: &super::model::Range,
+    declared: Option<&str>,
+    registry: &Registry,
+) {
+    let Some(repo) = range.repo.as_deref().and_then(url::canonical) else {
+        return;
+    };
+    let owner = registry.identify("", Some(&repo)).map(|c| c.name.clone());
+    match (declared, owner) {
+        (Some(name), _) if registry.get(name).is_none() => report(
+            name,
+            format!("component `{name}` is not in the component registry"),
+        ),
+        (Some(name), _) if registry.get(name).is_some_and(|c| c.owns_repo(&repo)) => {}
+        (Some(name), owner) => report(
+            &repo_needle(range),
+            format!(
+                "the range's repository {repo} is neither component `{name}`'s repository nor one of its aliases{} (ranges are keyed by repository; a fork is not an alias)",
+                owner
+                    .map(|o| format!("; it belongs to `{o}`"))
+                    .unwrap_or_default()
+            ),
+        ),
+        (None, None) => report(
+            &repo_needle(range),
+            format!(
+                "the GIT range's repository {repo} is not a known component or alias (rules/components.yaml)"
+            ),
+        ),
+        (None, Some(_)) => {}
+    }
+}
+
+fn repo_needle(range: &super::model::Range) -> String {
+    range.repo.clone().unwrap_or_else(|| "type: GIT".into())
+}
+
+fn check_tests(report: &mut impl FnMut(&str, String), rule: &Rule, registry: &Registry) {
+    let mut names: Vec<&str> = Vec::new();
+    for t in &rule.database_specific.tests {
+        if names.contains(&t.name.as_str()) {
+            report(&t.name, format!("duplicate test vector name `{}`", t.name));
+        }
+        names.push(&t.name);
+        if !matches!(t.expect.as_str(), "affected" | "not_affected" | "unknown") {
+            report(
+                &t.expect,
+                format!(
+                    "test `{}`: expect `{}` must be affected, not_affected or unknown",
+                    t.name, t.expect
+                ),
+            );
+        }
+        if t.pin.is_none() && t.files.is_empty() {
+            report(
+                &t.name,
+                format!("test `{}` has neither `pin` nor `files`", t.name),
+            );
+        }
+        if !t.files.is_empty() && rule.database_specific.signature.is_none() {
+            report(
+                &t.name,
+                format!(
+                    "test `{}` gives files but the rule has no signature",
+                    t.name
+                ),
+            );
+        }
+        if let Some(pin) = &t.pin
+            && !is_full_sha(pin)
+        {
+            report(
+                pin,
+                format!("test `{}`: pin `{pin}` is not a full 40-hex SHA", t.name),
+            );
+        }
+        let component_ok = match &t.component {
+            Some(c) => rule
+                .git_ranges()
+                .any(|(_, r)| crate::rules::evaluate::range_applies(r, c, registry)),
+            None => rule.git_ranges().next().is_some(),
+        };
+        if !component_ok {
+            report(
+                &t.name,
+                format!(
+                    "test `{}`: no GIT range of the rule applies to component `{}`",
+                    t.name,
+                    t.component.as_deref().unwrap_or("?")
+                ),
+            );
+        }
+        for (component, sha) in &t.with {
+            if registry.get(component).is_none() {
+                report(
+                    component,
+                    format!(
+                        "test `{}`: `with` names unknown component `{component}`",
+                        t.name
+                    ),
+                );
+            }
+            if !is_full_sha(sha) {
+                report(
+                    sha,
+                    format!(
+                        "test `{}`: `with` pin `{sha}` is not a full 40-hex SHA",
+                        t.name
+                    ),
+                );
+            }
+        }
+    }
 }

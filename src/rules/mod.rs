@@ -7,7 +7,9 @@ pub mod evaluate;
 pub mod lint;
 pub mod load;
 pub mod model;
+pub mod osv;
 pub mod signature;
+pub mod vectors;
 pub mod version;
 
 pub use components::{ComponentDef, Registry};

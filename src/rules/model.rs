@@ -129,7 +129,10 @@ pub struct Reference {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct AffectedSpecific {
-    /// The component (see `rules/components.yaml`) the GIT ranges apply to.
+    /// The component (see `rules/components.yaml`) the GIT ranges apply to. Ranges are keyed by
+    /// repository: a range applies to a component only when its `repo` is the component's
+    /// repository or one of its aliases; lint rejects a `component` that does not own the
+    /// range's `repo` (a fork is not an alias of its upstream).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub component: Option<String>,
     /// The introducing commit is unknown: `introduced: "0"` stands in, and ancestry alone never
@@ -143,6 +146,10 @@ pub struct AffectedSpecific {
     /// match only through a clone that resolves the prefix to exactly one commit, never by text.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub known_affected_prefixes: Vec<KnownPin>,
+    /// Why this entry's ranges are scoped as they are (e.g. "the fork received the bug in the
+    /// same merge as its revert"); appended to the ancestry evidence of its ranges.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub note: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]

@@ -1,7 +1,10 @@
 //! Pin-hygiene findings: properties of a pin that are problems whatever the rule database says
-//! (a fork instead of the project's repository, a reference that can move or is ambiguous).
+//! (a fork instead of the project's repository, a reference that can move or is ambiguous, a
+//! commit that the repository's default branch does not reach: an unmerged or squash-merged PR
+//! head, a WIP branch).
 
 use crate::pin::Pin;
+use crate::resolve::{Answer, Clone};
 use crate::rules::Registry;
 use crate::rules::Severity;
 use crate::rules::evaluate::{Evidence, EvidenceKind, Finding, Location, Status};
@@ -9,6 +12,7 @@ use crate::rules::evaluate::{Evidence, EvidenceKind, Finding, Location, Status};
 pub const FORK_PIN: &str = "hygiene/fork-pin";
 pub const MOVABLE_REF: &str = "hygiene/movable-ref";
 pub const SHORT_SHA: &str = "hygiene/short-sha";
+pub const UNREACHABLE: &str = "hygiene/unreachable-pin";
 
 fn finding(pin: &Pin, rule: &str, severity: Severity, summary: &str, detail: String) -> Finding {
     Finding {
@@ -32,9 +36,30 @@ fn finding(pin: &Pin, rule: &str, severity: Severity, summary: &str, detail: Str
     }
 }
 
-/// Hygiene findings for one pin.
-pub fn check(pin: &Pin, registry: &Registry) -> Vec<Finding> {
+/// Hygiene findings for one pin; `resolved` is the clone and the pinned commit, when both are
+/// known (reachability needs them).
+pub fn check(
+    pin: &Pin,
+    registry: &Registry,
+    resolved: Option<(&Clone, gix::ObjectId)>,
+) -> Vec<Finding> {
     let mut out = Vec::new();
+    if let Some((clone, commit)) = resolved
+        && let Some((branch, tip)) = clone.default_branch()
+        && clone.is_ancestor(&commit, &tip) == Answer::Known(false)
+    {
+        out.push(finding(
+            pin,
+            UNREACHABLE,
+            Severity::Low,
+            "the pinned commit is not on the repository's default branch (an unmerged PR head or a WIP branch?)",
+            format!(
+                "{commit} is not reachable from {branch} ({}) in the clone {}; a squash-merged pull request's head stays off the default branch, and a branch can be deleted",
+                &tip.to_string()[..12],
+                clone.path().display()
+            ),
+        ));
+    }
     if pin.is_foreign_repo(registry) {
         out.push(finding(
             pin,

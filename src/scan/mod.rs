@@ -1,13 +1,14 @@
 //! The scan pipeline for one target: open it as a view, find its pins, resolve them against
 //! the clones given, evaluate every rule that applies, and add pin-hygiene findings.
 
+pub mod drift;
 mod hygiene;
 
 use crate::pin::{self, Pin};
 use crate::report::TargetReport;
 use crate::resolve::{Clone, PatchedTree, ResolveError, Resolved};
 use crate::rules::Database;
-use crate::rules::evaluate::{self, Location, Subject};
+use crate::rules::evaluate::{self, Location, OtherPin, Subject};
 use crate::target::{self, TargetError, View};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -19,6 +20,8 @@ pub struct Options {
     pub rev: Option<String>,
     /// Clones of pinned projects by component name (`--repo NAME=PATH`).
     pub repos: Vec<(String, PathBuf)>,
+    /// Fingerprint indexes for artifacts (loaded from the cache directory).
+    pub indexes: Vec<crate::index::Index>,
     /// Images: the platform picked from a multi-arch index (`--platform`; empty: linux/amd64).
     pub platform: String,
     /// Images: extra root certificates for registries (`--ca-file`).
@@ -158,12 +161,45 @@ pub fn scan_target(
         // --rev always means a source tree read through git.
         _ if opts.rev.is_some() => scan_path(Path::new(target), opts, db, clones),
         TargetKind::SourceTree(path) => scan_path(&path, opts, db, clones),
-        TargetKind::Image(image) => Ok(crate::image::scan(&image, &opts.image(), db)?),
-        TargetKind::Wheel(_) | TargetKind::Installed(_) => Err(ScanError::Unsupported {
-            target: target.to_string(),
-            message: "wheels and installed environments are not supported yet".into(),
-        }),
+        TargetKind::Wheel(path) => {
+            let view = crate::target::WheelView::open(&path)?;
+            scan_artifact(&view, opts, db, clones)
+        }
+        TargetKind::Installed(path) => {
+            if !path.is_dir() {
+                return Err(TargetError::Io {
+                    path: path.clone(),
+                    source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such directory"),
+                }
+                .into());
+            }
+            let view = crate::target::DirView::installed(&path);
+            scan_artifact(&view, opts, db, clones)
+        }
+        TargetKind::Image(image) => {
+            let merged = crate::image::open(&image, &opts.image())?;
+            let report = scan_artifact(&merged.view, opts, db, clones)?;
+            Ok(crate::image::annotate(&image, report, merged))
+        }
     }
+}
+
+/// Scan an artifact's view (wheel, installed environment, image filesystem).
+pub fn scan_artifact(
+    view: &dyn View,
+    opts: &Options,
+    db: &Database,
+    clones: &Clones,
+) -> Result<TargetReport, ScanError> {
+    let cx = crate::artifact::Context {
+        indexes: opts.indexes.iter().collect(),
+        clones: clones
+            .by_name
+            .iter()
+            .map(|(n, c)| (n.as_str(), c))
+            .collect(),
+    };
+    Ok(crate::artifact::scan_view_with(view, db, &cx)?)
 }
 
 /// Scan one source-tree target.
@@ -174,7 +210,29 @@ pub fn scan_path(
     clones: &Clones,
 ) -> Result<TargetReport, ScanError> {
     let view = target::open(path, opts.rev.as_deref())?;
-    scan_view(view.as_ref(), db, clones)
+    // vLLM's own revision (for rules with `requires` on it): the tree's commit, and the target
+    // repository itself as the clone that answers ancestry.
+    let own = Clone::open(path).ok();
+    let commit = match (&own, opts.rev.as_deref()) {
+        (Some(repo), Some(rev)) => match repo.resolve(rev)? {
+            Resolved::Commit(c) => Some(c),
+            Resolved::Missing => None,
+        },
+        (Some(repo), None) => repo.head(),
+        (None, _) => None,
+    };
+    let own_pin = OtherPin {
+        component: "vllm".to_string(),
+        commit,
+        commit_unknown: commit.is_none().then(|| {
+            format!(
+                "{} is not a git work tree with a commit: vLLM's own revision is not known",
+                path.display()
+            )
+        }),
+        clone: own.as_ref(),
+    };
+    scan_view_with(view.as_ref(), db, clones, &[own_pin])
 }
 
 /// Scan an opened view.
@@ -182,6 +240,16 @@ pub fn scan_view(
     view: &dyn View,
     db: &Database,
     clones: &Clones,
+) -> Result<TargetReport, ScanError> {
+    scan_view_with(view, db, clones, &[])
+}
+
+/// Scan an opened view, knowing the target's own revision and other pins given in `own`.
+pub fn scan_view_with(
+    view: &dyn View,
+    db: &Database,
+    clones: &Clones,
+    own: &[OtherPin],
 ) -> Result<TargetReport, ScanError> {
     let declarations = pin::cmake::find(view)?;
     let mut pins = pin::pins(&declarations, &db.registry);
@@ -203,6 +271,31 @@ pub fn scan_view(
             ));
         }
     }
+    // Other components' pins, for `requires`: the target's own revision, and every pin whose
+    // GIT_TAG is a full SHA.
+    let mut others: Vec<OtherPin> = own
+        .iter()
+        .map(|o| OtherPin {
+            component: o.component.clone(),
+            commit: o.commit,
+            commit_unknown: o.commit_unknown.clone(),
+            clone: o.clone,
+        })
+        .collect();
+    for p in &pins {
+        others.push(OtherPin {
+            component: p.component.clone(),
+            commit: p
+                .commit
+                .as_deref()
+                .and_then(|c| gix::ObjectId::from_hex(c.as_bytes()).ok()),
+            commit_unknown: p
+                .commit
+                .is_none()
+                .then(|| format!("{}'s GIT_TAG is not a full commit SHA", p.component)),
+            clone: clones.get(&p.component),
+        });
+    }
     for pin in &mut pins {
         for var in &pin.overrides {
             if std::env::var_os(var).is_some() {
@@ -215,7 +308,9 @@ pub fn scan_view(
         let clone = clones.get(&pin.component);
         let (commit, commit_unknown) = resolve_pin(pin, clone)?;
         pin.commit = commit.map(|c| c.to_string());
-        report.findings.extend(hygiene::check(pin, &db.registry));
+        report
+            .findings
+            .extend(hygiene::check(pin, &db.registry, clone.zip(commit)));
         let patches = read_patches(view, pin)?;
         let tree = match (clone, commit) {
             (Some(clone), Some(commit)) => Some(PatchedTree::new(clone, commit, &patches)),
@@ -248,9 +343,12 @@ pub fn scan_view(
         };
         for loaded in &db.rules {
             if evaluate::applies(&loaded.rule, &pin.component, &db.registry) {
-                report
-                    .findings
-                    .push(evaluate::evaluate(&loaded.rule, &subject, &db.registry));
+                report.findings.push(evaluate::evaluate_with(
+                    &loaded.rule,
+                    &subject,
+                    &db.registry,
+                    &others,
+                ));
             }
         }
     }

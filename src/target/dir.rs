@@ -6,12 +6,23 @@ use std::path::{Path, PathBuf};
 /// Files of a directory on disk. Symbolic links are not followed out of the root.
 pub struct DirView {
     root: PathBuf,
+    kind: &'static str,
 }
 
 impl DirView {
+    /// A source tree.
     pub fn new(root: &Path) -> Self {
         DirView {
             root: root.to_path_buf(),
+            kind: "source-tree",
+        }
+    }
+
+    /// An installed environment (a site-packages directory or a virtual environment).
+    pub fn installed(root: &Path) -> Self {
+        DirView {
+            root: root.to_path_buf(),
+            kind: "installed",
         }
     }
 
@@ -26,7 +37,7 @@ impl View for DirView {
     }
 
     fn kind(&self) -> &'static str {
-        "source-tree"
+        self.kind
     }
 
     fn files_under(&self, dir: &str) -> Result<Vec<String>, TargetError> {
@@ -65,6 +76,31 @@ impl View for DirView {
                 } else if ft.is_file() {
                     out.push(child_rel);
                 }
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    fn children(&self, dir: &str) -> Result<Vec<String>, TargetError> {
+        let abs = self.root.join(dir);
+        let entries = match std::fs::read_dir(&abs) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(self.io(abs, e)),
+        };
+        let mut out = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| self.io(abs.clone(), e))?;
+            let Some(name) = entry.file_name().to_str().map(String::from) else {
+                continue;
+            };
+            // Follows symbolic links to directories (a venv's lib64 -> lib), but the walkers
+            // that use this bound their depth.
+            if entry.path().is_dir() {
+                out.push(format!("{name}/"));
+            } else {
+                out.push(name);
             }
         }
         out.sort();

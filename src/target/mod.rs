@@ -6,10 +6,12 @@
 mod dir;
 mod git_tree;
 mod mem;
+mod wheel;
 
 pub use dir::DirView;
 pub use git_tree::GitTreeView;
 pub use mem::MemView;
+pub use wheel::WheelView;
 
 use std::path::{Path, PathBuf};
 
@@ -23,6 +25,28 @@ pub trait View {
     fn files_under(&self, dir: &str) -> Result<Vec<String>, TargetError>;
     /// The bytes of one file, or `None` when it does not exist.
     fn read(&self, path: &str) -> Result<Option<Vec<u8>>, TargetError>;
+    /// The immediate children of `dir` (names; directories end in `/`), sorted.
+    fn children(&self, dir: &str) -> Result<Vec<String>, TargetError> {
+        let dir = dir.trim_end_matches('/');
+        let mut out: Vec<String> = self
+            .files_under(dir)?
+            .iter()
+            .filter_map(|p| {
+                let rest = if dir.is_empty() {
+                    p.as_str()
+                } else {
+                    p.strip_prefix(dir)?.strip_prefix('/')?
+                };
+                Some(match rest.split_once('/') {
+                    Some((first, _)) => format!("{first}/"),
+                    None => rest.to_string(),
+                })
+            })
+            .collect();
+        out.sort();
+        out.dedup();
+        Ok(out)
+    }
 }
 
 /// Why a target could not be opened or read.
@@ -46,6 +70,8 @@ pub enum TargetError {
     },
     #[error("{path}: git object store: {message}")]
     Git { path: PathBuf, message: String },
+    #[error("{path}: {message}")]
+    Malformed { path: PathBuf, message: String },
 }
 
 /// Open `path` as a view: a directory (optionally a git tree at `rev`).

@@ -10,14 +10,20 @@
 //! - [`stats`]: medians, bootstrap intervals, verdicts and their thresholds.
 //! - `probe`: the GPU (cudarc, loaded at run time): NVRTC, buffers, CUDA graphs, events.
 //! - [`sdpa`]: the same shape through PyTorch, when it is installed.
+//! - [`deployed`]: the same sweep through the FlashAttention 4 kernel a build ships
+//!   (`--deployed TARGET`): an embedded Python harness, its JSON-lines protocol, its verdict.
 //! - [`report`]: the report model and its table, JSON and SVG renderers.
 //!
 //! Per shape, [`run`] draws fresh random inputs, checks every split count's output against the
 //! fp64 reference (outputs poisoned first) and every split's coverage, then times the probe, the
 //! ignored-splits negative control and the streaming-read positive control in CUDA graphs, split
-//! counts in a fresh random order each round, and judges.
+//! counts in a fresh random order each round, and judges. With [`Options::deployed`], the harness
+//! runs first (in its own process, so the two never share the GPU) and each shape's report
+//! carries the deployed kernel's curve and verdict beside the probe's; the run's verdict is then
+//! the deployed kernel's.
 
 pub mod coverage;
+pub mod deployed;
 pub mod partition;
 mod probe;
 pub mod reference;
@@ -31,7 +37,7 @@ use std::time::Instant;
 
 use coverage::Coverage;
 pub use probe::driver_present;
-use report::{Point, Report, SeriesReport, ShapeReport, Thresholds};
+use report::{DeployedInfo, Point, Report, SeriesReport, ShapeReport, Thresholds};
 use stats::{Checks, Row, Verdict};
 
 /// Relative error (`‖out − ref‖ / ‖ref‖` against the fp64 reference) above which an output is
@@ -75,6 +81,15 @@ impl Shape {
         head_dim: 128,
         kv_heads: 8,
         q_per_kv: 4,
+        batch: 1,
+        tokens: 32768,
+    };
+    /// Long context as `--deployed` measures it by default (the seed report's second case):
+    /// head dim 128, 2 KV heads, 8 query heads each, batch 1, 32,768 tokens.
+    pub const DEPLOYED_LONG: Shape = Shape {
+        head_dim: 128,
+        kv_heads: 2,
+        q_per_kv: 8,
         batch: 1,
         tokens: 32768,
     };
@@ -187,6 +202,8 @@ pub struct Options {
     pub inject: Option<Inject>,
     /// Also time the shapes through PyTorch's `scaled_dot_product_attention` (if installed).
     pub compare_sdpa: bool,
+    /// Also sweep the FlashAttention 4 kernel a build ships (imports code from the target).
+    pub deployed: Option<deployed::Deployed>,
     /// Seed for the inputs, the visiting order and the bootstrap; fresh when absent.
     pub seed: Option<u64>,
 }
@@ -201,6 +218,7 @@ impl Default for Options {
             device: 0,
             inject: None,
             compare_sdpa: false,
+            deployed: None,
             seed: None,
         }
     }
@@ -252,6 +270,10 @@ pub enum VerifyError {
     },
     #[error("the CUDA library failed: {0}")]
     Panic(String),
+    /// `--deployed`: the harness could not run, a module it needs is missing, the target holds
+    /// no FA4 sources, or the kernel failed (exit 2).
+    #[error("deployed kernel: {0}")]
+    Deployed(String),
     #[error("writing progress: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -302,6 +324,16 @@ pub fn run(opts: &Options, progress: &mut dyn Write) -> Result<Report, VerifyErr
 fn run_gpu(opts: &Options, progress: &mut dyn Write) -> Result<Report, VerifyError> {
     let started = Instant::now();
     let seed = opts.seed.unwrap_or_else(rand::random);
+    // The deployed kernel first: its errors (no PyTorch, no CuTe DSL, no FA4 in the target) come
+    // before the probe's seconds are spent, and its process is gone before the probe times.
+    let harness = match &opts.deployed {
+        Some(d) => {
+            let t = Instant::now();
+            let run = deployed::measure(d, opts, seed, progress)?;
+            Some((d, run, t.elapsed().as_secs_f64() * 1e3))
+        }
+        None => None,
+    };
     let device = probe::Device::open(opts.device)?;
     let info = device.info.clone();
     writeln!(
@@ -347,10 +379,43 @@ fn run_gpu(opts: &Options, progress: &mut dyn Write) -> Result<Report, VerifyErr
         }
     }
 
-    let verdict = stats::overall(&shapes.iter().map(|s| s.verdict).collect::<Vec<_>>());
+    let mut deployed_info = None;
+    if let Some((d, run, harness_ms)) = harness {
+        for (i, (sr, shape_run)) in shapes.iter_mut().zip(&run.shapes).enumerate() {
+            let judged = deployed::judge::judge(
+                shape_run,
+                &sr.shape,
+                sr.heuristic_splits,
+                seed.wrapping_add(i as u64),
+                sr.negative_control.as_ref().map(|n| &n.scaling),
+                &sr.positive_control.scaling,
+                sr.probe.best_median_us(),
+            );
+            writeln!(
+                progress,
+                "{}: deployed kernel {}",
+                sr.shape.label(),
+                judged.verdict
+            )?;
+            sr.deployed = Some(judged);
+        }
+        deployed_info = Some(DeployedInfo {
+            target: d.target.display().to_string(),
+            python: d.python.to_string_lossy().into_owned(),
+            staged: run.staged,
+            versions: run.versions,
+            harness_ms,
+        });
+    }
+    let verdicts: Vec<Verdict> = shapes
+        .iter()
+        .map(|s| s.deployed.as_ref().map_or(s.verdict, |d| d.verdict))
+        .collect();
+    let verdict = stats::overall(&verdicts);
     Ok(Report {
         schema: 1,
         verdict,
+        deployed: deployed_info,
         device: info,
         inject: opts.inject,
         rounds: opts.rounds,
@@ -559,6 +624,7 @@ fn run_shape(
             positive_control: positive,
             bandwidth_fraction,
             sdpa: None,
+            deployed: None,
             launches_per_graph: bufs.launches_per_graph(opts.launches),
             kv_copies: bufs.copies(),
             elapsed_ms: elapsed,
@@ -568,7 +634,10 @@ fn run_shape(
 
 /// Whether the verdict means the run was undecided (exit 3).
 pub fn is_undecided(v: Verdict) -> bool {
-    matches!(v, Verdict::Inconclusive | Verdict::Invalid)
+    matches!(
+        v,
+        Verdict::Inconclusive | Verdict::Invalid | Verdict::Unsupported
+    )
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! The verifier's report: plain serialisable data ([`Report`]) and its renderers: a table
 //! ([`render_table`]), JSON ([`render_json`], `"schema": 1`) and an SVG plot of latency against
-//! `num_splits` for the probe and both controls ([`render_svg`]).
+//! `num_splits` for the probe, both controls and, with `--deployed`, the deployed FA4 kernel
+//! ([`render_svg`]).
 
 use std::io::Write;
 use std::path::Path;
@@ -10,6 +11,7 @@ use plotters::prelude::*;
 use serde::Serialize;
 
 use super::coverage::Coverage;
+use super::deployed::protocol::{Staged, Versions};
 use super::sdpa::SdpaResult;
 use super::stats::{self, Estimate, Scaling, Verdict};
 use super::{Inject, MAX_REL_ERROR, Shape};
@@ -18,14 +20,18 @@ use super::{Inject, MAX_REL_ERROR, Shape};
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub schema: u32,
-    /// Over all shapes (see [`stats::overall`]).
+    /// Over all shapes (see [`stats::overall`]): the probe's verdicts, or with `--deployed` the
+    /// deployed kernel's.
     pub verdict: Verdict,
+    /// With `--deployed`: what was imported and with which software.
+    pub deployed: Option<DeployedInfo>,
     pub device: DeviceInfo,
     pub inject: Option<Inject>,
     pub rounds: usize,
     pub seed: u64,
     pub compile_ms: f64,
-    /// Device open to the last shape's verdict (compile, checks, controls, all shapes).
+    /// Start to the last shape's verdict (the deployed-kernel harness if any, compile, checks,
+    /// controls, all shapes).
     pub verify_ms: f64,
     /// Including the optional PyTorch comparison.
     pub total_ms: f64,
@@ -83,9 +89,46 @@ pub struct ShapeReport {
     /// Probe bandwidth at its best split count over the positive control's best.
     pub bandwidth_fraction: Option<f64>,
     pub sdpa: Option<SdpaResult>,
+    /// With `--deployed`: the same sweep through the deployed FA4 kernel.
+    pub deployed: Option<DeployedSeries>,
     pub launches_per_graph: usize,
     pub kv_copies: usize,
     pub elapsed_ms: f64,
+}
+
+/// What `--deployed` imported (the harness's `target` and `hello` events).
+#[derive(Debug, Clone, Serialize)]
+pub struct DeployedInfo {
+    /// TARGET as given.
+    pub target: String,
+    /// The interpreter that ran the harness.
+    pub python: String,
+    pub staged: Staged,
+    pub versions: Versions,
+    /// Wall time of the harness process (staging, imports, JIT, checks, timing).
+    pub harness_ms: f64,
+}
+
+/// One shape through the deployed kernel.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeployedSeries {
+    /// `scales`, `flat`, `inconclusive`, `invalid` (a control failed or an output was wrong) or
+    /// `unsupported` (the kernel refused `num_splits > 1`).
+    pub verdict: Verdict,
+    pub reasons: Vec<String>,
+    /// The kernel's own message when it refused split-KV.
+    pub unsupported: Option<String>,
+    /// Host time per call of the Python interface, launched one by one (µs).
+    pub eager_call_us: Option<f64>,
+    pub launches_per_graph: Option<usize>,
+    pub kv_copies: Option<usize>,
+    /// `cuda-graph`, or `eager (...)` when graph capture failed.
+    pub mode: Option<String>,
+    pub harness_seconds: f64,
+    /// The probe's best-split median over the deployed kernel's (at most 1: the probe is no
+    /// slower).
+    pub probe_over_deployed: Option<f64>,
+    pub series: SeriesReport,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -111,6 +154,9 @@ impl SeriesReport {
     }
     pub fn best_bandwidth(&self) -> Option<f64> {
         self.best().and_then(|p| p.bandwidth_gbs)
+    }
+    pub fn best_splits(&self) -> Option<usize> {
+        self.best().map(|p| p.splits)
     }
     fn at(&self, splits: usize) -> Option<&Point> {
         self.points.iter().find(|p| p.splits == splits)
@@ -189,6 +235,20 @@ pub fn render_table(report: &Report, out: &mut dyn Write) -> std::io::Result<()>
         d.driver,
         report.verdict.as_str().to_uppercase()
     )?;
+    if let Some(d) = &report.deployed {
+        writeln!(
+            out,
+            "deployed kernel: {} from the {} {} ({} files), imported by {} (Python {}, PyTorch {}, CuTe DSL {})",
+            d.staged.module,
+            d.staged.kind,
+            d.target,
+            d.staged.files,
+            d.python,
+            d.versions.python.as_deref().unwrap_or("?"),
+            d.versions.torch.as_deref().unwrap_or("?"),
+            d.versions.cutlass_dsl.as_deref().unwrap_or("?"),
+        )?;
+    }
     if let Some(Inject::IgnoreSplits) = report.inject {
         writeln!(
             out,
@@ -221,6 +281,11 @@ pub fn render_table(report: &Report, out: &mut dyn Write) -> std::io::Result<()>
             "rel err".into(),
             "coverage".into(),
         ];
+        if let Some(d) = &s.deployed {
+            header.push(format!("{} µs (95% CI)", d.series.name));
+            header.push(format!("{} vs 1", d.series.name));
+            header.push(format!("{} rel err", d.series.name));
+        }
         if let Some(n) = &s.negative_control {
             header.push(format!("{} µs", n.name));
         }
@@ -236,6 +301,12 @@ pub fn render_table(report: &Report, out: &mut dyn Write) -> std::io::Result<()>
                 err(p.rel_error),
                 cov(p.coverage).to_string(),
             ];
+            if let Some(d) = &s.deployed {
+                let q = d.series.at(p.splits);
+                row.push(us(q.and_then(|q| q.latency_us)));
+                row.push(opt(q.and_then(|q| q.ratio_to_one), 2));
+                row.push(err(q.and_then(|q| q.rel_error)));
+            }
             if let Some(n) = &s.negative_control {
                 row.push(us(n.at(p.splits).and_then(|q| q.latency_us)));
             }
@@ -245,7 +316,41 @@ pub fn render_table(report: &Report, out: &mut dyn Write) -> std::io::Result<()>
             t.add_row(row);
         }
         writeln!(out, "{t}")?;
-        writeln!(out, "verdict: {} ({})", s.verdict, s.reasons.join("; "))?;
+        if let Some(d) = &s.deployed {
+            writeln!(
+                out,
+                "deployed kernel: {} ({})",
+                d.verdict,
+                d.reasons.join("; ")
+            )?;
+            if let (Some(p), Some(k), Some(r)) = (
+                s.probe.best_splits().zip(s.probe.best_median_us()),
+                d.series.best_splits().zip(d.series.best_median_us()),
+                d.probe_over_deployed,
+            ) {
+                writeln!(
+                    out,
+                    "  best split: probe {:.1} µs at {}, deployed {:.1} µs at {}: the probe takes {:.2}x the deployed kernel's time",
+                    p.1, p.0, k.1, k.0, r
+                )?;
+            }
+            if let Some(e) = d.eager_call_us {
+                writeln!(
+                    out,
+                    "  deployed interface launched call by call: {e:.0} µs of host time per call \
+                     (hence the CUDA graphs: {} launches per graph, {} K/V copies, {})",
+                    d.launches_per_graph.unwrap_or(0),
+                    d.kv_copies.unwrap_or(0),
+                    d.mode.as_deref().unwrap_or("-")
+                )?;
+            }
+        }
+        let which = if s.deployed.is_some() {
+            "probe verdict"
+        } else {
+            "verdict"
+        };
+        writeln!(out, "{which}: {} ({})", s.verdict, s.reasons.join("; "))?;
         for series in std::iter::once(&s.probe)
             .chain(&s.negative_control)
             .chain(std::iter::once(&s.positive_control))
@@ -267,12 +372,16 @@ pub fn render_table(report: &Report, out: &mut dyn Write) -> std::io::Result<()>
             writeln!(out, "  {}", sdpa.describe())?;
         }
     }
+    let harness = report.deployed.as_ref().map_or(String::new(), |d| {
+        format!(", deployed-kernel harness {:.1} s", d.harness_ms / 1e3)
+    });
     writeln!(
         out,
-        "\n{} in {:.2} s (compile {:.0} ms); exit {}",
+        "\n{} in {:.2} s (compile {:.0} ms{harness}; whole run {:.1} s); exit {}",
         report.verdict,
         report.verify_ms / 1e3,
         report.compile_ms,
+        report.total_ms / 1e3,
         match report.verdict {
             Verdict::Scales => 0,
             Verdict::Flat => 1,
@@ -315,6 +424,11 @@ fn draw_shape(
     area: &Area<'_>,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let series: Vec<(&SeriesReport, RGBColor)> = std::iter::once((&s.probe, BLUE))
+        .chain(
+            s.deployed
+                .iter()
+                .map(|d| (&d.series, RGBColor(150, 0, 170))),
+        )
         .chain(s.negative_control.iter().map(|n| (n, RED)))
         .chain(std::iter::once((&s.positive_control, RGBColor(0, 150, 0))))
         .collect();
@@ -339,13 +453,22 @@ fn draw_shape(
     } else {
         (1.0, 1000.0)
     };
-    let title = format!(
-        "{} on {}: {} (heuristic {} splits)",
-        s.shape.label(),
-        report.device.name,
-        s.verdict,
-        s.heuristic_splits
-    );
+    let title = match &s.deployed {
+        Some(d) => format!(
+            "{} on {}: deployed {}, probe {}",
+            s.shape.label(),
+            report.device.name,
+            d.verdict,
+            s.verdict
+        ),
+        None => format!(
+            "{} on {}: {} (heuristic {} splits)",
+            s.shape.label(),
+            report.device.name,
+            s.verdict,
+            s.heuristic_splits
+        ),
+    };
     let mut chart = ChartBuilder::on(area)
         .caption(title, ("sans-serif", 20))
         .margin(12)
@@ -457,6 +580,7 @@ pub(crate) mod tests {
             positive_control: pos,
             bandwidth_fraction: Some(0.42),
             sdpa: Some(SdpaResult::skipped("torch is not installed")),
+            deployed: None,
             launches_per_graph: 21,
             kv_copies: 7,
             elapsed_ms: 1234.0,
@@ -464,6 +588,7 @@ pub(crate) mod tests {
         Report {
             schema: 1,
             verdict: Verdict::Scales,
+            deployed: None,
             device: DeviceInfo {
                 name: "NVIDIA H200".into(),
                 ordinal: 0,
@@ -510,6 +635,89 @@ pub(crate) mod tests {
         assert_eq!(shape["negative_control"]["scaling"]["verdict"], "flat");
         assert_eq!(shape["probe"]["points"].as_array().map(Vec::len), Some(8));
         assert!(shape["probe"]["points"][0]["latency_us"]["median"].is_number());
+    }
+
+    /// The sample with the deployed kernel's curve beside the probe's.
+    fn with_deployed() -> Report {
+        let mut r = sample_report();
+        let shape = &mut r.shapes[0];
+        let mut series = shape.negative_control.clone().expect("negative control");
+        series.name = "deployed".into();
+        series.coverage = None;
+        shape.deployed = Some(DeployedSeries {
+            verdict: Verdict::Flat,
+            reasons: vec![series.scaling.reason.clone()],
+            unsupported: None,
+            eager_call_us: Some(95.0),
+            launches_per_graph: Some(21),
+            kv_copies: Some(7),
+            mode: Some("cuda-graph".into()),
+            harness_seconds: 20.0,
+            probe_over_deployed: Some(0.06),
+            series,
+        });
+        r.verdict = Verdict::Flat;
+        r.deployed = Some(DeployedInfo {
+            target: "vllm-0.30.0.whl".into(),
+            python: "python3".into(),
+            staged: Staged {
+                kind: "wheel".into(),
+                package: "vllm/vllm_flash_attn/cute".into(),
+                module: "vllm.vllm_flash_attn.cute".into(),
+                source: "/x/vllm-0.30.0.whl".into(),
+                files: 53,
+                sha256: Default::default(),
+            },
+            versions: Versions {
+                torch: Some("2.11.0+cu130".into()),
+                cutlass_dsl: Some("4.7.1".into()),
+                ..Versions::default()
+            },
+            harness_ms: 25_000.0,
+        });
+        r
+    }
+
+    #[test]
+    fn table_json_and_plot_carry_the_deployed_curve() {
+        let report = with_deployed();
+        let mut buf = Vec::new();
+        render_table(&report, &mut buf).expect("render");
+        let text = String::from_utf8(buf).expect("utf8");
+        assert!(text.starts_with("pinprobe verify on NVIDIA H200"));
+        assert!(text.contains("FLAT"));
+        assert!(
+            text.contains("deployed µs (95% CI)"),
+            "one table, both curves"
+        );
+        assert!(text.contains("probe µs (95% CI)"));
+        assert!(text.contains("vllm.vllm_flash_attn.cute from the wheel vllm-0.30.0.whl"));
+        assert!(text.contains("deployed kernel: flat"));
+        assert!(text.contains("probe verdict: scales"));
+        assert!(text.contains("the probe takes 0.06x the deployed kernel's time"));
+        assert!(text.contains("95 µs of host time per call"));
+
+        let mut buf = Vec::new();
+        render_json(&report, &mut buf).expect("json");
+        let v: serde_json::Value = serde_json::from_slice(&buf).expect("json");
+        assert_eq!(v["verdict"], "flat");
+        assert_eq!(
+            v["deployed"]["staged"]["module"],
+            "vllm.vllm_flash_attn.cute"
+        );
+        assert_eq!(v["shapes"][0]["deployed"]["verdict"], "flat");
+        assert_eq!(v["shapes"][0]["deployed"]["series"]["name"], "deployed");
+        assert_eq!(
+            v["shapes"][0]["verdict"], "scales",
+            "the probe's own verdict stays"
+        );
+
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("deployed.svg");
+        render_svg(&report, &path).expect("plot");
+        let svg = std::fs::read_to_string(&path).expect("read");
+        assert!(svg.contains("deployed"), "deployed curve in the legend");
+        assert!(svg.contains("probe"));
     }
 
     #[test]

@@ -30,7 +30,7 @@ pub const CONFIDENCE: f64 = 0.95;
 /// interval's width of where infinitely many would, and costs milliseconds.
 pub const BOOTSTRAP_RESAMPLES: usize = 2000;
 
-/// A scaling verdict (DESIGN.md, "Contracts": exit 0, 1, 3, 3).
+/// A scaling verdict (DESIGN.md, "Contracts": exit 0, 1, 3, 3, 3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
@@ -38,6 +38,10 @@ pub enum Verdict {
     Flat,
     Inconclusive,
     Invalid,
+    /// `verify --deployed` only: the kernel refuses `num_splits > 1` on this GPU (upstream
+    /// flash-attn-4 asserts "SplitKV not supported on SM 9.0"), so nothing about scaling can be
+    /// measured.
+    Unsupported,
 }
 
 impl Verdict {
@@ -47,6 +51,7 @@ impl Verdict {
             Verdict::Flat => "flat",
             Verdict::Inconclusive => "inconclusive",
             Verdict::Invalid => "invalid",
+            Verdict::Unsupported => "unsupported",
         }
     }
 }
@@ -272,12 +277,17 @@ pub fn judge(
 
 /// The run's verdict over all shapes: `invalid` if any shape is; else `flat` if any shape is
 /// flat (a real finding outranks an undecided shape); else `inconclusive` if any is; else
-/// `scales`. No shapes: `inconclusive`.
+/// `unsupported` if any is; else `scales`. No shapes: `inconclusive`.
 pub fn overall(verdicts: &[Verdict]) -> Verdict {
     if verdicts.is_empty() {
         return Verdict::Inconclusive;
     }
-    for v in [Verdict::Invalid, Verdict::Flat, Verdict::Inconclusive] {
+    for v in [
+        Verdict::Invalid,
+        Verdict::Flat,
+        Verdict::Inconclusive,
+        Verdict::Unsupported,
+    ] {
         if verdicts.contains(&v) {
             return v;
         }
@@ -445,6 +455,9 @@ mod tests {
         assert_eq!(overall(&[Inconclusive, Flat]), Flat);
         assert_eq!(overall(&[Scales, Inconclusive]), Inconclusive);
         assert_eq!(overall(&[Flat, Invalid]), Invalid);
+        assert_eq!(overall(&[Unsupported, Unsupported]), Unsupported);
+        assert_eq!(overall(&[Scales, Unsupported]), Unsupported);
+        assert_eq!(overall(&[Inconclusive, Unsupported]), Inconclusive);
         assert_eq!(overall(&[]), Inconclusive);
     }
 }

@@ -3,6 +3,8 @@
 //! vLLM-shaped source trees that pin a commit through CMake.
 #![allow(dead_code)]
 
+pub mod artifact;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -46,6 +48,23 @@ pub fn init(dir: &Path) {
     std::fs::create_dir_all(dir).expect("mkdir");
     git(dir, &["init", "-q", "-b", "main"]);
 }
+
+/// Cute files that never change in the synthetic history (fingerprints need more than two).
+pub const CUTE_EXTRAS: &[(&str, &str)] = &[
+    ("__init__.py", "__version__ = \"4.0.0\"\n"),
+    (
+        "utils.py",
+        "def ceil_div(a, b):\n    return (a + b - 1) // b\n",
+    ),
+    (
+        "interface.py",
+        "from flash_attn.cute.utils import ceil_div\n\n\ndef _flash_attn_fwd(q, k, v, num_splits=1):\n    return ceil_div(k.shape[1], 128), num_splits\n",
+    ),
+    (
+        "seqlen_info.py",
+        "class SeqlenInfo:\n    def __init__(self, seqlen_k):\n        self.seqlen_k = seqlen_k\n",
+    ),
+];
 
 pub const BLOCK_INFO: &str = "flash_attn/cute/block_info.py";
 pub const FWD_SM90: &str = "flash_attn/cute/flash_fwd_sm90.py";
@@ -181,6 +200,9 @@ impl FaHistory {
         );
         write(dir, BLOCK_INFO, &block_info_old());
         write(dir, FWD_SM90, &fwd_sm90(Sm90Call::Buggy));
+        for (name, text) in CUTE_EXTRAS {
+            write(dir, &format!("flash_attn/cute/{name}"), text);
+        }
         let c0 = commit(dir, "initial");
         write(dir, BLOCK_INFO, &block_info_new());
         let introduce = commit(dir, "BlockInfo: carry num_splits");

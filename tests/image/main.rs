@@ -323,7 +323,6 @@ fn cli_reports_layers_and_provenance_in_json() {
 }
 
 #[test]
-#[ignore = "needs artifact scanner"]
 fn cli_finds_the_fa4_bug_in_an_image() {
     let dir = tempfile::tempdir().unwrap();
     let target = oci(dir.path(), &standard(), "v1");
@@ -727,4 +726,18 @@ fn registry_basic_auth() {
     assert_ne!(run.code, 2, "{}", run.stderr);
     let json: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(json["targets"][0]["image"]["files"][VERSION_PY], 1);
+}
+
+#[test]
+fn table_names_the_layer_that_brought_each_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = oci(dir.path(), &standard(), "v1");
+    let run = pinprobe(&["scan", &target], &[]);
+    assert_ne!(run.code, 2, "{}", run.stderr);
+    assert!(run.stdout.contains("layers read: 2 of 3"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("RUN pip install vllm==0.30.0"),
+        "{}",
+        run.stdout
+    );
 }

@@ -1,0 +1,196 @@
+//! Python environments inside a view: every `site-packages` / `dist-packages` directory (or the
+//! view root, for a wheel or a site-packages directory given directly), and the distributions
+//! installed in each (`*.dist-info/METADATA`).
+
+use crate::target::{TargetError, View};
+
+/// How deep below the root a `site-packages` directory is looked for
+/// (`usr/local/lib/python3.12/site-packages` is 5; venvs under `/opt` add two).
+const MAX_DEPTH: usize = 8;
+
+/// One installed distribution.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dist {
+    /// The name as in METADATA.
+    pub name: String,
+    pub version: String,
+    /// The `*.dist-info` directory, relative to the view root.
+    pub dist_info: String,
+}
+
+impl Dist {
+    /// PEP 503 normalised name (`flash_attn-4` and `Flash-Attn.4` are `flash-attn-4`).
+    pub fn normalized(&self) -> String {
+        normalize(&self.name)
+    }
+}
+
+pub fn normalize(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        if matches!(c, '-' | '_' | '.') {
+            if !out.ends_with('-') {
+                out.push('-');
+            }
+        } else {
+            out.push(c.to_ascii_lowercase());
+        }
+    }
+    out
+}
+
+/// One environment: a directory that Python imports packages from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Env {
+    /// Relative to the view root (`""` for the root itself), without a trailing slash.
+    pub root: String,
+    pub dists: Vec<Dist>,
+}
+
+impl Env {
+    /// A path inside the environment, relative to the view root.
+    pub fn join(&self, rel: &str) -> String {
+        if self.root.is_empty() {
+            rel.to_string()
+        } else {
+            format!("{}/{rel}", self.root)
+        }
+    }
+
+    pub fn dist(&self, normalized_name: &str) -> Option<&Dist> {
+        self.dists
+            .iter()
+            .find(|d| d.normalized() == normalized_name)
+    }
+}
+
+fn holds_packages(view: &dyn View, dir: &str) -> Result<bool, TargetError> {
+    Ok(view
+        .children(dir)?
+        .iter()
+        .any(|c| c.ends_with(".dist-info/") || c == "vllm/" || c == "flash_attn/"))
+}
+
+/// Every environment in the view: the root if it holds packages, and every `site-packages` or
+/// `dist-packages` directory below it.
+pub fn find(view: &dyn View) -> Result<Vec<Env>, TargetError> {
+    let mut roots = Vec::new();
+    if holds_packages(view, "")? {
+        roots.push(String::new());
+    }
+    let mut stack = vec![(String::new(), 0usize)];
+    while let Some((dir, depth)) = stack.pop() {
+        if depth >= MAX_DEPTH {
+            continue;
+        }
+        for child in view.children(&dir)? {
+            let Some(name) = child.strip_suffix('/') else {
+                continue;
+            };
+            let path = if dir.is_empty() {
+                name.to_string()
+            } else {
+                format!("{dir}/{name}")
+            };
+            if matches!(name, "site-packages" | "dist-packages") {
+                if holds_packages(view, &path)? {
+                    roots.push(path);
+                }
+            } else if !matches!(
+                name,
+                "proc" | "sys" | "dev" | ".git" | "node_modules" | "__pycache__"
+            ) && !name.ends_with(".dist-info")
+                && (depth > 0 || !roots.contains(&String::new()) || !is_package_dir(view, &path)?)
+            {
+                stack.push((path, depth + 1));
+            }
+        }
+    }
+    roots.sort();
+    roots.dedup();
+    roots
+        .into_iter()
+        .map(|root| {
+            let dists = dists(view, &root)?;
+            Ok(Env { root, dists })
+        })
+        .collect()
+}
+
+/// A directory that is an importable package (has `__init__.py`): not worth descending into
+/// from an environment root looking for more environments.
+fn is_package_dir(view: &dyn View, dir: &str) -> Result<bool, TargetError> {
+    Ok(view.children(dir)?.iter().any(|c| c == "__init__.py"))
+}
+
+fn dists(view: &dyn View, root: &str) -> Result<Vec<Dist>, TargetError> {
+    let mut out = Vec::new();
+    for child in view.children(root)? {
+        let Some(dir) = child
+            .strip_suffix('/')
+            .filter(|d| d.ends_with(".dist-info"))
+        else {
+            continue;
+        };
+        let dist_info = if root.is_empty() {
+            dir.to_string()
+        } else {
+            format!("{root}/{dir}")
+        };
+        let Some(bytes) = view.read(&format!("{dist_info}/METADATA"))? else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        let field = |key: &str| {
+            text.lines()
+                .take_while(|l| !l.is_empty())
+                .find_map(|l| l.strip_prefix(key).map(|v| v.trim().to_string()))
+        };
+        if let (Some(name), Some(version)) = (field("Name:"), field("Version:")) {
+            out.push(Dist {
+                name,
+                version,
+                dist_info,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// vLLM's own commit from `vllm/_version.py` (`__commit_id__ = 'g1a2b3c4'`), without the `g`.
+pub fn vllm_commit(text: &str) -> Option<String> {
+    text.lines().find_map(|l| {
+        // setuptools-scm writes `__commit_id__ = commit_id = 'g1a2b3c4'`: the value is last.
+        let rest = l.trim().strip_prefix("__commit_id__")?;
+        let rest = rest
+            .rsplit('=')
+            .next()?
+            .trim()
+            .trim_matches(|c| c == '\'' || c == '"');
+        let sha = rest.strip_prefix('g').unwrap_or(rest);
+        (sha.len() >= 7 && sha.bytes().all(|b| b.is_ascii_hexdigit()))
+            .then(|| sha.to_ascii_lowercase())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_normalise() {
+        assert_eq!(normalize("Flash_Attn.4"), "flash-attn-4");
+        assert_eq!(normalize("vllm"), "vllm");
+    }
+
+    #[test]
+    fn commit_from_version_file() {
+        let text = "__version__ = version = '0.30.0'\n__commit_id__ = commit_id = 'g1a2b3c4d5'\n";
+        assert_eq!(vllm_commit(text), Some("1a2b3c4d5".into()));
+        assert_eq!(vllm_commit("__commit_id__ = commit_id = None\n"), None);
+        assert_eq!(
+            vllm_commit("__commit_id__ = 'g1a2b3c4d5'\n"),
+            Some("1a2b3c4d5".into())
+        );
+    }
+}

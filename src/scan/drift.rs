@@ -1,0 +1,81 @@
+//! Drift: the pin a source tree declares against the commits an artifact's shipped files
+//! fingerprint to (`pinprobe scan --expect TREE ARTIFACT`). A wheel built from another commit,
+//! or with files patched after the pin, is a finding of its own.
+
+use crate::pin::Pin;
+use crate::rules::Severity;
+use crate::rules::evaluate::{Evidence, EvidenceKind, Finding, Location, Status};
+
+pub const DRIFT: &str = "drift/pin-vs-artifact";
+
+/// Compare each shipped component with the same component's pin in the tree.
+pub fn check(tree: &str, tree_pins: &[Pin], shipped: &[Pin]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for copy in shipped.iter().filter(|p| p.found_by == "shipped files") {
+        let Some(declared) = tree_pins.iter().find(|p| p.component == copy.component) else {
+            continue;
+        };
+        let (status, detail) = match (&declared.commit, &copy.fingerprint) {
+            (None, _) => (
+                Status::Unknown,
+                format!(
+                    "{tree} pins {} at `{}`, which is not a full commit: cannot compare",
+                    declared.component,
+                    declared.reference.as_deref().unwrap_or("?")
+                ),
+            ),
+            (Some(_), None) => (
+                Status::Unknown,
+                format!(
+                    "no fingerprint index for {}: build one with `pinprobe index build --repo {}=PATH`",
+                    copy.component, copy.component
+                ),
+            ),
+            (Some(pin), Some(m))
+                if m.commits.iter().any(|c| c == pin) && m.mismatched.is_empty() =>
+            {
+                (
+                    Status::NotAffected,
+                    format!(
+                        "the shipped files match the declared pin {pin} ({})",
+                        m.summary
+                    ),
+                )
+            }
+            (Some(pin), Some(m)) if m.commits.iter().any(|c| c == pin) => (
+                Status::Affected,
+                format!(
+                    "the shipped files match the declared pin {pin} except {}: patched after the pin",
+                    m.mismatched.join(", ")
+                ),
+            ),
+            (Some(pin), Some(m)) => (
+                Status::Affected,
+                format!(
+                    "{tree} pins {pin} but the shipped files do not come from it: {}",
+                    m.summary
+                ),
+            ),
+        };
+        out.push(Finding {
+            rule: DRIFT.to_string(),
+            status,
+            severity: Severity::Medium,
+            summary: "the artifact was not built from the pin the source tree declares".into(),
+            component: copy.component.clone(),
+            decided_by: (status != Status::Unknown).then_some(EvidenceKind::Fingerprint),
+            evidence: vec![Evidence {
+                kind: EvidenceKind::Fingerprint,
+                status,
+                detail,
+                file: Some(format!("{}:{}", declared.file, declared.line)),
+                line: None,
+            }],
+            location: Some(Location {
+                file: copy.file.clone(),
+                line: 1,
+            }),
+        });
+    }
+    out
+}

@@ -1,0 +1,506 @@
+//! Artifact scanning end to end: wheels and installed environments built by the tests, the
+//! verdict from the shipped sources, RECORD integrity, fingerprint indexes, and bad archives.
+
+mod common;
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use common::artifact::*;
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+
+const R1: &str = "PINPROBE-2026-0001";
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}{}", self.stdout, self.stderr))
+    }
+}
+
+fn pinprobe(args: &[&str], cache: &Path) -> Run {
+    let out = cargo_bin_cmd!("pinprobe")
+        .args(args)
+        .env("PINPROBE_CACHE", cache)
+        .output()
+        .expect("runs");
+    Run {
+        code: out.status.code().expect("exit code"),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn scan_json(target: &Path, cache: &Path) -> (i32, Value) {
+    let run = pinprobe(
+        &["scan", target.to_str().unwrap(), "--format", "json"],
+        cache,
+    );
+    (run.code, run.json())
+}
+
+/// Findings for `rule` in the first target, keyed by component.
+fn findings<'a>(report: &'a Value, rule: &str) -> Vec<&'a Value> {
+    report["targets"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == rule)
+        .collect()
+}
+
+fn finding<'a>(report: &'a Value, rule: &str, component: &str) -> &'a Value {
+    findings(report, rule)
+        .into_iter()
+        .find(|f| f["component"] == component)
+        .unwrap_or_else(|| panic!("no {rule} finding for {component}: {report:#}"))
+}
+
+fn evidence<'a>(f: &'a Value, kind: &str) -> &'a Value {
+    f["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == kind)
+        .unwrap_or_else(|| panic!("no {kind} evidence: {f:#}"))
+}
+
+fn wheel(dir: &Path, version: &str, files: Files) -> std::path::PathBuf {
+    let path = dir.join(format!("vllm-{version}-cp38-abi3-manylinux1_x86_64.whl"));
+    write_wheel(&path, &with_dist_info("vllm", version, files));
+    path
+}
+
+#[test]
+fn wheel_verdicts_follow_the_shipped_source_over_the_version() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("cache");
+    // (version, shape, status, what the version range alone would say)
+    for (version, call, want, range) in [
+        ("0.30.0", Sm90Call::Buggy, "affected", "affected"),
+        ("0.33.0", Sm90Call::Buggy, "affected", "not_affected"), // patched back to the bug
+        ("0.30.0", Sm90Call::Fixed, "not_affected", "affected"), // patched with the fix
+        ("0.33.0", Sm90Call::Fixed, "not_affected", "not_affected"),
+        ("0.31.0", Sm90Call::LiteralFalse, "not_affected", "affected"),
+    ] {
+        let dir = tmp.path().join(format!("{version}-{call:?}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let whl = wheel(&dir, version, vllm_files(version, call));
+        let (code, report) = scan_json(&whl, &cache);
+        assert_eq!(report["targets"][0]["kind"], "wheel");
+        let f = finding(&report, R1, "flash-attention");
+        assert_eq!(f["status"], want, "{version} {call:?}: {f:#}");
+        assert_eq!(f["decided_by"], "signature", "{version} {call:?}");
+        assert_eq!(
+            evidence(f, "version-range")["status"],
+            range,
+            "{version} {call:?}"
+        );
+        // The other FlashAttention rules (no signature) need the commit, which no file in a
+        // wheel records: without a fingerprint index they stay undecided (exit 3, fail closed).
+        assert_eq!(
+            code,
+            if want == "affected" { 1 } else { 3 },
+            "{version} {call:?}"
+        );
+        for other in report["targets"][0]["findings"].as_array().unwrap() {
+            if other["rule"] != R1 && other["component"] == "flash-attention" {
+                assert_eq!(other["status"], "unknown", "{other:#}");
+            }
+        }
+        // The finding points at the shipped file.
+        let loc = f["location"]["file"].as_str().unwrap();
+        assert!(loc.starts_with("vllm/vllm_flash_attn/cute/"), "{loc}");
+        let vllm = report["targets"][0]["components"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["component"] == "vllm")
+            .unwrap();
+        assert_eq!(vllm["reference"], format!("vllm {version}"));
+        assert_eq!(vllm["commit"], "0a1b2c3d4");
+    }
+}
+
+#[test]
+fn bundled_third_party_and_standalone_copies_are_each_their_own_component() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut files = vllm_files("0.30.0", Sm90Call::Buggy);
+    // vLLM's third_party copy builds the SM90 BlockInfo with a literal False: not affected.
+    for (name, text) in [
+        ("block_info.py", block_info_new()),
+        ("flash_fwd_sm90.py", fwd_sm90(Sm90Call::LiteralFalse)),
+    ] {
+        files.push((
+            format!("vllm/third_party/tml_fa4/cute/{name}"),
+            text.replace("flash_attn.cute", "vllm.third_party.tml_fa4.cute")
+                .into_bytes(),
+        ));
+    }
+    let whl = wheel(tmp.path(), "0.30.0", files);
+    let (_, report) = scan_json(&whl, &tmp.path().join("cache"));
+    assert_eq!(
+        finding(&report, R1, "flash-attention")["status"],
+        "affected"
+    );
+    let tml = finding(&report, R1, "tml_fa4");
+    assert_eq!(tml["status"], "not_affected", "{tml:#}");
+    assert!(
+        evidence(tml, "signature")["detail"]
+            .as_str()
+            .unwrap()
+            .contains("sm90")
+    );
+}
+
+#[test]
+fn a_venv_with_two_site_packages_is_scanned_whole() {
+    let tmp = tempfile::tempdir().unwrap();
+    let venv = tmp.path().join("venv");
+    write(&venv, "pyvenv.cfg", "home = /usr/bin\n");
+    write_tree(
+        &venv.join("lib/python3.11/site-packages"),
+        &with_dist_info("vllm", "0.30.0", vllm_files("0.30.0", Sm90Call::Buggy)),
+    );
+    write_tree(
+        &venv.join("lib/python3.12/site-packages"),
+        &with_dist_info(
+            "flash-attn-4",
+            "4.0.0b36",
+            fa4_files(Sm90Call::LiteralFalse),
+        ),
+    );
+    let (code, report) = scan_json(&venv, &tmp.path().join("cache"));
+    assert_eq!(code, 1);
+    assert_eq!(report["targets"][0]["kind"], "installed");
+    let comps: Vec<&str> = report["targets"][0]["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["component"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        comps,
+        vec!["vllm", "flash-attention", "flash-attention-upstream"]
+    );
+    assert_eq!(
+        finding(&report, R1, "flash-attention")["status"],
+        "affected"
+    );
+    let upstream = finding(&report, R1, "flash-attention-upstream");
+    assert_eq!(upstream["status"], "not_affected");
+    // No vllm version range for the standalone copy.
+    assert!(
+        upstream["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["kind"] != "version-range")
+    );
+}
+
+#[test]
+fn a_file_modified_after_install_is_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let site = tmp.path().join("site-packages");
+    write_tree(
+        &site,
+        &with_dist_info("vllm", "0.30.0", vllm_files("0.30.0", Sm90Call::Buggy)),
+    );
+    // Someone hand-applies the fix after install: the signature follows the file, and RECORD
+    // says it changed.
+    write(
+        &site,
+        "vllm/vllm_flash_attn/cute/flash_fwd_sm90.py",
+        &fwd_sm90(Sm90Call::Fixed).replace("flash_attn.cute", "vllm.vllm_flash_attn.cute"),
+    );
+    let (code, report) = scan_json(&site, &tmp.path().join("cache"));
+    // 3: the FlashAttention rules without a signature need the commit (see above).
+    assert_eq!(code, 3);
+    let f = finding(&report, R1, "flash-attention");
+    assert_eq!(f["status"], "not_affected");
+    let integrity = evidence(f, "integrity");
+    assert!(
+        integrity["detail"]
+            .as_str()
+            .unwrap()
+            .contains("modified after install"),
+        "{integrity:#}"
+    );
+    assert!(
+        integrity["file"]
+            .as_str()
+            .unwrap()
+            .ends_with("flash_fwd_sm90.py")
+    );
+}
+
+#[test]
+fn an_environment_without_vllm_is_undecided() {
+    let tmp = tempfile::tempdir().unwrap();
+    let site = tmp.path().join("site-packages");
+    write_tree(
+        &site,
+        &with_dist_info(
+            "six",
+            "1.16.0",
+            vec![("six.py".into(), b"x = 1\n".to_vec())],
+        ),
+    );
+    let run = pinprobe(&["scan", site.to_str().unwrap()], &tmp.path().join("cache"));
+    assert_eq!(run.code, 3, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout
+            .contains("no vllm or FlashAttention install found")
+    );
+}
+
+/// A wheel shipping the files of one synthetic commit, as vLLM would (imports rewritten).
+fn wheel_of_commit(
+    dir: &Path,
+    history: &FaHistory,
+    commit: &str,
+    patch: Option<&str>,
+) -> std::path::PathBuf {
+    let mut files: Files = vec![("vllm/__init__.py".into(), Vec::new())];
+    for name in [
+        "__init__.py",
+        "utils.py",
+        "interface.py",
+        "seqlen_info.py",
+        "block_info.py",
+        "flash_fwd_sm90.py",
+    ] {
+        let text = git(
+            &history.dir,
+            &["show", &format!("{commit}:flash_attn/cute/{name}")],
+        ) + "\n";
+        let mut text = text.replace("flash_attn.cute", "vllm.vllm_flash_attn.cute");
+        if Some(name) == patch {
+            text.push_str("# patched by vllm\n");
+        }
+        files.push((
+            format!("vllm/vllm_flash_attn/cute/{name}"),
+            text.into_bytes(),
+        ));
+    }
+    std::fs::create_dir_all(dir).unwrap();
+    wheel(dir, "0.30.0", files)
+}
+
+#[test]
+fn fingerprint_index_names_the_commit_a_window_or_the_patched_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("cache");
+    let h = FaHistory::build(&tmp.path().join("fa"));
+    let repo_arg = format!("flash-attention={}", h.dir.display());
+    let built = pinprobe(&["index", "build", "--repo", &repo_arg], &cache);
+    assert_eq!(built.code, 0, "{}", built.stderr);
+    assert!(
+        built.stdout.contains("9 commits (9 new)"),
+        "{}",
+        built.stdout
+    );
+    // Incremental: nothing new the second time.
+    let again = pinprobe(&["index", "build", "--repo", &repo_arg], &cache);
+    assert!(again.stdout.contains("(0 new)"), "{}", again.stdout);
+
+    let pin_of = |report: &Value| -> Value {
+        report["targets"][0]["components"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["component"] == "flash-attention")
+            .unwrap()
+            .clone()
+    };
+    // Exact: only the literal-False branch commit has those files.
+    let whl = wheel_of_commit(&tmp.path().join("exact"), &h, &h.literal_false, None);
+    let (_, report) = scan_json(&whl, &cache);
+    let pin = pin_of(&report);
+    assert_eq!(pin["commit"], h.literal_false.as_str(), "{pin:#}");
+    assert!(
+        pin["fingerprint"]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("6/6 files match commit")
+    );
+
+    // A window: the introducing commit's files stay the same for several commits.
+    let whl = wheel_of_commit(&tmp.path().join("window"), &h, &h.introduce, None);
+    let (_, report) = scan_json(&whl, &cache);
+    let pin = pin_of(&report);
+    assert!(pin.get("commit").is_none(), "{pin:#}");
+    let fp = pin["fingerprint"]["summary"].as_str().unwrap();
+    assert!(fp.contains("a window of 4 commits"), "{fp}");
+
+    // A patched file is tolerated and named.
+    let whl = wheel_of_commit(&tmp.path().join("patched"), &h, &h.c0, Some("utils.py"));
+    let (_, report) = scan_json(&whl, &cache);
+    let fp = pin_of(&report)["fingerprint"]["summary"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(fp.contains("5/6 files match commit"), "{fp}");
+    assert!(fp.contains("differing (patched?): utils.py"), "{fp}");
+
+    // With the exact commit and a clone, ancestry joins the evidence.
+    let whl = wheel_of_commit(&tmp.path().join("exact2"), &h, &h.c0, None);
+    let run = pinprobe(
+        &[
+            "scan",
+            whl.to_str().unwrap(),
+            "--format",
+            "json",
+            "--repo",
+            &repo_arg,
+        ],
+        &cache,
+    );
+    let report = run.json();
+    assert_eq!(pin_of(&report)["commit"], h.c0.as_str());
+}
+
+fn assert_bad(path: &Path, cache: &Path, needle: &str) {
+    let run = pinprobe(&["scan", path.to_str().unwrap()], cache);
+    assert_eq!(run.code, 2, "{needle}: {}{}", run.stdout, run.stderr);
+    assert_eq!(run.stderr.trim_end().lines().count(), 1, "{}", run.stderr);
+    assert!(run.stderr.contains(needle), "`{needle}` in {}", run.stderr);
+    assert!(!run.stderr.contains("panicked"));
+}
+
+#[test]
+fn bad_wheels_are_one_line_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("cache");
+    let good = |name: &str| {
+        let dir = tmp.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        wheel(&dir, "0.30.0", vllm_files("0.30.0", Sm90Call::Buggy))
+    };
+
+    let truncated = good("truncated");
+    let bytes = std::fs::read(&truncated).unwrap();
+    std::fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
+    assert_bad(&truncated, &cache, "not a readable zip archive");
+
+    let corrupt = good("corrupt");
+    assert!(patch_bytes(&corrupt, b"PK\x01\x02", b"XX\x01\x02") > 0);
+    assert_bad(&corrupt, &cache, "zip");
+
+    let traversal = good("traversal");
+    assert!(patch_bytes(&traversal, b"vllm/__init__.py", b"../../evil.py!!!") > 0);
+    assert_bad(&traversal, &cache, "path traversal");
+
+    let twice = good("twice");
+    // Two members with one name: rename `vllm/__init__.py` to `vllm/_version.py` (same length).
+    assert_eq!("vllm/__init__.py".len(), "vllm/_version.py".len());
+    assert!(patch_bytes(&twice, b"vllm/__init__.py", b"vllm/_version.py") > 0);
+    assert_bad(&twice, &cache, "appears twice");
+    assert_bad(&twice, &cache, "declares 9 members but 8 distinct names");
+
+    let non_utf8 = good("nonutf8");
+    assert!(patch_bytes(&non_utf8, b"vllm/__init__.py", b"vllm/__init\xff\xfe.py") > 0);
+    assert_bad(&non_utf8, &cache, "not UTF-8");
+
+    let bomb = good("bomb");
+    // Declare a 4 GB uncompressed size in the central directory entry of the first member.
+    let mut bytes = std::fs::read(&bomb).unwrap();
+    let cd = bytes.windows(4).position(|w| w == b"PK\x01\x02").unwrap();
+    bytes[cd + 24..cd + 28].copy_from_slice(&0xFFFF_FFF0u32.to_le_bytes());
+    std::fs::write(&bomb, bytes).unwrap();
+    assert_bad(&bomb, &cache, "zip bomb");
+
+    let missing = tmp.path().join("nope.whl");
+    assert_bad(&missing, &cache, "nope.whl");
+}
+
+#[test]
+fn a_wheel_with_a_wrong_record_hash_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut files = with_dist_info("vllm", "0.30.0", vllm_files("0.30.0", Sm90Call::Buggy));
+    // Change the file after RECORD was written.
+    for (name, bytes) in files.iter_mut() {
+        if name.ends_with("block_info.py") {
+            bytes.extend_from_slice(b"# tampered\n");
+        }
+    }
+    let whl = tmp.path().join("vllm-0.30.0-py3-none-any.whl");
+    write_wheel(&whl, &files);
+    let (_, report) = scan_json(&whl, &tmp.path().join("cache"));
+    let f = finding(&report, R1, "flash-attention");
+    assert!(
+        evidence(f, "integrity")["detail"]
+            .as_str()
+            .unwrap()
+            .contains("block_info.py was modified after install"),
+        "{f:#}"
+    );
+}
+
+#[test]
+fn expect_compares_the_declared_pin_with_the_shipped_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("cache");
+    let h = FaHistory::build(&tmp.path().join("fa"));
+    let repo_arg = format!("flash-attention={}", h.dir.display());
+    assert_eq!(
+        pinprobe(&["index", "build", "--repo", &repo_arg], &cache).code,
+        0
+    );
+    let drift = |tree_pin: &str, wheel_commit: &str, patch: Option<&str>| -> Value {
+        let name = format!(
+            "{}-{}-{}",
+            &tree_pin[..8],
+            &wheel_commit[..8],
+            patch.unwrap_or("none")
+        );
+        let tree = tmp.path().join(format!("tree-{name}"));
+        vllm_tree(&tree, FA_REPO, tree_pin);
+        let whl = wheel_of_commit(
+            &tmp.path().join(format!("whl-{name}")),
+            &h,
+            wheel_commit,
+            patch,
+        );
+        let run = pinprobe(
+            &[
+                "scan",
+                "--expect",
+                tree.to_str().unwrap(),
+                whl.to_str().unwrap(),
+                "--format",
+                "json",
+            ],
+            &cache,
+        );
+        finding(&run.json(), "drift/pin-vs-artifact", "flash-attention").clone()
+    };
+    let same = drift(&h.literal_false, &h.literal_false, None);
+    assert_eq!(same["status"], "not_affected", "{same:#}");
+    let other = drift(&h.c0, &h.literal_false, None);
+    assert_eq!(other["status"], "affected", "{other:#}");
+    assert!(
+        other["evidence"][0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("do not come from it")
+    );
+    let patched = drift(&h.c0, &h.c0, Some("utils.py"));
+    assert_eq!(patched["status"], "affected");
+    assert!(
+        patched["evidence"][0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("except utils.py")
+    );
+    // A window that contains the pin is consistent.
+    let window = drift(&h.c2, &h.introduce, None);
+    assert_eq!(window["status"], "not_affected", "{window:#}");
+}
