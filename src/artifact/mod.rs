@@ -107,12 +107,20 @@ fn scan_env(
             "dist-info METADATA, vllm/_version.py",
         ));
     }
+    // Each distribution's RECORD is read once, however many copies it ships.
+    let mut records: Vec<(String, Option<Record>)> = Vec::new();
     for copy in shipped::find(view, env)? {
         let record = match &copy.owner {
-            Some(owner) => record_of(view, owner)?,
+            Some(owner) => match records.iter().position(|(d, _)| *d == owner.dist_info) {
+                Some(i) => records[i].1.as_ref(),
+                None => {
+                    records.push((owner.dist_info.clone(), record_of(view, owner)?));
+                    records.last().and_then(|(_, r)| r.as_ref())
+                }
+            },
             None => None,
         };
-        scan_copy(view, env, &copy, record.as_ref(), db, cx, report)?;
+        scan_copy(view, env, &copy, record, db, cx, report)?;
     }
     Ok(())
 }

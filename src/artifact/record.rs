@@ -57,14 +57,29 @@ fn fields(line: &str) -> Vec<String> {
 impl Record {
     pub fn parse(dist_info: &str, text: &str) -> Record {
         let mut entries = HashMap::new();
-        for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            let f = fields(line.trim_end_matches('\r'));
-            let Some(path) = f.first().filter(|p| !p.is_empty()) else {
+        for line in text.lines() {
+            let line = line.trim_end_matches('\r');
+            if line.is_empty() {
                 continue;
+            }
+            // Almost every line is `path,hash,size` with no quoting: split it without copying.
+            let (path, hash, size) = if line.contains('"') {
+                let f = fields(line);
+                let get = |i: usize| f.get(i).cloned().unwrap_or_default();
+                (get(0), get(1), get(2))
+            } else {
+                let mut parts = line.rsplitn(3, ',');
+                let size = parts.next().unwrap_or_default();
+                let hash = parts.next().unwrap_or_default();
+                let path = parts.next().unwrap_or_default();
+                (path.to_string(), hash.to_string(), size.to_string())
             };
-            let hash = f.get(1).filter(|h| !h.is_empty()).cloned();
-            let size = f.get(2).and_then(|s| s.trim().parse().ok());
-            entries.insert(path.clone(), Entry { hash, size });
+            if path.is_empty() {
+                continue;
+            }
+            let hash = (!hash.is_empty()).then_some(hash);
+            let size = size.trim().parse().ok();
+            entries.insert(path, Entry { hash, size });
         }
         Record {
             dist_info: dist_info.to_string(),

@@ -14,6 +14,23 @@ use gix::ObjectId;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
+/// The bytes of the blob at `path` under `tree`, `None` when there is none (or it is a tree).
+pub fn blob_at(
+    repo: &gix::Repository,
+    tree: ObjectId,
+    path: &str,
+) -> Result<Option<Vec<u8>>, String> {
+    let tree = repo.find_tree(tree).map_err(|e| e.to_string())?;
+    let Some(entry) = tree.lookup_entry_by_path(path).map_err(|e| e.to_string())? else {
+        return Ok(None);
+    };
+    if !entry.mode().is_blob() {
+        return Ok(None);
+    }
+    let blob = entry.object().map_err(|e| e.to_string())?;
+    Ok(Some(blob.detach().data))
+}
+
 /// A tri-state answer: known, or unknown with the reason.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Answer<T> {
@@ -284,18 +301,8 @@ impl Clone {
             .repo
             .find_commit(*commit)
             .map_err(|e| self.git_err(e))?;
-        let tree = commit.tree().map_err(|e| self.git_err(e))?;
-        let Some(entry) = tree
-            .lookup_entry_by_path(path)
-            .map_err(|e| self.git_err(e))?
-        else {
-            return Ok(None);
-        };
-        if !entry.mode().is_blob() {
-            return Ok(None);
-        }
-        let blob = entry.object().map_err(|e| self.git_err(e))?;
-        Ok(Some(blob.detach().data))
+        let tree = commit.tree_id().map_err(|e| self.git_err(e))?.detach();
+        blob_at(&self.repo, tree, path).map_err(|e| self.git_err(e))
     }
 
     /// A commit reachable from `tip` (and not from `base`, when given) whose change is the same

@@ -163,7 +163,16 @@ pub fn scan_target(
         TargetKind::SourceTree(path) => scan_path(&path, opts, db, clones),
         TargetKind::Wheel(path) => {
             let view = crate::target::WheelView::open(&path)?;
-            scan_artifact(&view, opts, db, clones)
+            let report = scan_artifact(&view, opts, db, clones);
+            if std::env::var_os("PINPROBE_STATS").is_some() {
+                let size = std::fs::metadata(&path).map_or(0, |m| m.len());
+                eprintln!(
+                    "pinprobe: stats: {}: read {} of {size} bytes",
+                    path.display(),
+                    view.bytes_read()
+                );
+            }
+            report
         }
         TargetKind::Installed(path) => {
             if !path.is_dir() {

@@ -123,20 +123,6 @@ impl View for GitTreeView {
     }
 
     fn read(&self, path: &str) -> Result<Option<Vec<u8>>, TargetError> {
-        let tree = self
-            .repo
-            .find_tree(self.tree)
-            .map_err(|e| self.git_err(e))?;
-        let Some(entry) = tree
-            .lookup_entry_by_path(path)
-            .map_err(|e| self.git_err(e))?
-        else {
-            return Ok(None);
-        };
-        if !entry.mode().is_blob() {
-            return Ok(None);
-        }
-        let blob = entry.object().map_err(|e| self.git_err(e))?;
-        Ok(Some(blob.detach().data))
+        crate::resolve::blob_at(&self.repo, self.tree, path).map_err(|e| self.git_err(e))
     }
 }

@@ -171,6 +171,22 @@ impl WheelView {
     }
 }
 
+impl WheelView {
+    /// Member names below `dir`, in order, found by a range query on the sorted index.
+    fn under<'a>(&'a self, dir: &str) -> impl Iterator<Item = &'a String> + 'a {
+        let dir = dir.trim_end_matches('/');
+        let prefix = if dir.is_empty() {
+            String::new()
+        } else {
+            format!("{dir}/")
+        };
+        self.members
+            .range(prefix.clone()..)
+            .map(|(k, _)| k)
+            .take_while(move |k| k.starts_with(&prefix))
+    }
+}
+
 impl View for WheelView {
     fn describe(&self) -> String {
         self.path.display().to_string()
@@ -181,17 +197,26 @@ impl View for WheelView {
     }
 
     fn files_under(&self, dir: &str) -> Result<Vec<String>, TargetError> {
+        Ok(self.under(dir).cloned().collect())
+    }
+
+    fn children(&self, dir: &str) -> Result<Vec<String>, TargetError> {
         let dir = dir.trim_end_matches('/');
-        Ok(self
-            .members
-            .keys()
-            .filter(|p| {
-                dir.is_empty()
-                    || p.strip_prefix(dir)
-                        .is_some_and(|rest| rest.starts_with('/'))
-            })
-            .cloned()
-            .collect())
+        let skip = if dir.is_empty() { 0 } else { dir.len() + 1 };
+        let mut out: Vec<String> = Vec::new();
+        for path in self.under(dir) {
+            let rest = &path[skip..];
+            let child = match rest.split_once('/') {
+                Some((first, _)) => format!("{first}/"),
+                None => rest.to_string(),
+            };
+            if out.last() != Some(&child) {
+                out.push(child);
+            }
+        }
+        out.sort();
+        out.dedup();
+        Ok(out)
     }
 
     fn read(&self, path: &str) -> Result<Option<Vec<u8>>, TargetError> {
