@@ -17,6 +17,7 @@
 pub mod artifact;
 pub mod cli;
 pub mod exit;
+pub mod image;
 pub mod index;
 pub mod pin;
 pub mod policy;

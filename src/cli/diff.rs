@@ -79,9 +79,8 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     }
     let clones = Clones::open(&args.repos)?;
     let opts = Options {
-        rev: None,
         repos: args.repos.clone(),
-        indexes: Vec::new(),
+        ..Options::default()
     };
     let source = match &args.ignore {
         Some(file) => policy::Source::File(file.clone()),

@@ -37,7 +37,7 @@ pub enum ReviewError {
     Scan {
         side: &'static str,
         rev: String,
-        source: ScanError,
+        source: Box<ScanError>,
     },
     #[error(transparent)]
     Policy(#[from] PolicyError),
@@ -210,7 +210,7 @@ pub fn review(req: &Request, db: &Database, clones: &Clones) -> Result<Review, R
         scan::scan_path(req.path, &opts, db, clones).map_err(|source| ReviewError::Scan {
             side: label,
             rev: rev.to_string(),
-            source,
+            source: Box::new(source),
         })
     };
     let mut base = side("BASE", req.base)?;
