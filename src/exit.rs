@@ -28,14 +28,44 @@ pub fn for_scan(report: &crate::report::Report, threshold: Option<crate::rules::
     let Some(threshold) = threshold else {
         return Exit::Clean;
     };
+    // Suppressed findings (`.pinprobe.yaml`) keep their status but never set the exit code.
     let at_or_above = |status| {
         report
             .findings()
-            .any(|f| f.status == status && f.severity >= threshold)
+            .any(|f| f.status == status && f.severity >= threshold && f.suppressed.is_none())
     };
     if at_or_above(Status::Affected) {
         Exit::Findings
     } else if at_or_above(Status::Unknown) || report.targets.iter().any(|t| t.undecided.is_some()) {
+        Exit::Undecided
+    } else {
+        Exit::Clean
+    }
+}
+
+/// The exit status of a pin-bump review (`pinprobe diff`), counting only what the bump changes
+/// and leaving suppressed findings out: an `introduced` finding at or above the threshold (1)
+/// outranks an `unknown` change at or above it that is still open at HEAD (unknown there, or
+/// affected with BASE undecided) on a component whose pin changed, or a HEAD that pins nothing
+/// (3). Kept and fixed findings never fail a review: they are not the bump's doing.
+pub fn for_diff(review: &crate::review::Review, threshold: Option<crate::rules::Severity>) -> Exit {
+    use crate::review::ChangeKind;
+    use crate::rules::evaluate::Status;
+    let Some(threshold) = threshold else {
+        return Exit::Clean;
+    };
+    let counted = || {
+        review
+            .changes
+            .iter()
+            .filter(move |c| c.suppressed.is_none() && c.severity >= threshold)
+    };
+    if counted().any(|c| c.change == ChangeKind::Introduced) {
+        Exit::Findings
+    } else if counted().any(|c| {
+        c.change == ChangeKind::Unknown && c.pin_changed && c.status != Status::NotAffected
+    }) || review.undecided.is_some()
+    {
         Exit::Undecided
     } else {
         Exit::Clean

@@ -309,4 +309,6 @@ fn help_teaches() {
     insta::assert_snapshot!("help", help.stdout);
     let scan = pinprobe(&["scan", "--help"]);
     insta::assert_snapshot!("scan_help", scan.stdout);
+    let diff = pinprobe(&["diff", "--help"]);
+    insta::assert_snapshot!("diff_help", diff.stdout);
 }

@@ -1,5 +1,6 @@
 //! Command-line interface: one file per subcommand, each with its `Args` and a `run`.
 
+pub mod diff;
 pub mod index;
 pub mod rules;
 pub mod scan;
@@ -20,14 +21,15 @@ carry a known kernel bug through a dependency pin, and does its split-KV decode 
 on this GPU?\n\n\
 `scan` finds every kernel project a vLLM source tree pins (FetchContent_Declare, \
 ExternalProject_Add, CPMAddPackage under cmake/), resolves the pinned commits and matches them \
-against the rule database. `verify` runs a bundled split-KV decode probe on the GPU and decides \
+against the rule database. `diff BASE HEAD` says what a pin bump between two git revisions \
+introduces, fixes or keeps (for pull requests; the GitHub Action runs it). `verify` runs a bundled split-KV decode probe on the GPU and decides \
 whether latency scales with num_splits; `verify --deployed TARGET` runs the same sweep through \
 the FlashAttention 4 kernel a wheel or environment ships, and is the only command that imports code \
 from an artifact (`scan` never does). `rules` lists, shows, lints, tests and exports (OSV) the rule \
 database.\n\n\
 Exit codes: 0 clean, 1 findings (scan) or flat (verify), 2 usage/input/I-O error, \
 3 undecided (fail closed), 4 no usable GPU.",
-    after_help = "Examples:\n  pinprobe scan ~/src/vllm\n  pinprobe scan ~/src/vllm --rev v0.30.0 --repo flash-attention=~/src/flash-attention\n  pinprobe scan . --format json\n  pinprobe rules list\n  pinprobe verify"
+    after_help = "Examples:\n  pinprobe scan ~/src/vllm\n  pinprobe scan ~/src/vllm --rev v0.30.0 --repo flash-attention=~/src/flash-attention\n  pinprobe scan . --format json\n  pinprobe diff origin/main HEAD --format markdown\n  pinprobe rules list\n  pinprobe verify"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -39,6 +41,9 @@ pub enum Command {
     /// Find pinned kernel commits in a target and match them against the rule database.
     #[command(long_about = scan::LONG_ABOUT, after_help = scan::AFTER_HELP)]
     Scan(scan::Args),
+    /// What a pin bump between two git revisions introduces, fixes or keeps.
+    #[command(long_about = diff::LONG_ABOUT, after_help = diff::AFTER_HELP)]
+    Diff(diff::Args),
     /// List, show, lint, test and export the rule database.
     Rules(rules::Args),
     /// Build fingerprint indexes that recover the commit of shipped FlashAttention sources.
@@ -52,6 +57,7 @@ pub enum Command {
 pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Exit> {
     match cli.command {
         Command::Scan(args) => scan::run(args, out),
+        Command::Diff(args) => diff::run(args, out),
         Command::Rules(args) => rules::run(args, out),
         Command::Index(args) => index::run(args, out),
         Command::Verify(args) => verify::run(args, out),

@@ -2,12 +2,13 @@
 
 use crate::exit::{self, Exit};
 use crate::index;
-use crate::report::{self, FailOn, Format, Report};
+use crate::policy::{self, Date, Policy};
+use crate::report::{self, FailOn, Format, Report, TargetReport};
 use crate::rules;
 use crate::scan::{self, Clones, Options};
 use anyhow::{Context, bail};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub const LONG_ABOUT: &str = "Find every kernel project a vLLM source tree pins and check each pinned commit \
 against the rule database.\n\n\
@@ -23,7 +24,12 @@ pinprobe scan ~/src/vllm\n  \
 pinprobe scan ~/src/vllm --rev v0.30.0               # read a revision through git, no checkout\n  \
 pinprobe scan ~/src/vllm --repo flash-attention=~/src/flash-attention\n  \
 pinprobe scan . --format sarif > pinprobe.sarif\n  \
-pinprobe scan . --fail-on high --rules ./my-rules\n\n\
+pinprobe scan . --fail-on high --rules ./my-rules\n  \
+pinprobe scan docker://registry.example/team/vllm:0.30 --platform linux/arm64\n  \
+pinprobe scan oci:./image-layout:v1 --all-layers\n  \
+pinprobe scan image.tar                              # docker save output\n\n\
+Registry credentials: PINPROBE_REGISTRY_USERNAME / PINPROBE_REGISTRY_PASSWORD, else the Docker \
+config.json (auths).\n\n\
 Exit codes: 0 nothing at or above --fail-on, 1 findings, 2 usage/input/I-O error, 3 undecided.";
 
 #[derive(Debug, clap::Args)]
@@ -62,9 +68,34 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     pub cache: Option<PathBuf>,
 
+    /// An ignore file for every target, instead of each source tree's own `.pinprobe.yaml`.
+    #[arg(long, value_name = "FILE")]
+    pub ignore: Option<PathBuf>,
+
     /// Exit 1 on affected findings (3 on unknown ones) at or above this severity.
     #[arg(long, value_enum, default_value_t = FailOn::Low, value_name = "SEVERITY")]
     pub fail_on: FailOn,
+
+    /// Images: the platform to pick from a multi-arch index.
+    #[arg(long, value_name = "OS/ARCH[/VARIANT]", default_value = crate::image::DEFAULT_PLATFORM)]
+    pub platform: String,
+
+    /// Images: a PEM file of root certificates trusted for registries, besides the system's.
+    #[arg(long, value_name = "FILE")]
+    pub ca_file: Option<PathBuf>,
+
+    /// Images: a registry (`host[:port]`) to reach over plain HTTP instead of HTTPS (repeatable).
+    #[arg(long = "insecure-registry", value_name = "HOST")]
+    pub insecure_registries: Vec<String>,
+
+    /// Images: read every layer instead of stopping once the deciding files are resolved
+    /// (finds environments that only older layers hold).
+    #[arg(long)]
+    pub all_layers: bool,
+
+    /// Images: seconds a registry connection or transfer may stall before it fails.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    pub registry_timeout: f64,
 }
 
 pub(crate) fn parse_repo(s: &str) -> Result<(String, PathBuf), String> {
@@ -78,6 +109,10 @@ pub(crate) fn parse_repo(s: &str) -> Result<(String, PathBuf), String> {
     }
 }
 
+fn is_tree(target: &str) -> bool {
+    matches!(scan::classify(target), scan::TargetKind::SourceTree(_))
+}
+
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     let (db, notices) = rules::load(args.rules.as_deref()).context("loading rules")?;
     for notice in notices {
@@ -89,6 +124,9 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         }
     }
     let clones = Clones::open(&args.repos)?;
+    if !(args.registry_timeout.is_finite() && args.registry_timeout > 0.0) {
+        bail!("--registry-timeout must be a positive number of seconds");
+    }
     let indexes = match args.cache.clone().or_else(index::default_cache_dir) {
         Some(cache) => index::load_all(&cache).context("loading fingerprint indexes")?,
         None => Vec::new(),
@@ -97,6 +135,12 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         rev: args.rev.clone(),
         repos: args.repos.clone(),
         indexes,
+        platform: args.platform.clone(),
+        ca_file: args.ca_file.clone(),
+        insecure_registries: args.insecure_registries.clone(),
+        all_layers: args.all_layers,
+        registry_timeout: Some(std::time::Duration::from_secs_f64(args.registry_timeout)),
+        progress: true,
     };
     let expected = match &args.expect {
         Some(tree) => Some((
@@ -106,6 +150,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         )),
         None => None,
     };
+    let today = Date::today();
     let mut targets = Vec::new();
     for target in &args.targets {
         let report = scan::scan_target(target, &opts, &db, &clones).map_err(|e| {
@@ -121,10 +166,25 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
             let drift = scan::drift::check(tree, &declared.components, &report.components);
             report.findings.extend(drift);
         }
-        for w in &report.warnings {
-            eprintln!("pinprobe: warning: {w}");
+        if args.ignore.is_none() && (args.rev.is_some() || is_tree(target)) {
+            // The tree's own ignore file, at the revision scanned.
+            if let Some(policy) = policy::from_tree(Path::new(target), args.rev.as_deref())? {
+                let outcome = policy::apply(&policy, &mut [&mut report], today, true);
+                report.warnings.extend(outcome.warnings);
+            }
         }
         targets.push(report);
+    }
+    if let Some(file) = &args.ignore {
+        let policy = Policy::load(file)?;
+        let mut all: Vec<&mut TargetReport> = targets.iter_mut().collect();
+        let outcome = policy::apply(&policy, &mut all, today, true);
+        if let Some(first) = targets.first_mut() {
+            first.warnings.extend(outcome.warnings);
+        }
+    }
+    for w in targets.iter().flat_map(|t| t.warnings.iter()) {
+        eprintln!("pinprobe: warning: {w}");
     }
     let report = Report::new(&db, targets);
     report::render(&report, args.format, &db, out)?;

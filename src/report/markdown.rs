@@ -4,7 +4,15 @@ use super::{Report, headline};
 use crate::rules::evaluate::Status;
 use std::io::Write;
 
-fn cell(s: &str) -> String {
+pub(crate) fn status_mark(status: Status) -> &'static str {
+    match status {
+        Status::Affected => "❌ affected",
+        Status::Unknown => "❔ unknown",
+        Status::NotAffected => "✅ not affected",
+    }
+}
+
+pub(crate) fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
@@ -46,10 +54,13 @@ pub fn render(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
             writeln!(out, "| status | rule | component | severity | evidence |")?;
             writeln!(out, "|---|---|---|---|---|")?;
             for f in &target.findings {
-                let mark = match f.status {
-                    Status::Affected => "❌ affected",
-                    Status::Unknown => "❔ unknown",
-                    Status::NotAffected => "✅ not affected",
+                let mark = status_mark(f.status);
+                let (mark, note) = match &f.suppressed {
+                    Some(s) => (
+                        format!("🔇 suppressed ({})", f.status),
+                        format!(" — suppressed until {}: {}", s.expires, s.reason),
+                    ),
+                    None => (mark.to_string(), String::new()),
                 };
                 writeln!(
                     out,
@@ -57,7 +68,7 @@ pub fn render(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
                     cell(&f.rule),
                     cell(&f.component),
                     f.severity,
-                    cell(&format!("{} — {}", f.summary, headline(f)))
+                    cell(&format!("{} — {}{note}", f.summary, headline(f)))
                 )?;
             }
         }

@@ -2,8 +2,8 @@
 //! Markdown). Renderers write to `&mut dyn Write`, so tests need no process.
 
 mod json;
-mod markdown;
-mod sarif;
+pub(crate) mod markdown;
+pub(crate) mod sarif;
 mod table;
 
 use crate::pin::Pin;
@@ -56,6 +56,62 @@ pub struct TargetReport {
     pub undecided: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Container images only: the layers and which layer brought each file that was read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image: Option<ImageInfo>,
+}
+
+/// Where an image target's files came from.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ImageInfo {
+    /// The image manifest's digest (`sha256:...`), when the image has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub manifest: Option<String>,
+    /// The image's platform from its config (`linux/amd64`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub platform: Option<String>,
+    /// Every layer, base layer first (index 0).
+    pub layers: Vec<LayerInfo>,
+    /// How many layers were read (newest first).
+    pub layers_scanned: usize,
+    /// Why the scan stopped before the base layer, when it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped_early: Option<String>,
+    /// Layer bytes read as stored (compressed), i.e. downloaded for a registry.
+    pub bytes_read: u64,
+    /// Each file kept from the image and the index of the layer that brought it.
+    pub files: std::collections::BTreeMap<String, usize>,
+}
+
+/// One image layer.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct LayerInfo {
+    pub index: usize,
+    /// `sha256:...` of the stored blob (the uncompressed diff id for a legacy `docker save` layer).
+    pub digest: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    /// The image history's `created_by` for this layer (empty-layer entries skipped).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created_by: Option<String>,
+    /// Whether the scan read this layer.
+    pub scanned: bool,
+}
+
+impl ImageInfo {
+    /// The layer that brought `path` (for a directory, the newest layer that brought a file
+    /// under it), when it came from this image.
+    pub fn layer_of(&self, path: &str) -> Option<&LayerInfo> {
+        let index = self.files.get(path).copied().or_else(|| {
+            let dir = format!("{}/", path.trim_end_matches('/'));
+            self.files
+                .range(dir.clone()..)
+                .take_while(|(p, _)| p.starts_with(&dir))
+                .map(|(_, &i)| i)
+                .max()
+        })?;
+        self.layers.get(index)
+    }
 }
 
 impl TargetReport {
@@ -67,6 +123,7 @@ impl TargetReport {
             findings: Vec::new(),
             undecided: None,
             warnings: Vec::new(),
+            image: None,
         }
     }
 }

@@ -11,6 +11,19 @@ fn short(s: &str) -> &str {
 pub fn render(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
     for target in &report.targets {
         writeln!(out, "{} ({})", target.target, target.kind)?;
+        if let Some(image) = &target.image {
+            writeln!(
+                out,
+                "layers read: {} of {}, newest first{}",
+                image.layers_scanned,
+                image.layers.len(),
+                if image.stopped_early.is_some() {
+                    " (stopped once the deciding files were resolved; --all-layers reads all)"
+                } else {
+                    ""
+                }
+            )?;
+        }
         if !target.components.is_empty() {
             let mut table = Table::new();
             table
@@ -35,7 +48,7 @@ pub fn render(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
                     Cell::new(&pin.component),
                     Cell::new(pin.repo.as_deref().unwrap_or("-")),
                     Cell::new(pin_text),
-                    Cell::new(format!("{}:{}", pin.file, pin.line)),
+                    Cell::new(place(target, &pin.file, pin.line)),
                     Cell::new(notes.join("; ")),
                 ]);
             }
@@ -60,12 +73,19 @@ pub fn render(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
                         )
                     })
                     .unwrap_or_default();
+                let (status, note) = match &f.suppressed {
+                    Some(s) => (
+                        format!("{} (suppressed)", f.status),
+                        format!("\nsuppressed until {}: {}", s.expires, s.reason),
+                    ),
+                    None => (f.status.to_string(), String::new()),
+                };
                 table.add_row([
-                    Cell::new(f.status.to_string()),
+                    Cell::new(status),
                     Cell::new(&f.rule),
                     Cell::new(&f.component),
                     Cell::new(f.severity.to_string()),
-                    Cell::new(format!("{by}{}\n{}", headline(f), f.summary)),
+                    Cell::new(format!("{by}{}\n{}{note}", headline(f), f.summary)),
                 ]);
             }
             writeln!(out, "{table}")?;
@@ -87,4 +107,18 @@ pub fn render(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
 
 fn short_digest(d: &str) -> &str {
     d.get(..19).unwrap_or(d)
+}
+
+/// `file:line`, and for an image the layer that brought the file (index, digest, build step).
+fn place(target: &crate::report::TargetReport, file: &str, line: u32) -> String {
+    let mut text = format!("{file}:{line}");
+    if let Some(layer) = target.image.as_ref().and_then(|i| i.layer_of(file)) {
+        let digest = layer.digest.get(..19).unwrap_or(&layer.digest);
+        text.push_str(&format!("\nlayer {} {digest}", layer.index));
+        if let Some(step) = &layer.created_by {
+            let step: String = step.chars().take(60).collect();
+            text.push_str(&format!(": {step}"));
+        }
+    }
+    text
 }

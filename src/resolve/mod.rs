@@ -14,6 +14,34 @@ use gix::ObjectId;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
+/// The bytes of the blob at `path` under `tree`, `None` when there is none (or it is a tree).
+pub fn blob_at(
+    repo: &gix::Repository,
+    tree: ObjectId,
+    path: &str,
+) -> Result<Option<Vec<u8>>, String> {
+    let tree = repo.find_tree(tree).map_err(|e| e.to_string())?;
+    let Some(entry) = tree.lookup_entry_by_path(path).map_err(|e| e.to_string())? else {
+        return Ok(None);
+    };
+    if !entry.mode().is_blob() {
+        return Ok(None);
+    }
+    // A blob compresses well: check its size before inflating it.
+    let size = repo
+        .find_header(entry.object_id())
+        .map_err(|e| e.to_string())?
+        .size();
+    if size > crate::target::MAX_FILE_BYTES {
+        return Err(format!(
+            "`{path}` is {size} bytes, over the {}-byte cap for one file",
+            crate::target::MAX_FILE_BYTES
+        ));
+    }
+    let blob = entry.object().map_err(|e| e.to_string())?;
+    Ok(Some(blob.detach().data))
+}
+
 /// A tri-state answer: known, or unknown with the reason.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Answer<T> {
@@ -203,6 +231,25 @@ impl Clone {
         }
     }
 
+    /// The first-parent chain from `tip` back to the root (or the shallow boundary), `tip`
+    /// first: the commits a branch pointed at over time, in merge order.
+    pub fn first_parents(&self, tip: &ObjectId) -> Vec<ObjectId> {
+        let mut out = Vec::new();
+        let mut seen = HashSet::new();
+        let mut next = Some(*tip);
+        while let Some(id) = next {
+            if !seen.insert(id) {
+                break;
+            }
+            let Some(info) = self.graph.commit(&self.repo, &id) else {
+                break;
+            };
+            out.push(id);
+            next = info.parents.first().copied();
+        }
+        out
+    }
+
     /// Every commit reachable from any reference (branches, tags, remotes, HEAD), with its
     /// commit time.
     pub fn all_commits(&self) -> Result<Vec<(ObjectId, i64)>, ResolveError> {
@@ -284,18 +331,8 @@ impl Clone {
             .repo
             .find_commit(*commit)
             .map_err(|e| self.git_err(e))?;
-        let tree = commit.tree().map_err(|e| self.git_err(e))?;
-        let Some(entry) = tree
-            .lookup_entry_by_path(path)
-            .map_err(|e| self.git_err(e))?
-        else {
-            return Ok(None);
-        };
-        if !entry.mode().is_blob() {
-            return Ok(None);
-        }
-        let blob = entry.object().map_err(|e| self.git_err(e))?;
-        Ok(Some(blob.detach().data))
+        let tree = commit.tree_id().map_err(|e| self.git_err(e))?.detach();
+        blob_at(&self.repo, tree, path).map_err(|e| self.git_err(e))
     }
 
     /// A commit reachable from `tip` (and not from `base`, when given) whose change is the same

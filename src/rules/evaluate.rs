@@ -90,6 +90,10 @@ pub struct Finding {
     pub evidence: Vec<Evidence>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<Location>,
+    /// Set by the ignore policy (`.pinprobe.yaml`): the status stays, the exit code and SARIF
+    /// results leave the finding out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suppressed: Option<crate::policy::Suppression>,
 }
 
 /// What is known about one pinned component.
@@ -248,6 +252,7 @@ pub fn evaluate_with(
         decided_by,
         location: subject.location.clone(),
         evidence,
+        suppressed: None,
     }
 }
 

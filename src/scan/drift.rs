@@ -75,6 +75,7 @@ pub fn check(tree: &str, tree_pins: &[Pin], shipped: &[Pin]) -> Vec<Finding> {
                 file: copy.file.clone(),
                 line: 1,
             }),
+            suppressed: None,
         });
     }
     out

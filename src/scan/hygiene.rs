@@ -33,6 +33,7 @@ fn finding(pin: &Pin, rule: &str, severity: Severity, summary: &str, detail: Str
             file: pin.file.clone(),
             line: pin.line,
         }),
+        suppressed: None,
     }
 }
 

@@ -22,6 +22,37 @@ pub struct Options {
     pub repos: Vec<(String, PathBuf)>,
     /// Fingerprint indexes for artifacts (loaded from the cache directory).
     pub indexes: Vec<crate::index::Index>,
+    /// Images: the platform picked from a multi-arch index (`--platform`; empty: linux/amd64).
+    pub platform: String,
+    /// Images: extra root certificates for registries (`--ca-file`).
+    pub ca_file: Option<PathBuf>,
+    /// Images: registries reached over plain HTTP (`--insecure-registry HOST`).
+    pub insecure_registries: Vec<String>,
+    /// Images: read every layer instead of stopping once the answer is fixed (`--all-layers`).
+    pub all_layers: bool,
+    /// Images: registry connect and stall timeout (`--registry-timeout`; `None`: the default).
+    pub registry_timeout: Option<std::time::Duration>,
+    /// Images: draw a progress bar on stderr when it is a terminal.
+    pub progress: bool,
+}
+
+impl Options {
+    /// The image options these scan options carry.
+    pub fn image(&self) -> crate::image::Options {
+        let defaults = crate::image::Options::default();
+        crate::image::Options {
+            platform: if self.platform.is_empty() {
+                defaults.platform
+            } else {
+                self.platform.clone()
+            },
+            ca_file: self.ca_file.clone(),
+            insecure_registries: self.insecure_registries.clone(),
+            all_layers: self.all_layers,
+            timeout: self.registry_timeout.unwrap_or(defaults.timeout),
+            progress: self.progress,
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -32,6 +63,8 @@ pub enum ScanError {
     Cmake(#[from] pin::cmake::CmakeError),
     #[error(transparent)]
     Resolve(#[from] ResolveError),
+    #[error(transparent)]
+    Image(#[from] crate::image::ImageError),
     #[error("{target}: {message}")]
     Unsupported { target: String, message: String },
     #[error("--repo {name}={path}: {message}")]
@@ -152,10 +185,11 @@ pub fn scan_target(
             let view = crate::target::DirView::installed(&path);
             scan_artifact(&view, opts, db, clones)
         }
-        TargetKind::Image(_) => Err(ScanError::Unsupported {
-            target: target.to_string(),
-            message: "images are not supported yet".into(),
-        }),
+        TargetKind::Image(image) => {
+            let merged = crate::image::open(&image, &opts.image())?;
+            let report = scan_artifact(&merged.view, opts, db, clones)?;
+            Ok(crate::image::annotate(&image, report, merged))
+        }
     }
 }
 

@@ -123,36 +123,6 @@ impl View for GitTreeView {
     }
 
     fn read(&self, path: &str) -> Result<Option<Vec<u8>>, TargetError> {
-        let tree = self
-            .repo
-            .find_tree(self.tree)
-            .map_err(|e| self.git_err(e))?;
-        let Some(entry) = tree
-            .lookup_entry_by_path(path)
-            .map_err(|e| self.git_err(e))?
-        else {
-            return Ok(None);
-        };
-        if !entry.mode().is_blob() {
-            return Ok(None);
-        }
-        // A blob compresses well: check its size before inflating it.
-        let header = self
-            .repo
-            .find_header(entry.object_id())
-            .map_err(|e| self.git_err(e))?;
-        if header.size() > super::MAX_FILE_BYTES {
-            return Err(TargetError::Malformed {
-                path: self.path.join(path),
-                message: format!(
-                    "{} bytes at {}, over the {}-byte cap for one file",
-                    header.size(),
-                    self.rev,
-                    super::MAX_FILE_BYTES
-                ),
-            });
-        }
-        let blob = entry.object().map_err(|e| self.git_err(e))?;
-        Ok(Some(blob.detach().data))
+        crate::resolve::blob_at(&self.repo, self.tree, path).map_err(|e| self.git_err(e))
     }
 }

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# The pinprobe Action's review step (action.yml runs it; tests/action.rs runs it with a simulated
+# GitHub environment and the real binary). Inputs arrive as INPUT_* variables, never interpolated
+# into the script:
+#   INPUT_PATH     the vLLM source tree (a git work tree), default .
+#   INPUT_BASE     the revision before the bump; empty: the event's pull_request.base.sha
+#                  (or a push event's `before`) read from GITHUB_EVENT_PATH
+#   INPUT_HEAD     the revision after it; empty: pull_request.head.sha (or `after`)
+#   INPUT_FAIL_ON  low | medium | high | critical | never (default high)
+#   INPUT_RULES    a directory of extra rules (optional)
+#   INPUT_REPOS    clones of pinned projects, NAME=PATH, one a line (optional)
+#   INPUT_SARIF    true | false: write the SARIF file (the upload is action.yml's step)
+#   PINPROBE       the binary (default: pinprobe on PATH)
+# Writes the Markdown review to GITHUB_STEP_SUMMARY, the JSON and SARIF under
+# RUNNER_TEMP/pinprobe, and the outputs `findings` (findings the bump introduces, suppressed ones
+# left out), `sarif` (the SARIF path, empty when off) and `exit-code` to GITHUB_OUTPUT. Exits
+# with pinprobe diff's code: 0 clean, 1 introduced findings, 2 error, 3 undecided.
+set -uo pipefail
+
+fail() {
+  echo "::error title=pinprobe::$*"
+  exit 2
+}
+
+path=${INPUT_PATH:-.}
+base=${INPUT_BASE:-}
+head=${INPUT_HEAD:-}
+fail_on=${INPUT_FAIL_ON:-high}
+pinprobe=${PINPROBE:-pinprobe}
+out_dir=${RUNNER_TEMP:-${TMPDIR:-/tmp}}/pinprobe
+summary=${GITHUB_STEP_SUMMARY:-/dev/null}
+output=${GITHUB_OUTPUT:-/dev/null}
+
+event_field() {
+  [ -n "${GITHUB_EVENT_PATH:-}" ] && [ -f "$GITHUB_EVENT_PATH" ] || return 0
+  jq -r "$1 // empty" "$GITHUB_EVENT_PATH"
+}
+[ -n "$base" ] || base=$(event_field '.pull_request.base.sha // .before')
+[ -n "$head" ] || head=$(event_field '.pull_request.head.sha // .after')
+if [ -z "$base" ] || [ -z "$head" ]; then
+  fail "no base/head revision: set the base and head inputs, or run on pull_request"
+fi
+command -v "$pinprobe" >/dev/null || fail "pinprobe not found (PINPROBE=$pinprobe)"
+git -C "$path" rev-parse --git-dir >/dev/null 2>&1 || fail "$path is not a git work tree"
+
+# A shallow checkout (actions/checkout's default fetch-depth: 1) lacks the base: fetch what is
+# missing by SHA. fetch-depth: 0 avoids this.
+for rev in "$base" "$head"; do
+  if ! git -C "$path" rev-parse --verify --quiet "$rev^{commit}" >/dev/null; then
+    echo "pinprobe: fetching $rev (use actions/checkout with fetch-depth: 0 to avoid this)"
+    git -C "$path" fetch --quiet --no-tags origin "$rev" ||
+      fail "revision $rev is not in $path and could not be fetched"
+  fi
+done
+
+args=(diff "$base" "$head" "$path")
+[ -z "${INPUT_RULES:-}" ] || args+=(--rules "$INPUT_RULES")
+while IFS= read -r repo; do
+  repo=${repo#"${repo%%[![:space:]]*}"}
+  repo=${repo%"${repo##*[![:space:]]}"}
+  [ -z "$repo" ] || args+=(--repo "$repo")
+done <<<"${INPUT_REPOS:-}"
+
+mkdir -p "$out_dir"
+json=$out_dir/pinprobe.json
+"$pinprobe" "${args[@]}" --fail-on "$fail_on" --format json >"$json"
+code=$?
+if [ "$code" -eq 2 ]; then
+  echo "exit-code=2" >>"$output"
+  fail "pinprobe diff failed (see the log above)"
+fi
+findings=$(jq -r '.counts.introduced' "$json") || fail "unreadable JSON from pinprobe"
+
+"$pinprobe" "${args[@]}" --fail-on never --format markdown >>"$summary" ||
+  fail "pinprobe diff --format markdown failed"
+sarif=
+if [ "${INPUT_SARIF:-true}" = true ]; then
+  sarif=$out_dir/pinprobe.sarif
+  "$pinprobe" "${args[@]}" --fail-on never --format sarif >"$sarif" ||
+    fail "pinprobe diff --format sarif failed"
+fi
+{
+  echo "findings=$findings"
+  echo "sarif=$sarif"
+  echo "exit-code=$code"
+} >>"$output"
+
+case $code in
+  0) echo "pinprobe: the bump introduces nothing at or above $fail_on" ;;
+  1) echo "::error title=pinprobe::the pin bump introduces $findings finding(s); see the job summary" ;;
+  3) echo "::warning title=pinprobe::undecided: a changed pin could not be checked (pass clones with the repos input)" ;;
+esac
+exit "$code"

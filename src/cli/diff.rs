@@ -1,0 +1,104 @@
+//! `pinprobe diff`: what a pin bump between two revisions of a vLLM source tree introduces,
+//! fixes or keeps.
+
+use crate::exit::{self, Exit};
+use crate::policy::{self, Date};
+use crate::report::{FailOn, Format};
+use crate::review::{self, Request};
+use crate::rules;
+use crate::scan::{Clones, Options};
+use anyhow::{Context, bail};
+use std::io::Write;
+use std::path::PathBuf;
+
+pub const LONG_ABOUT: &str = "Compare the pins of a vLLM source tree at two git revisions and say, \
+for each rule, whether the bump introduces, fixes or keeps a finding.\n\n\
+Both revisions are read through git (no checkout) and scanned as `pinprobe scan --rev` would. \
+Pins pair by component; findings pair by (component, rule): `introduced` (affected at HEAD, not \
+at BASE), `fixed` (affected at BASE, not at HEAD), `kept` (affected at both), `unknown` \
+(undecided on a side). Pin changes include moves to or from a fork. With --repo, a component \
+that stays affected gets a suggested GIT_TAG: the earliest commit on the clone's default branch \
+that contains the current pin and every fix commit. The ignore policy is HEAD's \
+`.pinprobe.yaml` (or --ignore FILE).";
+
+pub const AFTER_HELP: &str = "Examples:\n  \
+pinprobe diff origin/main HEAD                     # the tree in the current directory\n  \
+pinprobe diff v0.30.0 v0.33.0 ~/src/vllm --repo flash-attention=~/src/flash-attention\n  \
+pinprobe diff \"$BASE\" \"$HEAD\" --format markdown >> \"$GITHUB_STEP_SUMMARY\"\n  \
+pinprobe diff \"$BASE\" \"$HEAD\" --format sarif > pinprobe.sarif\n\n\
+Exit codes: 0 the bump introduces nothing at or above --fail-on, 1 it introduces a finding, \
+2 usage/input/I-O error, 3 undecided (a changed pin whose findings are unknown at HEAD, or a HEAD \
+that pins nothing). Kept, fixed and suppressed findings never fail a review.";
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The revision before the bump (commit, tag, branch), e.g. the pull request's base.
+    #[arg(value_name = "BASE")]
+    pub base: String,
+
+    /// The revision after the bump, e.g. the pull request's head.
+    #[arg(value_name = "HEAD")]
+    pub head: String,
+
+    /// The vLLM source tree (a git work tree or bare repository).
+    #[arg(value_name = "PATH", default_value = ".")]
+    pub path: PathBuf,
+
+    /// A local clone of a pinned project, by component name (repeatable): ancestry and
+    /// signature evidence, and a suggested GIT_TAG for what stays affected.
+    #[arg(long = "repo", value_name = "NAME=PATH", value_parser = super::scan::parse_repo)]
+    pub repos: Vec<(String, PathBuf)>,
+
+    /// A directory of rule files layered over the built-in database (same id replaces).
+    #[arg(long, value_name = "DIR")]
+    pub rules: Option<PathBuf>,
+
+    /// An ignore file to use instead of HEAD's `.pinprobe.yaml`.
+    #[arg(long, value_name = "FILE")]
+    pub ignore: Option<PathBuf>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+
+    /// Exit 1 when the bump introduces a finding (3 when it makes one undecided) at or above
+    /// this severity.
+    #[arg(long, value_enum, default_value_t = FailOn::Low, value_name = "SEVERITY")]
+    pub fail_on: FailOn,
+}
+
+pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
+    let (db, notices) = rules::load(args.rules.as_deref()).context("loading rules")?;
+    for notice in notices {
+        eprintln!("pinprobe: {notice}");
+    }
+    for (name, _) in &args.repos {
+        if args.repos.iter().filter(|(n, _)| n == name).count() > 1 {
+            bail!("--repo {name} is given more than once");
+        }
+    }
+    let clones = Clones::open(&args.repos)?;
+    let opts = Options {
+        repos: args.repos.clone(),
+        ..Options::default()
+    };
+    let source = match &args.ignore {
+        Some(file) => policy::Source::File(file.clone()),
+        None => policy::Source::TreeRoot,
+    };
+    let request = Request {
+        path: &args.path,
+        base: &args.base,
+        head: &args.head,
+        opts: &opts,
+        policy: &source,
+        today: Date::today(),
+    };
+    let review = review::review(&request, &db, &clones)?;
+    for w in &review.warnings {
+        eprintln!("pinprobe: warning: {w}");
+    }
+    review::render(&review, args.format, &db, out)?;
+    out.flush()?;
+    Ok(exit::for_diff(&review, args.fail_on.threshold()))
+}

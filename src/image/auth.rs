@@ -1,0 +1,265 @@
+//! Registry credentials and authentication challenges.
+//!
+//! Credentials come from `PINPROBE_REGISTRY_USERNAME` / `PINPROBE_REGISTRY_PASSWORD`, else from
+//! the Docker `config.json` (`$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`,
+//! `auths.<host>.auth` = base64 of `user:pass`, or `username` / `password`). Credential helpers
+//! (`credsStore`, `credHelpers`) are not run. Credentials are never printed: [`Credentials`]'
+//! `Debug` is redacted and no error message carries them.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+pub const ENV_USERNAME: &str = "PINPROBE_REGISTRY_USERNAME";
+pub const ENV_PASSWORD: &str = "PINPROBE_REGISTRY_PASSWORD";
+
+/// A user name and password for one registry.
+#[derive(Clone)]
+pub struct Credentials {
+    pub username: String,
+    pub password: String,
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Credentials(<redacted>)")
+    }
+}
+
+impl Credentials {
+    /// The `Authorization` header value for HTTP basic authentication.
+    pub fn basic_header(&self) -> String {
+        format!(
+            "Basic {}",
+            STANDARD.encode(format!("{}:{}", self.username, self.password))
+        )
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct DockerConfig {
+    #[serde(default)]
+    auths: BTreeMap<String, AuthEntry>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct AuthEntry {
+    #[serde(default)]
+    auth: Option<String>,
+    #[serde(default)]
+    username: Option<String>,
+    #[serde(default)]
+    password: Option<String>,
+}
+
+/// Where credentials come from, as a word for messages (never the secret itself).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    Env,
+    DockerConfig,
+}
+
+/// Credentials for `registry` (`host[:port]`, `docker.io` for Docker Hub), if any are set.
+/// A Docker config that cannot be read or parsed is skipped with the returned warning.
+pub fn lookup(registry: &str) -> (Option<(Credentials, Origin)>, Option<String>) {
+    if let (Ok(username), Ok(password)) = (std::env::var(ENV_USERNAME), std::env::var(ENV_PASSWORD))
+    {
+        return (
+            Some((Credentials { username, password }, Origin::Env)),
+            None,
+        );
+    }
+    let Some(path) = docker_config_path() else {
+        return (None, None);
+    };
+    let Ok(text) = std::fs::read(&path) else {
+        return (None, None);
+    };
+    match serde_json::from_slice::<DockerConfig>(&text) {
+        Ok(config) => (
+            from_config(&config, registry).map(|c| (c, Origin::DockerConfig)),
+            None,
+        ),
+        Err(_) => (
+            None,
+            Some(format!(
+                "{}: not valid JSON; its credentials were not used",
+                path.display()
+            )),
+        ),
+    }
+}
+
+fn docker_config_path() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("DOCKER_CONFIG") {
+        return Some(PathBuf::from(dir).join("config.json"));
+    }
+    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".docker").join("config.json"))
+}
+
+fn from_config(config: &DockerConfig, registry: &str) -> Option<Credentials> {
+    let hub = registry == "docker.io";
+    let entry = config.auths.iter().find_map(|(key, entry)| {
+        let host = key
+            .trim_start_matches("https://")
+            .trim_start_matches("http://")
+            .split('/')
+            .next()
+            .unwrap_or("");
+        let same = host == registry
+            || (hub
+                && matches!(
+                    host,
+                    "index.docker.io" | "registry-1.docker.io" | "docker.io"
+                ));
+        same.then_some(entry)
+    })?;
+    if let Some(auth) = &entry.auth {
+        let decoded = STANDARD.decode(auth.trim()).ok()?;
+        let text = String::from_utf8(decoded).ok()?;
+        let (username, password) = text.split_once(':')?;
+        return Some(Credentials {
+            username: username.to_string(),
+            password: password.to_string(),
+        });
+    }
+    Some(Credentials {
+        username: entry.username.clone()?,
+        password: entry.password.clone()?,
+    })
+}
+
+/// A `WWW-Authenticate` challenge.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Challenge {
+    Bearer {
+        realm: String,
+        service: Option<String>,
+        scope: Option<String>,
+    },
+    Basic,
+}
+
+/// Parse a `WWW-Authenticate` header (`Bearer realm="...",service="...",scope="..."` or `Basic ...`).
+pub fn parse_challenge(header: &str) -> Option<Challenge> {
+    let header = header.trim();
+    let (scheme, rest) = header.split_once(' ').unwrap_or((header, ""));
+    if scheme.eq_ignore_ascii_case("basic") {
+        return Some(Challenge::Basic);
+    }
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return None;
+    }
+    let params = parse_params(rest);
+    Some(Challenge::Bearer {
+        realm: params.get("realm")?.clone(),
+        service: params.get("service").cloned(),
+        scope: params.get("scope").cloned(),
+    })
+}
+
+/// `key="value", key=value` pairs; quoted values may hold commas and `\"`.
+fn parse_params(s: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut chars = s.chars().peekable();
+    loop {
+        while chars.peek().is_some_and(|c| *c == ',' || c.is_whitespace()) {
+            chars.next();
+        }
+        let key: String = std::iter::from_fn(|| chars.next_if(|c| *c != '=' && *c != ','))
+            .collect::<String>()
+            .trim()
+            .to_ascii_lowercase();
+        if key.is_empty() || chars.next() != Some('=') {
+            break;
+        }
+        let mut value = String::new();
+        if chars.peek() == Some(&'"') {
+            chars.next();
+            while let Some(c) = chars.next() {
+                match c {
+                    '\\' => value.extend(chars.next()),
+                    '"' => break,
+                    c => value.push(c),
+                }
+            }
+        } else {
+            value = std::iter::from_fn(|| chars.next_if(|c| *c != ','))
+                .collect::<String>()
+                .trim()
+                .to_string();
+        }
+        out.insert(key, value);
+    }
+    out
+}
+
+/// Percent-encode a query value.
+pub fn encode_query(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[derive(Debug, Deserialize)]
+pub struct TokenResponse {
+    #[serde(default)]
+    pub token: Option<String>,
+    #[serde(default)]
+    pub access_token: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn challenges() {
+        assert_eq!(
+            parse_challenge(
+                r#"Bearer realm="https://auth.example/token",service="registry.example",scope="repository:a/b:pull,push""#
+            ),
+            Some(Challenge::Bearer {
+                realm: "https://auth.example/token".into(),
+                service: Some("registry.example".into()),
+                scope: Some("repository:a/b:pull,push".into()),
+            })
+        );
+        assert_eq!(
+            parse_challenge(r#"Basic realm="Registry Realm""#),
+            Some(Challenge::Basic)
+        );
+        assert_eq!(parse_challenge("Negotiate"), None);
+        assert_eq!(parse_challenge("Bearer service=x"), None);
+    }
+
+    #[test]
+    fn docker_config_entries() {
+        let config: DockerConfig = serde_json::from_str(
+            r#"{"auths":{"https://index.docker.io/v1/":{"auth":"dTpw"},"127.0.0.1:5000":{"username":"a","password":"b"}}}"#,
+        )
+        .unwrap();
+        let hub = from_config(&config, "docker.io").unwrap();
+        assert_eq!((hub.username.as_str(), hub.password.as_str()), ("u", "p"));
+        let local = from_config(&config, "127.0.0.1:5000").unwrap();
+        assert_eq!(local.username, "a");
+        assert!(from_config(&config, "other:1").is_none());
+        assert_eq!(format!("{hub:?}"), "Credentials(<redacted>)");
+    }
+
+    #[test]
+    fn query_encoding() {
+        assert_eq!(
+            encode_query("repository:a/b:pull"),
+            "repository%3Aa%2Fb%3Apull"
+        );
+    }
+}

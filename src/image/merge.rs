@@ -1,0 +1,493 @@
+//! Merging layers, newest first, into the files an artifact scan needs, and stopping early.
+//!
+//! Merge semantics (the OCI image spec's, read top-down): a path in a newer layer hides older
+//! versions of it; a non-directory in a newer layer hides everything under its path in older
+//! layers; `DIR/.wh.NAME` deletes `DIR/NAME` and everything under it in older layers;
+//! `DIR/.wh..wh..opq` hides everything older under `DIR`. Whiteouts apply to older layers only,
+//! never to their own. Only [`artifact::is_interesting`] paths are kept (each up to
+//! [`MAX_FILE`]); other entries are streamed past. To stay bounded, a non-directory that is not
+//! interesting is remembered (as hiding what lies under it) only when its name could be an
+//! ancestor of an environment (`site-packages`, `lib`, `python3.12`, `vllm`, `*.dist-info`...).
+//! Symbolic links are not followed.
+//!
+//! Early stop (unless `--all-layers`): after each layer, the scan stops when
+//! 1. at least one deciding package was met: a `RECORD` of `vllm`, `flash_attn` or
+//!    `flash_attn_4` was kept, or a whiteout deleted such a `*.dist-info` (or a `vllm` package
+//!    directory in `site-packages`/`dist-packages`), and
+//! 2. for every deciding `RECORD` kept, every interesting file it lists (its `METADATA`,
+//!    `vllm/_version.py`, the FlashAttention sources) is resolved: kept from a layer read so
+//!    far, or hidden from older layers by one.
+//!
+//! Older layers can then change none of those files. Environments that only older layers hold
+//! are not looked for (the deciding install was found, or deleted); `--all-layers` reads them.
+//! When no deciding package is met, every layer is read.
+
+use super::layer::{self, Entry, EntryKind, Expect, Sink};
+use super::manifest::Platform;
+use super::{Fault, Merged, Options, Resolved, Source, progress, provenance};
+use crate::artifact::is_interesting;
+use crate::report::ImageInfo;
+use crate::target::MemView;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{self, Read};
+
+/// The largest file kept from an image.
+pub const MAX_FILE: u64 = 8 << 20;
+/// Packages whose `RECORD` decides an environment's answer (normalized project names).
+const DECIDING: &[&str] = &["vllm", "flash_attn", "flash_attn_4"];
+
+/// Read `resolved`'s layers from `source`, newest first, into a merged view.
+pub fn run(
+    target: &str,
+    source: &mut dyn Source,
+    resolved: Resolved,
+    platform: &Platform,
+    opts: &Options,
+) -> Result<Merged, Fault> {
+    let mut warnings = resolved.warnings.clone();
+    let image_platform = resolved.config.platform();
+    if let Some(p) = &image_platform
+        && !platform.matches(p)
+    {
+        warnings.push(format!(
+            "the image is {p}, not {platform} (--platform applies to multi-arch indexes)"
+        ));
+    }
+    let mut info = ImageInfo {
+        manifest: resolved.manifest_digest.clone(),
+        platform: image_platform.map(|p| p.to_string()),
+        layers: provenance::layers(&resolved.config, &resolved.layers, &mut warnings),
+        ..ImageInfo::default()
+    };
+    let total: u64 = resolved.layers.iter().filter_map(|l| l.size).sum();
+    let bar = progress::bar(opts.progress, total);
+    let mut merger = Merger::new(opts.all_layers);
+    let count = resolved.layers.len();
+    for (idx, layer) in resolved.layers.iter().enumerate().rev() {
+        merger.begin_layer(idx);
+        let name = layer.display_digest();
+        bar.set_message(format!(
+            "layer {}/{count} {}",
+            count - idx,
+            name.get(..19).unwrap_or(&name)
+        ));
+        let expect = Expect {
+            name,
+            digest: layer.digest.clone(),
+            diff_id: layer.diff_id.clone(),
+            size: layer.size,
+        };
+        let mut reader = source.open_layer(layer)?;
+        info.bytes_read += layer::stream(&mut reader, &expect, &bar, &mut merger)?;
+        info.layers[idx].scanned = true;
+        info.layers_scanned += 1;
+        if let Some(reason) = merger.end_layer() {
+            if idx > 0 {
+                info.stopped_early = Some(reason);
+            }
+            break;
+        }
+    }
+    bar.finish_and_clear();
+    let (view, files, more) = merger.finish(target);
+    info.files = files;
+    warnings.extend(more);
+    Ok(Merged {
+        view,
+        info,
+        warnings,
+    })
+}
+
+/// The merge state while layers are read newest first.
+#[derive(Debug, Default)]
+pub struct Merger {
+    all_layers: bool,
+    layer: usize,
+    /// Kept files and the layer each came from.
+    files: BTreeMap<String, (Vec<u8>, usize)>,
+    /// Interesting paths settled by a layer read (kept, links, too large).
+    seen: BTreeSet<String>,
+    /// Non-directories read that hide whatever older layers hold under them.
+    covers: BTreeSet<String>,
+    deleted: BTreeSet<String>,
+    opaque: BTreeSet<String>,
+    pending: Pending,
+    /// Deciding `*.dist-info` directories and the interesting files their `RECORD` lists.
+    packages: BTreeMap<String, Vec<String>>,
+    /// Deciding installs deleted by whiteouts.
+    removed: BTreeSet<String>,
+    warnings: Vec<String>,
+}
+
+/// What the layer being read settles for older layers (applied when it ends).
+#[derive(Debug, Default)]
+struct Pending {
+    seen: Vec<String>,
+    covers: Vec<String>,
+    deleted: Vec<String>,
+    opaque: Vec<String>,
+}
+
+impl Merger {
+    pub fn new(all_layers: bool) -> Self {
+        Merger {
+            all_layers,
+            ..Merger::default()
+        }
+    }
+
+    /// Start reading layer `index` (0 is the base layer).
+    pub fn begin_layer(&mut self, index: usize) {
+        self.layer = index;
+        self.pending = Pending::default();
+    }
+
+    /// Whether layers read so far hide `path` in the layer being read.
+    fn hidden(&self, path: &str) -> bool {
+        if self.seen.contains(path) || self.deleted.contains(path) || self.covers.contains(path) {
+            return true;
+        }
+        path.match_indices('/').any(|(i, _)| {
+            let dir = &path[..i];
+            self.deleted.contains(dir) || self.opaque.contains(dir) || self.covers.contains(dir)
+        })
+    }
+
+    /// Finish the layer being read; `Some(reason)` when older layers can no longer change the
+    /// answer (see the module doc).
+    pub fn end_layer(&mut self) -> Option<String> {
+        let p = std::mem::take(&mut self.pending);
+        self.seen.extend(p.seen);
+        self.covers.extend(p.covers);
+        self.deleted.extend(p.deleted);
+        self.opaque.extend(p.opaque);
+        if self.all_layers || (self.packages.is_empty() && self.removed.is_empty()) {
+            return None;
+        }
+        let mut files = 0;
+        for listed in self.packages.values() {
+            for f in listed {
+                if !(self.files.contains_key(f) || self.hidden(f)) {
+                    return None;
+                }
+                files += 1;
+            }
+        }
+        let mut what: Vec<String> = self
+            .packages
+            .keys()
+            .map(|d| d.rsplit('/').next().unwrap_or(d).to_string())
+            .collect();
+        what.extend(
+            self.removed
+                .iter()
+                .map(|d| format!("{} (deleted)", d.rsplit('/').next().unwrap_or(d))),
+        );
+        Some(format!(
+            "stopped at layer {}: {} and the {files} files that decide it are resolved; older layers cannot change them (--all-layers reads every layer)",
+            self.layer,
+            what.join(", ")
+        ))
+    }
+
+    /// The merged view, each kept file's layer, and warnings.
+    pub fn finish(self, target: &str) -> (MemView, BTreeMap<String, usize>, Vec<String>) {
+        let mut view = MemView::new(target, "image");
+        let mut layers = BTreeMap::new();
+        for (path, (bytes, layer)) in self.files {
+            layers.insert(path.clone(), layer);
+            view.insert(path, bytes);
+        }
+        (view, layers, self.warnings)
+    }
+
+    fn register_record(&mut self, path: &str, bytes: &[u8]) {
+        let Some(dist_info) = path.strip_suffix("/RECORD") else {
+            return;
+        };
+        let (site, dir) = dist_info.rsplit_once('/').unwrap_or(("", dist_info));
+        if !is_deciding_dist_info(dir) {
+            return;
+        }
+        let text = String::from_utf8_lossy(bytes);
+        let mut listed: Vec<String> = text
+            .lines()
+            .filter_map(record_path)
+            .map(|rel| super::layout::normalize(&format!("{site}/{rel}")))
+            .filter(|p| is_interesting(p))
+            .collect();
+        listed.sort();
+        listed.dedup();
+        self.packages.insert(dist_info.to_string(), listed);
+    }
+}
+
+impl Sink for Merger {
+    fn entry(&mut self, entry: &Entry<'_>, body: &mut dyn Read) -> io::Result<()> {
+        let path = entry.path;
+        let (parent, name) = path.rsplit_once('/').unwrap_or(("", path));
+        if name == ".wh..wh..opq" {
+            self.pending.opaque.push(parent.to_string());
+            return Ok(());
+        }
+        if let Some(gone) = name.strip_prefix(".wh.") {
+            let gone = if parent.is_empty() {
+                gone.to_string()
+            } else {
+                format!("{parent}/{gone}")
+            };
+            if is_deciding_install(&gone) && !self.hidden(&gone) {
+                self.removed.insert(gone.clone());
+            }
+            self.pending.deleted.push(gone);
+            return Ok(());
+        }
+        if entry.kind == EntryKind::Dir || self.hidden(path) {
+            return Ok(());
+        }
+        if !is_interesting(path) {
+            if may_hold_environment(name) {
+                self.pending.covers.push(path.to_string());
+            }
+            return Ok(());
+        }
+        self.pending.seen.push(path.to_string());
+        match &entry.kind {
+            EntryKind::File if entry.size > MAX_FILE => {
+                self.warnings.push(format!(
+                    "{path} (layer {}): {} bytes, over the {MAX_FILE}-byte limit; not read",
+                    self.layer, entry.size
+                ));
+            }
+            EntryKind::File => {
+                let mut bytes = Vec::with_capacity(entry.size as usize);
+                body.take(MAX_FILE).read_to_end(&mut bytes)?;
+                self.register_record(path, &bytes);
+                self.files.insert(path.to_string(), (bytes, self.layer));
+            }
+            EntryKind::Hardlink(target) => match self.files.get(target) {
+                Some((bytes, layer)) if *layer == self.layer => {
+                    let bytes = bytes.clone();
+                    self.register_record(path, &bytes);
+                    self.files.insert(path.to_string(), (bytes, self.layer));
+                }
+                _ => self.warnings.push(format!(
+                    "{path} (layer {}): a hard link to {target}, which this layer does not keep",
+                    self.layer
+                )),
+            },
+            EntryKind::Symlink | EntryKind::Other | EntryKind::Dir => {}
+        }
+        Ok(())
+    }
+}
+
+/// `NAME-VERSION.dist-info` of a deciding package.
+fn is_deciding_dist_info(dir: &str) -> bool {
+    dir.strip_suffix(".dist-info")
+        .and_then(|s| s.split('-').next())
+        .is_some_and(|project| {
+            let norm = project.to_ascii_lowercase().replace(['-', '.'], "_");
+            DECIDING.contains(&norm.as_str())
+        })
+}
+
+/// A deciding `*.dist-info`, or a `vllm` package directory in `site-packages`/`dist-packages`.
+fn is_deciding_install(path: &str) -> bool {
+    let mut parts = path.rsplit('/');
+    let name = parts.next().unwrap_or(path);
+    let parent = parts.next().unwrap_or("");
+    is_deciding_dist_info(name)
+        || (name == "vllm" && matches!(parent, "site-packages" | "dist-packages"))
+}
+
+/// Names a directory on the way to a Python environment may have.
+fn may_hold_environment(name: &str) -> bool {
+    name.ends_with(".dist-info")
+        || name.starts_with("python")
+        || name.contains("venv")
+        || matches!(
+            name,
+            "site-packages"
+                | "dist-packages"
+                | "vllm"
+                | "vllm_flash_attn"
+                | "flash_attn"
+                | "cute"
+                | "third_party"
+                | "lib"
+                | "lib64"
+                | "usr"
+                | "local"
+                | "opt"
+                | "root"
+                | "home"
+                | "app"
+                | "workspace"
+        )
+}
+
+/// The path field of one `RECORD` line (CSV: `path,hash,size`; the path may be quoted).
+fn record_path(line: &str) -> Option<String> {
+    let line = line.trim_end_matches('\r');
+    if line.is_empty() {
+        return None;
+    }
+    if let Some(rest) = line.strip_prefix('"') {
+        let mut out = String::new();
+        let mut chars = rest.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c == '"' {
+                if chars.peek() == Some(&'"') {
+                    chars.next();
+                    out.push('"');
+                } else {
+                    break;
+                }
+            } else {
+                out.push(c);
+            }
+        }
+        return Some(out);
+    }
+    Some(line.split(',').next().unwrap_or(line).to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn feed(m: &mut Merger, path: &str, kind: EntryKind, body: &str) {
+        let entry = Entry {
+            path,
+            kind,
+            size: body.len() as u64,
+        };
+        m.entry(&entry, &mut body.as_bytes()).unwrap();
+    }
+
+    const SP: &str = "usr/lib/python3.12/site-packages";
+
+    #[test]
+    fn whiteouts_hide_older_layers_only() {
+        let mut m = Merger::new(true);
+        m.begin_layer(1);
+        feed(&mut m, &format!("{SP}/.wh.vllm"), EntryKind::File, "");
+        feed(
+            &mut m,
+            &format!("{SP}/vllm/_version.py"),
+            EntryKind::File,
+            "new",
+        );
+        assert!(m.end_layer().is_none());
+        m.begin_layer(0);
+        feed(
+            &mut m,
+            &format!("{SP}/vllm/_version.py"),
+            EntryKind::File,
+            "old",
+        );
+        feed(
+            &mut m,
+            &format!("{SP}/vllm/vllm_flash_attn/cute/a.py"),
+            EntryKind::File,
+            "x",
+        );
+        m.end_layer();
+        let (view, layers, _) = m.finish("t");
+        assert_eq!(view.len(), 1);
+        assert_eq!(layers[&format!("{SP}/vllm/_version.py")], 1);
+    }
+
+    #[test]
+    fn opaque_directories_and_covering_files() {
+        let mut m = Merger::new(true);
+        m.begin_layer(2);
+        feed(&mut m, "opt/venv", EntryKind::Symlink, "");
+        feed(
+            &mut m,
+            &format!("{SP}/vllm/.wh..wh..opq"),
+            EntryKind::File,
+            "",
+        );
+        feed(
+            &mut m,
+            &format!("{SP}/vllm/third_party/x.py"),
+            EntryKind::File,
+            "2",
+        );
+        m.end_layer();
+        m.begin_layer(1);
+        feed(
+            &mut m,
+            &format!("{SP}/vllm/_version.py"),
+            EntryKind::File,
+            "1",
+        );
+        feed(
+            &mut m,
+            "opt/venv/lib/python3.12/site-packages/vllm/_version.py",
+            EntryKind::File,
+            "1",
+        );
+        m.end_layer();
+        let (view, _, _) = m.finish("t");
+        assert_eq!(view.len(), 1);
+    }
+
+    #[test]
+    fn stops_when_record_files_are_resolved() {
+        let mut m = Merger::new(false);
+        let record = "vllm/_version.py,sha256=x,1\nvllm/engine.py,,\n\"vllm/vllm_flash_attn/cute/block_info.py\",,\nvllm-0.30.0.dist-info/RECORD,,\n../../../bin/vllm,,\n";
+        m.begin_layer(3);
+        feed(
+            &mut m,
+            &format!("{SP}/vllm-0.30.0.dist-info/RECORD"),
+            EntryKind::File,
+            record,
+        );
+        feed(
+            &mut m,
+            &format!("{SP}/vllm/_version.py"),
+            EntryKind::File,
+            "v",
+        );
+        assert!(m.end_layer().is_none(), "block_info.py not seen yet");
+        m.begin_layer(2);
+        feed(
+            &mut m,
+            &format!("{SP}/vllm/vllm_flash_attn/.wh.cute"),
+            EntryKind::File,
+            "",
+        );
+        let reason = m.end_layer().expect("resolved by the whiteout");
+        assert!(reason.contains("vllm-0.30.0.dist-info"), "{reason}");
+    }
+
+    #[test]
+    fn deleted_install_stops() {
+        let mut m = Merger::new(false);
+        m.begin_layer(1);
+        feed(
+            &mut m,
+            &format!("{SP}/.wh.vllm-0.30.0.dist-info"),
+            EntryKind::File,
+            "",
+        );
+        assert!(m.end_layer().unwrap().contains("(deleted)"));
+        assert!(Merger::new(true).end_layer().is_none());
+    }
+
+    #[test]
+    fn record_lines() {
+        assert_eq!(record_path("a/b.py,sha256=1,2").as_deref(), Some("a/b.py"));
+        assert_eq!(
+            record_path("\"a,\"\"b\"\".py\",,").as_deref(),
+            Some("a,\"b\".py")
+        );
+        assert!(is_deciding_dist_info("flash_attn_4-4.0.0b1.dist-info"));
+        assert!(is_deciding_dist_info("vllm-0.30.0+cu129.dist-info"));
+        assert!(!is_deciding_dist_info("vllm_extra-1.dist-info"));
+    }
+}

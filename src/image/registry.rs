@@ -1,0 +1,319 @@
+//! A small blocking client for the OCI Distribution API: manifests and blobs over HTTPS (plain
+//! HTTP only for `--insecure-registry` hosts), anonymous pulls, bearer-token challenges and
+//! basic authentication, retries of 429 and 5xx answers with backoff, and a per-read timeout so
+//! a stalled transfer fails instead of hanging.
+//!
+//! Hand-written over `ureq` rather than `oci-client`: oci-client is async-only (tokio, hyper,
+//! reqwest), does not retry 429/5xx, and its blob stream would have to be bridged back into the
+//! blocking `Read` chain that decompresses and untars layers. ureq gives that `Read` directly,
+//! with per-read timeouts, and the protocol subset a pull needs is small. Every manifest is
+//! checked against the digest that named it (and `Docker-Content-Digest`); configs here and
+//! layers in [`super::layer`] are checked against their descriptors.
+
+use super::auth::{self, Challenge, Credentials, Origin, TokenResponse};
+use super::manifest::{self, ACCEPT, Document, MAX_JSON, Platform};
+use super::reference::{RegistryRef, valid_digest};
+use super::{Fault, LayerRef, Options, Resolved, Source, tls};
+use std::io::Read;
+use std::time::Duration;
+
+/// How many times a 429 or 5xx answer is retried.
+const RETRIES: u32 = 4;
+/// The longest wait between retries, whatever `Retry-After` says.
+const MAX_BACKOFF: Duration = Duration::from_secs(10);
+
+/// One repository in one registry.
+pub struct Registry {
+    agent: ureq::Agent,
+    base: String,
+    reference: RegistryRef,
+    https: bool,
+    credentials: Option<(Credentials, Origin)>,
+    authorization: Option<String>,
+    timeout: Duration,
+    warnings: Vec<String>,
+}
+
+impl Registry {
+    pub fn new(reference: RegistryRef, opts: &Options) -> Result<Registry, Fault> {
+        let host = reference.api_host().to_string();
+        let https = !opts
+            .insecure_registries
+            .iter()
+            .any(|h| h == &reference.registry || h == &host);
+        let mut builder = ureq::AgentBuilder::new()
+            .timeout_connect(opts.timeout)
+            .timeout_read(opts.timeout)
+            .timeout_write(opts.timeout)
+            .redirects(5)
+            .user_agent(concat!("pinprobe/", env!("CARGO_PKG_VERSION")));
+        if https {
+            builder = builder.tls_config(tls::client_config(opts.ca_file.as_deref())?);
+        }
+        let (credentials, warning) = auth::lookup(&reference.registry);
+        Ok(Registry {
+            agent: builder.build(),
+            base: format!("{}://{host}", if https { "https" } else { "http" }),
+            reference,
+            https,
+            credentials,
+            authorization: None,
+            timeout: opts.timeout,
+            warnings: warning.into_iter().collect(),
+        })
+    }
+
+    /// GET `/v2/<repo>/<path>`, authenticating on a 401 challenge and retrying 429/5xx.
+    fn get(
+        &mut self,
+        path: &str,
+        accept: Option<&str>,
+        what: &str,
+    ) -> Result<ureq::Response, Fault> {
+        let url = format!("{}/v2/{}/{path}", self.base, self.reference.repository);
+        let mut challenged = false;
+        loop {
+            match self.send(&url, accept, self.authorization.as_deref()) {
+                Ok(resp) => return Ok(resp),
+                Err(ureq::Error::Status(401, resp)) if !challenged => {
+                    challenged = true;
+                    let challenge = resp
+                        .header("www-authenticate")
+                        .and_then(auth::parse_challenge);
+                    self.authenticate(challenge, what)?;
+                }
+                Err(ureq::Error::Status(401, _)) => return Err(self.unauthorized(what)),
+                Err(e) => return Err(self.fault(e, what)),
+            }
+        }
+    }
+
+    #[allow(clippy::result_large_err)] // ureq's own error type, matched on by the callers
+    /// One request, retried on 429 and 5xx with exponential backoff (or `Retry-After`).
+    fn send(
+        &self,
+        url: &str,
+        accept: Option<&str>,
+        authorization: Option<&str>,
+    ) -> Result<ureq::Response, ureq::Error> {
+        let mut attempt = 0;
+        loop {
+            let mut req = self.agent.get(url);
+            if let Some(a) = accept {
+                req = req.set("Accept", a);
+            }
+            if let Some(a) = authorization {
+                req = req.set("Authorization", a);
+            }
+            match req.call() {
+                Err(ureq::Error::Status(code, resp))
+                    if (code == 429 || (500..600).contains(&code)) && attempt < RETRIES =>
+                {
+                    let wait = resp
+                        .header("retry-after")
+                        .and_then(|s| s.trim().parse::<u64>().ok())
+                        .map(Duration::from_secs)
+                        .unwrap_or(Duration::from_millis(250 << attempt));
+                    std::thread::sleep(wait.min(MAX_BACKOFF));
+                    attempt += 1;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn authenticate(&mut self, challenge: Option<Challenge>, what: &str) -> Result<(), Fault> {
+        match challenge {
+            None => Err(Fault::Auth(format!(
+                "{what}: 401 Unauthorized without a usable WWW-Authenticate challenge"
+            ))),
+            Some(Challenge::Basic) => match &self.credentials {
+                Some((c, _)) => {
+                    self.authorization = Some(c.basic_header());
+                    Ok(())
+                }
+                None => Err(self.unauthorized(what)),
+            },
+            Some(Challenge::Bearer {
+                realm,
+                service,
+                scope,
+            }) => {
+                let scope = scope
+                    .unwrap_or_else(|| format!("repository:{}:pull", self.reference.repository));
+                let mut url = realm.clone();
+                url.push(if url.contains('?') { '&' } else { '?' });
+                if let Some(s) = service {
+                    url.push_str(&format!("service={}&", auth::encode_query(&s)));
+                }
+                url.push_str(&format!("scope={}", auth::encode_query(&scope)));
+                let basic = self.credentials.as_ref().map(|(c, _)| c.basic_header());
+                let resp = match self.send(&url, None, basic.as_deref()) {
+                    Ok(r) => r,
+                    Err(ureq::Error::Status(401 | 403, _)) => {
+                        return Err(self.unauthorized("token service"));
+                    }
+                    Err(e) => return Err(self.fault(e, "token service")),
+                };
+                let text = resp
+                    .into_string()
+                    .map_err(|e| self.io_fault(e, "token service"))?;
+                let token: TokenResponse = serde_json::from_str(&text)
+                    .map_err(|e| Fault::malformed("token service answer", e))?;
+                let token = token.token.or(token.access_token).ok_or_else(|| {
+                    Fault::malformed("token service answer", "no `token` or `access_token`")
+                })?;
+                self.authorization = Some(format!("Bearer {token}"));
+                Ok(())
+            }
+        }
+    }
+
+    fn unauthorized(&self, what: &str) -> Fault {
+        Fault::Auth(match &self.credentials {
+            None => format!(
+                "{what}: 401 Unauthorized: the registry needs credentials (set {} and {}, or log in with docker login)",
+                auth::ENV_USERNAME,
+                auth::ENV_PASSWORD
+            ),
+            Some((_, origin)) => format!(
+                "{what}: 401 Unauthorized: the credentials from {} were rejected",
+                match origin {
+                    Origin::Env => "the environment",
+                    Origin::DockerConfig => "the Docker config",
+                }
+            ),
+        })
+    }
+
+    fn fault(&self, e: ureq::Error, what: &str) -> Fault {
+        match e {
+            ureq::Error::Status(403, _) => Fault::Auth(format!("{what}: 403 Forbidden")),
+            ureq::Error::Status(404, _) => Fault::NotFound(format!("{what}: not found (404)")),
+            ureq::Error::Status(code, resp) => {
+                Fault::Http(format!("{what}: HTTP {code} {}", resp.status_text()))
+            }
+            ureq::Error::Transport(t) => {
+                let timed_out = std::error::Error::source(&t)
+                    .and_then(|s| s.downcast_ref::<std::io::Error>())
+                    .is_some_and(|io| is_timeout(io.kind()));
+                if timed_out {
+                    Fault::Timeout(format!(
+                        "{what}: no answer within {} s",
+                        self.timeout.as_secs_f64()
+                    ))
+                } else {
+                    let hint = if self.https {
+                        " (a plain-HTTP registry needs --insecure-registry HOST)"
+                    } else {
+                        ""
+                    };
+                    Fault::Http(format!("{what}: {t}{hint}"))
+                }
+            }
+        }
+    }
+
+    fn io_fault(&self, e: std::io::Error, what: &str) -> Fault {
+        if is_timeout(e.kind()) {
+            Fault::Timeout(format!(
+                "{what}: transfer stalled for {} s",
+                self.timeout.as_secs_f64()
+            ))
+        } else {
+            Fault::Http(format!("{what}: {e}"))
+        }
+    }
+
+    /// A manifest by tag or digest, checked against the digest that named it and against
+    /// `Docker-Content-Digest`. Returns its bytes and digest.
+    fn manifest(&mut self, reference: &str) -> Result<(Vec<u8>, String), Fault> {
+        let what = format!("manifest {reference}");
+        let resp = self.get(&format!("manifests/{reference}"), Some(ACCEPT), &what)?;
+        let header = resp.header("docker-content-digest").map(str::to_string);
+        let bytes = self.read_capped(resp, &what)?;
+        let actual = manifest::sha256(&bytes);
+        let expected = if valid_digest(reference) {
+            Some(reference.to_string())
+        } else {
+            header.filter(|h| valid_digest(h))
+        };
+        if let Some(expected) = expected
+            && expected != actual
+        {
+            return Err(Fault::Digest {
+                what: "manifest",
+                digest: expected,
+                actual,
+            });
+        }
+        Ok((bytes, actual))
+    }
+
+    /// A small blob (a config), checked against its digest.
+    fn blob_bytes(&mut self, digest: &str) -> Result<Vec<u8>, Fault> {
+        let what = format!("blob {digest}");
+        let resp = self.get(&format!("blobs/{digest}"), None, &what)?;
+        let bytes = self.read_capped(resp, &what)?;
+        manifest::verify(&bytes, digest, "blob")?;
+        Ok(bytes)
+    }
+
+    fn read_capped(&self, resp: ureq::Response, what: &str) -> Result<Vec<u8>, Fault> {
+        let mut bytes = Vec::new();
+        resp.into_reader()
+            .take(MAX_JSON + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| self.io_fault(e, what))?;
+        if bytes.len() as u64 > MAX_JSON {
+            return Err(Fault::malformed(
+                what,
+                format!("larger than {MAX_JSON} bytes"),
+            ));
+        }
+        Ok(bytes)
+    }
+
+    /// Warnings collected while setting up (an unreadable Docker config).
+    pub fn take_warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings)
+    }
+}
+
+fn is_timeout(kind: std::io::ErrorKind) -> bool {
+    matches!(
+        kind,
+        std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
+    )
+}
+
+impl Source for Registry {
+    fn resolve(&mut self, platform: &Platform) -> Result<Resolved, Fault> {
+        let reference = self.reference.reference().to_string();
+        let (bytes, digest) = self.manifest(&reference)?;
+        let mut fetch = |d: &str, kind: &'static str| -> Result<Vec<u8>, Fault> {
+            if kind == "manifest" {
+                self.manifest(d).map(|(b, _)| b)
+            } else {
+                self.blob_bytes(d)
+            }
+        };
+        let mut resolved = match manifest::parse(&bytes, &format!("manifest {reference}"))? {
+            Document::Index(entries) => {
+                let desc = manifest::select(&entries, platform)?.clone();
+                manifest::resolve(desc, platform, &mut fetch)?
+            }
+            Document::Manifest { config, layers } => {
+                manifest::from_manifest(Some(digest), &config, &layers, &mut fetch)?
+            }
+        };
+        resolved.warnings.extend(self.take_warnings());
+        Ok(resolved)
+    }
+
+    fn open_layer(&mut self, layer: &LayerRef) -> Result<Box<dyn Read + '_>, Fault> {
+        let what = format!("blob {}", layer.location);
+        let resp = self.get(&format!("blobs/{}", layer.location), None, &what)?;
+        Ok(Box::new(resp.into_reader()))
+    }
+}

@@ -1,0 +1,435 @@
+//! The ignore policy: `.pinprobe.yaml`, read from the scanned tree's root (or `--ignore FILE`),
+//! whose entries suppress findings for a stated reason until an expiry date.
+//!
+//! ```yaml
+//! ignore:
+//!   - rule: PINPROBE-2026-0001        # required: a rule id (or a hygiene/drift check)
+//!     component: flash-attention      # optional scope: the component name
+//!     pin: 506341a143fc               # optional scope: the pinned commit (a prefix of >= 7 hex)
+//!     path: cmake/external_projects/  # optional scope: the finding's file, or a folder of it
+//!     reason: "not built for SM90 here; tracked in #123"   # required, non-empty
+//!     expires: 2026-12-31             # required: YYYY-MM-DD, the last day it suppresses
+//! ```
+//!
+//! [`apply`] is the one place a policy touches findings, after evaluation, for `scan` and
+//! `diff` alike: a matched finding keeps its status and gains [`Suppression`]; renderers show
+//! it as suppressed, the exit code and SARIF results leave it out. An expired entry suppresses
+//! nothing and is warned about; so is an entry that matched nothing.
+
+use crate::report::TargetReport;
+use crate::rules::evaluate::Finding;
+use serde::{Deserialize, Serialize};
+use serde_saphyr::Spanned;
+use std::path::{Path, PathBuf};
+
+/// The file name looked for at the root of a scanned tree.
+pub const FILE_NAME: &str = ".pinprobe.yaml";
+
+/// Why a policy file could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path}{}: {message}", line.map(|l| format!(":{l}")).unwrap_or_default())]
+    Invalid {
+        path: String,
+        line: Option<usize>,
+        message: String,
+    },
+}
+
+/// A date, `YYYY-MM-DD`, compared as (year, month, day).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Date {
+    pub year: u32,
+    pub month: u32,
+    pub day: u32,
+}
+
+impl Date {
+    /// Parse `YYYY-MM-DD` (a real calendar day).
+    pub fn parse(s: &str) -> Option<Date> {
+        let b = s.as_bytes();
+        if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+            return None;
+        }
+        let num = |r: std::ops::Range<usize>| -> Option<u32> {
+            let part = s.get(r)?;
+            if part.bytes().all(|c| c.is_ascii_digit()) {
+                part.parse().ok()
+            } else {
+                None
+            }
+        };
+        let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
+        let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+        let days = match month {
+            1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+            4 | 6 | 9 | 11 => 30,
+            2 if leap => 29,
+            2 => 28,
+            _ => return None,
+        };
+        (1..=days)
+            .contains(&day)
+            .then_some(Date { year, month, day })
+    }
+
+    /// Today in UTC, from the system clock; `PINPROBE_TODAY=YYYY-MM-DD` overrides it (tests).
+    pub fn today() -> Date {
+        if let Some(d) = std::env::var("PINPROBE_TODAY")
+            .ok()
+            .and_then(|s| Date::parse(&s))
+        {
+            return d;
+        }
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        Date::from_days((secs / 86_400) as i64)
+    }
+
+    /// The civil date of a day count since 1970-01-01 (Howard Hinnant's `civil_from_days`).
+    fn from_days(z: i64) -> Date {
+        let z = z + 719_468;
+        let era = z.div_euclid(146_097);
+        let doe = z.rem_euclid(146_097);
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        let mp = (5 * doy + 2) / 153;
+        let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+        let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+        let year = (yoe + era * 400 + i64::from(month <= 2)) as u32;
+        Date { year, month, day }
+    }
+}
+
+impl std::fmt::Display for Date {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:04}-{:02}-{:02}", self.year, self.month, self.day)
+    }
+}
+
+impl Serialize for Date {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// What a suppressed finding carries (JSON `suppressed`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Suppression {
+    pub reason: String,
+    pub expires: String,
+    /// The entry that matched: `FILE:LINE`.
+    pub entry: String,
+}
+
+/// One validated ignore entry.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub rule: String,
+    pub component: Option<String>,
+    pub pin: Option<String>,
+    pub path: Option<String>,
+    pub reason: String,
+    pub expires: Date,
+    /// The line of the entry in its file.
+    pub line: usize,
+}
+
+/// A loaded ignore file.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    /// Where it came from, as shown in messages.
+    pub file: String,
+    pub entries: Vec<Entry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    #[serde(default)]
+    ignore: Vec<Spanned<RawEntry>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawEntry {
+    rule: String,
+    #[serde(default)]
+    component: Option<String>,
+    #[serde(default)]
+    pin: Option<String>,
+    #[serde(default)]
+    path: Option<String>,
+    #[serde(default)]
+    reason: Option<String>,
+    #[serde(default)]
+    expires: Option<String>,
+}
+
+impl Policy {
+    /// Parse a policy's text; `file` names it in errors.
+    pub fn parse(file: &str, text: &str) -> Result<Policy, PolicyError> {
+        let invalid = |line: Option<usize>, message: String| PolicyError::Invalid {
+            path: file.to_string(),
+            line,
+            message,
+        };
+        let raw: RawFile = if text.trim().is_empty() {
+            RawFile { ignore: Vec::new() }
+        } else {
+            serde_saphyr::from_str(text)
+                .map_err(|e| invalid(None, e.to_string().replace('\n', " ")))?
+        };
+        let mut entries = Vec::new();
+        for spanned in raw.ignore {
+            let line = spanned.referenced.line() as usize;
+            let e = spanned.value;
+            let at = Some(line).filter(|l| *l > 0);
+            let rule = e.rule.trim().to_string();
+            if rule.is_empty() {
+                return Err(invalid(at, "ignore entry: `rule` is empty".into()));
+            }
+            let reason = e.reason.map(|r| r.trim().to_string()).unwrap_or_default();
+            if reason.is_empty() {
+                return Err(invalid(
+                    at,
+                    format!(
+                        "ignore entry for {rule}: `reason` is required (why is it safe to ignore?)"
+                    ),
+                ));
+            }
+            let expires = match e.expires.as_deref().map(str::trim) {
+                None | Some("") => {
+                    return Err(invalid(
+                        at,
+                        format!("ignore entry for {rule}: `expires` (YYYY-MM-DD) is required"),
+                    ));
+                }
+                Some(s) => Date::parse(s).ok_or_else(|| {
+                    invalid(
+                        at,
+                        format!("ignore entry for {rule}: expires `{s}` is not a YYYY-MM-DD date"),
+                    )
+                })?,
+            };
+            if let Some(pin) = &e.pin
+                && !(pin.len() >= 7
+                    && pin.len() <= 40
+                    && pin.bytes().all(|b| b.is_ascii_hexdigit()))
+            {
+                return Err(invalid(
+                    at,
+                    format!(
+                        "ignore entry for {rule}: pin `{pin}` is not a commit SHA (7 to 40 hex digits)"
+                    ),
+                ));
+            }
+            entries.push(Entry {
+                rule,
+                component: e.component,
+                pin: e.pin.map(|p| p.to_ascii_lowercase()),
+                path: e.path.map(|p| p.trim_start_matches("./").to_string()),
+                reason,
+                expires,
+                line,
+            });
+        }
+        Ok(Policy {
+            file: file.to_string(),
+            entries,
+        })
+    }
+
+    /// Read a policy file from disk.
+    pub fn load(path: &Path) -> Result<Policy, PolicyError> {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| PolicyError::Io {
+            path: shown.clone(),
+            source,
+        })?;
+        Policy::parse(&shown, &text)
+    }
+}
+
+/// The policy at the root of a source tree (at `rev`, read through git, when given), if the
+/// tree has one.
+pub fn from_tree(path: &Path, rev: Option<&str>) -> Result<Option<Policy>, PolicyError> {
+    let shown = match rev {
+        Some(rev) => format!("{}@{rev}", path.join(FILE_NAME).display()),
+        None => path.join(FILE_NAME).display().to_string(),
+    };
+    let io = |message: String| PolicyError::Invalid {
+        path: shown.clone(),
+        line: None,
+        message,
+    };
+    let view = crate::target::open(path, rev).map_err(|e| io(e.to_string()))?;
+    let Some(bytes) = view.read(FILE_NAME).map_err(|e| io(e.to_string()))? else {
+        return Ok(None);
+    };
+    let text = String::from_utf8(bytes).map_err(|_| io("not UTF-8".into()))?;
+    Policy::parse(&shown, &text).map(Some)
+}
+
+/// Where the policy for a run comes from.
+#[derive(Debug, Clone, Default)]
+pub enum Source {
+    /// `.pinprobe.yaml` at the root of each source tree (at the revision scanned), if present.
+    #[default]
+    TreeRoot,
+    /// `--ignore FILE` for every target.
+    File(PathBuf),
+}
+
+/// What applying a policy left to say.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Expired and unused entries, one line each.
+    pub warnings: Vec<String>,
+}
+
+/// Whether `entry` matches finding `f` of `target`.
+fn matches(entry: &Entry, f: &Finding, target: &TargetReport) -> bool {
+    if !entry.rule.eq_ignore_ascii_case(&f.rule) {
+        return false;
+    }
+    if let Some(c) = &entry.component
+        && c != &f.component
+    {
+        return false;
+    }
+    if let Some(pin) = &entry.pin {
+        let pinned = target
+            .components
+            .iter()
+            .filter(|p| p.component == f.component)
+            .filter_map(|p| p.commit.as_deref().or(p.reference.as_deref()))
+            .any(|c| c.to_ascii_lowercase().starts_with(pin.as_str()));
+        if !pinned {
+            return false;
+        }
+    }
+    if let Some(path) = &entry.path {
+        let Some(file) = f.location.as_ref().map(|l| l.file.as_str()) else {
+            return false;
+        };
+        let dir = path.trim_end_matches('/');
+        if !(file == path || file.starts_with(&format!("{dir}/"))) {
+            return false;
+        }
+    }
+    true
+}
+
+/// Apply `policy` to the findings of `targets` as of `today`: the one place findings are
+/// suppressed. Returns the warnings (expired entries, entries that matched nothing); with
+/// `warn_unused` false, unused entries are not reported (a diff's base side).
+pub fn apply(
+    policy: &Policy,
+    targets: &mut [&mut TargetReport],
+    today: Date,
+    warn_unused: bool,
+) -> Outcome {
+    let mut used = vec![false; policy.entries.len()];
+    let mut outcome = Outcome::default();
+    for target in targets.iter_mut() {
+        let target: &mut TargetReport = target;
+        let mut marks = Vec::new();
+        for (i, f) in target.findings.iter().enumerate() {
+            for (k, entry) in policy.entries.iter().enumerate() {
+                if !matches(entry, f, target) {
+                    continue;
+                }
+                used[k] = true;
+                if entry.expires < today {
+                    continue;
+                }
+                marks.push((i, k));
+                break;
+            }
+        }
+        for (i, k) in marks {
+            let entry = &policy.entries[k];
+            if let Some(f) = target.findings.get_mut(i) {
+                f.suppressed = Some(Suppression {
+                    reason: entry.reason.clone(),
+                    expires: entry.expires.to_string(),
+                    entry: format!("{}:{}", policy.file, entry.line),
+                });
+            }
+        }
+    }
+    for (k, entry) in policy.entries.iter().enumerate() {
+        let at = format!("{}:{}", policy.file, entry.line);
+        if entry.expires < today {
+            outcome.warnings.push(format!(
+                "{at}: the ignore entry for {} expired on {}: it no longer suppresses anything",
+                entry.rule, entry.expires
+            ));
+        } else if warn_unused && !used[k] {
+            outcome.warnings.push(format!(
+                "{at}: the ignore entry for {} matches no finding: remove it",
+                entry.rule
+            ));
+        }
+    }
+    outcome
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_parse_and_order() {
+        assert_eq!(
+            Date::parse("2026-02-28"),
+            Some(Date {
+                year: 2026,
+                month: 2,
+                day: 28
+            })
+        );
+        assert_eq!(Date::parse("2026-02-29"), None);
+        assert!(Date::parse("2024-02-29").is_some());
+        assert_eq!(Date::parse("2026-13-01"), None);
+        assert_eq!(Date::parse("2026-1-01"), None);
+        assert_eq!(Date::parse("+026-01-01"), None);
+        assert!(Date::parse("2026-01-02") > Date::parse("2025-12-31"));
+        assert_eq!(Date::from_days(0).to_string(), "1970-01-01");
+        assert_eq!(Date::from_days(20_454).to_string(), "2026-01-01");
+        assert_eq!(Date::from_days(19_782).to_string(), "2024-02-29");
+    }
+
+    #[test]
+    fn missing_reason_names_the_line() {
+        let text = "ignore:\n  - rule: R1\n    reason: ok\n    expires: 2030-01-01\n  - rule: R2\n    expires: 2030-01-01\n";
+        let err = Policy::parse("p.yaml", text).expect_err("no reason");
+        let msg = err.to_string();
+        assert!(msg.starts_with("p.yaml:5: "), "{msg}");
+        assert!(msg.contains("`reason` is required"), "{msg}");
+    }
+
+    #[test]
+    fn unknown_fields_and_bad_dates_are_errors() {
+        for text in [
+            "ignore:\n  - rule: R\n    reason: r\n    expires: 2030-01-01\n    scope: x\n",
+            "ignores: []\n",
+            "ignore:\n  - rule: R\n    reason: r\n    expires: 31/12/2030\n",
+            "ignore:\n  - rule: R\n    reason: r\n",
+            "ignore:\n  - rule: R\n    reason: r\n    expires: 2030-01-01\n    pin: v1.0\n",
+            "ignore:\n  - rule: R\n    reason: \"  \"\n    expires: 2030-01-01\n",
+        ] {
+            let err = Policy::parse("p.yaml", text).expect_err(text);
+            assert!(err.to_string().starts_with("p.yaml"), "{err}");
+        }
+        assert!(Policy::parse("p.yaml", "").is_ok_and(|p| p.entries.is_empty()));
+    }
+}

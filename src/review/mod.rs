@@ -1,0 +1,442 @@
+//! Pin-bump review (`pinprobe diff`): scan a source tree at two revisions, pair the pins and the
+//! findings, and say what the bump introduces, fixes or keeps.
+//!
+//! Both sides go through [`crate::scan::scan_path`] with `Options.rev`, so nothing is checked
+//! out. Components pair by name (and declared name); findings pair by (component, rule), and
+//! each pair is classified from its two statuses:
+//!
+//! | BASE \ HEAD          | affected   | unknown | not affected / absent |
+//! |----------------------|------------|---------|-----------------------|
+//! | affected             | kept       | unknown | fixed                 |
+//! | unknown              | unknown    | unknown | unknown               |
+//! | not affected / absent| introduced | unknown | (not listed)          |
+//!
+//! The ignore policy ([`crate::policy`]) is applied to both sides; HEAD's policy is used (what
+//! the pull request proposes), and only HEAD's unused entries are warned about.
+//! With clones (`--repo`), [`suggest`] proposes the `GIT_TAG` that fixes what stays open.
+
+mod render;
+pub mod suggest;
+
+pub use render::render;
+pub use suggest::Suggestion;
+
+use crate::pin::Pin;
+use crate::policy::{self, Date, Policy, PolicyError, Suppression};
+use crate::report::{TargetReport, Tool};
+use crate::rules::evaluate::{Evidence, EvidenceKind, Finding, Location, Status};
+use crate::rules::{Database, Severity};
+use crate::scan::{self, Clones, Options, ScanError};
+use serde::Serialize;
+use std::path::Path;
+
+/// Why a review could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum ReviewError {
+    #[error("{side} {rev}: {source}")]
+    Scan {
+        side: &'static str,
+        rev: String,
+        source: Box<ScanError>,
+    },
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+}
+
+/// What a bump does to one (component, rule) finding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeKind {
+    /// Affected at HEAD, not at BASE.
+    Introduced,
+    /// Undecided on a side: the bump's effect cannot be told.
+    Unknown,
+    /// Affected at both.
+    Kept,
+    /// Affected at BASE, not at HEAD.
+    Fixed,
+}
+
+impl std::fmt::Display for ChangeKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ChangeKind::Introduced => "introduced",
+            ChangeKind::Unknown => "unknown",
+            ChangeKind::Kept => "kept",
+            ChangeKind::Fixed => "fixed",
+        })
+    }
+}
+
+/// One (component, rule) pair whose status is, or was, not `not_affected`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Change {
+    pub change: ChangeKind,
+    pub rule: String,
+    pub component: String,
+    /// The status at HEAD (`not_affected` when the rule no longer applies there).
+    pub status: Status,
+    /// The status at BASE; absent when the rule did not apply there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_status: Option<Status>,
+    pub severity: Severity,
+    pub summary: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<EvidenceKind>,
+    /// HEAD's evidence (BASE's when the finding is gone at HEAD).
+    pub evidence: Vec<Evidence>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub location: Option<Location>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suppressed: Option<Suppression>,
+    /// Whether the component's pin changed between the revisions.
+    pub pin_changed: bool,
+}
+
+/// How a pin changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PinChangeKind {
+    Added,
+    Removed,
+    Changed,
+}
+
+/// One side of a pin change.
+#[derive(Debug, Clone, Serialize)]
+pub struct PinSide {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repo: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// Whether the repository is not the component's own (a fork).
+    pub fork: bool,
+    pub file: String,
+    pub line: u32,
+}
+
+impl PinSide {
+    fn of(pin: &Pin) -> PinSide {
+        PinSide {
+            repo: pin.repo.clone(),
+            reference: pin.reference.clone(),
+            commit: pin.commit.clone(),
+            fork: is_fork(pin),
+            file: pin.file.clone(),
+            line: pin.line,
+        }
+    }
+}
+
+fn is_fork(pin: &Pin) -> bool {
+    matches!((&pin.repo_canonical, &pin.component_repo), (Some(r), Some(c)) if r != c)
+}
+
+/// A pin that differs between BASE and HEAD.
+#[derive(Debug, Clone, Serialize)]
+pub struct PinChange {
+    pub component: String,
+    pub change: PinChangeKind,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base: Option<PinSide>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub head: Option<PinSide>,
+    pub repo_changed: bool,
+    /// `to` a fork, `from` a fork, or absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fork: Option<&'static str>,
+}
+
+/// Unsuppressed changes by kind, and the suppressed ones.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Counts {
+    pub introduced: usize,
+    pub fixed: usize,
+    pub kept: usize,
+    pub unknown: usize,
+    pub suppressed: usize,
+}
+
+/// One revision of the review.
+#[derive(Debug, Clone, Serialize)]
+pub struct Side {
+    pub rev: String,
+    pub target: String,
+}
+
+/// Everything `pinprobe diff` found; every format renders it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Review {
+    pub schema: u32,
+    pub tool: Tool,
+    pub rules_digest: String,
+    pub base: Side,
+    pub head: Side,
+    pub counts: Counts,
+    pub pins: Vec<PinChange>,
+    pub changes: Vec<Change>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub suggestions: Vec<Suggestion>,
+    /// Why HEAD as a whole could not be decided (it pins nothing).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undecided: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    /// HEAD's full scan, for SARIF.
+    #[serde(skip)]
+    pub head_report: TargetReport,
+}
+
+/// Inputs of one review.
+pub struct Request<'a> {
+    pub path: &'a Path,
+    pub base: &'a str,
+    pub head: &'a str,
+    pub opts: &'a Options,
+    /// `--ignore FILE`, else HEAD's `.pinprobe.yaml`.
+    pub policy: &'a policy::Source,
+    pub today: Date,
+}
+
+/// Scan both revisions and compare them.
+pub fn review(req: &Request, db: &Database, clones: &Clones) -> Result<Review, ReviewError> {
+    let side = |label: &'static str, rev: &str| {
+        let opts = Options {
+            rev: Some(rev.to_string()),
+            ..req.opts.clone()
+        };
+        scan::scan_path(req.path, &opts, db, clones).map_err(|source| ReviewError::Scan {
+            side: label,
+            rev: rev.to_string(),
+            source: Box::new(source),
+        })
+    };
+    let mut base = side("BASE", req.base)?;
+    let mut head = side("HEAD", req.head)?;
+    let mut warnings: Vec<String> = head.warnings.clone();
+    let policy: Option<Policy> = match req.policy {
+        policy::Source::File(path) => Some(Policy::load(path)?),
+        policy::Source::TreeRoot => policy::from_tree(req.path, Some(req.head))?,
+    };
+    if let Some(policy) = &policy {
+        policy::apply(policy, &mut [&mut base], req.today, false);
+        let outcome = policy::apply(policy, &mut [&mut head], req.today, true);
+        warnings.extend(outcome.warnings);
+    }
+    let pins = pin_changes(&base.components, &head.components);
+    let changes = compare(&base, &head, &pins);
+    let suggestions = suggest::for_head(&head, db, clones);
+    let mut counts = Counts::default();
+    for c in &changes {
+        if c.suppressed.is_some() {
+            counts.suppressed += 1;
+            continue;
+        }
+        match c.change {
+            ChangeKind::Introduced => counts.introduced += 1,
+            ChangeKind::Fixed => counts.fixed += 1,
+            ChangeKind::Kept => counts.kept += 1,
+            ChangeKind::Unknown => counts.unknown += 1,
+        }
+    }
+    Ok(Review {
+        schema: crate::report::SCHEMA,
+        tool: Tool {
+            name: env!("CARGO_PKG_NAME"),
+            version: env!("CARGO_PKG_VERSION"),
+        },
+        rules_digest: db.digest.clone(),
+        base: Side {
+            rev: req.base.to_string(),
+            target: base.target.clone(),
+        },
+        head: Side {
+            rev: req.head.to_string(),
+            target: head.target.clone(),
+        },
+        counts,
+        pins,
+        changes,
+        suggestions,
+        undecided: head.undecided.clone(),
+        warnings,
+        head_report: head,
+    })
+}
+
+fn key(pin: &Pin) -> (&str, &str) {
+    (pin.component.as_str(), pin.declared_name.as_str())
+}
+
+/// The pins that were added, removed, moved to another commit or another repository.
+pub fn pin_changes(base: &[Pin], head: &[Pin]) -> Vec<PinChange> {
+    let mut out = Vec::new();
+    for h in head {
+        let Some(b) = base.iter().find(|b| key(b) == key(h)) else {
+            out.push(PinChange {
+                component: h.component.clone(),
+                change: PinChangeKind::Added,
+                base: None,
+                head: Some(PinSide::of(h)),
+                repo_changed: false,
+                fork: is_fork(h).then_some("to"),
+            });
+            continue;
+        };
+        let repo = |p: &Pin| p.repo_canonical.clone().or_else(|| p.repo.clone());
+        let repo_changed = repo(b) != repo(h);
+        let moved = b.commit != h.commit || b.reference != h.reference || b.url != h.url;
+        if !(moved || repo_changed) {
+            continue;
+        }
+        let fork = match (is_fork(b), is_fork(h)) {
+            (false, true) => Some("to"),
+            (true, false) => Some("from"),
+            _ => None,
+        };
+        out.push(PinChange {
+            component: h.component.clone(),
+            change: PinChangeKind::Changed,
+            base: Some(PinSide::of(b)),
+            head: Some(PinSide::of(h)),
+            repo_changed,
+            fork,
+        });
+    }
+    for b in base {
+        if !head.iter().any(|h| key(h) == key(b)) {
+            out.push(PinChange {
+                component: b.component.clone(),
+                change: PinChangeKind::Removed,
+                base: Some(PinSide::of(b)),
+                head: None,
+                repo_changed: false,
+                fork: None,
+            });
+        }
+    }
+    out
+}
+
+/// Classify a pair of statuses (`None`: the rule did not apply on that side).
+pub fn classify(base: Option<Status>, head: Option<Status>) -> Option<ChangeKind> {
+    use Status::*;
+    match (base, head) {
+        (Some(Affected), Some(Affected)) => Some(ChangeKind::Kept),
+        (Some(Affected), None | Some(NotAffected)) => Some(ChangeKind::Fixed),
+        (None | Some(NotAffected), Some(Affected)) => Some(ChangeKind::Introduced),
+        (Some(Unknown), _) | (_, Some(Unknown)) => Some(ChangeKind::Unknown),
+        _ => None,
+    }
+}
+
+fn find(r: &TargetReport, f: &Finding) -> Option<Status> {
+    r.findings
+        .iter()
+        .find(|g| g.component == f.component && g.rule == f.rule)
+        .map(|g| g.status)
+}
+
+/// Pair the findings of both sides by (component, rule) and classify each pair.
+pub fn compare(base: &TargetReport, head: &TargetReport, pins: &[PinChange]) -> Vec<Change> {
+    let mut out = Vec::new();
+    let pin_changed = |component: &str| pins.iter().any(|p| p.component == component);
+    for f in &head.findings {
+        let base_status = find(base, f);
+        let changed = pin_changed(&f.component);
+        if !changed && base_status == Some(Status::Unknown) && f.status == Status::Unknown {
+            // Undecided before and after, and the pin did not move: not the bump's doing.
+            continue;
+        }
+        if let Some(kind) = classify(base_status, Some(f.status)) {
+            out.push(Change {
+                change: kind,
+                rule: f.rule.clone(),
+                component: f.component.clone(),
+                status: f.status,
+                base_status,
+                severity: f.severity,
+                summary: f.summary.clone(),
+                decided_by: f.decided_by,
+                evidence: f.evidence.clone(),
+                location: f.location.clone(),
+                suppressed: f.suppressed.clone(),
+                pin_changed: changed,
+            });
+        }
+    }
+    for f in &base.findings {
+        if find(head, f).is_some() {
+            continue;
+        }
+        if let Some(kind) = classify(Some(f.status), None) {
+            out.push(Change {
+                change: kind,
+                rule: f.rule.clone(),
+                component: f.component.clone(),
+                status: Status::NotAffected,
+                base_status: Some(f.status),
+                severity: f.severity,
+                summary: f.summary.clone(),
+                decided_by: f.decided_by,
+                evidence: f.evidence.clone(),
+                location: f.location.clone(),
+                suppressed: f.suppressed.clone(),
+                pin_changed: pin_changed(&f.component),
+            });
+        }
+    }
+    out.sort_by(|a, b| {
+        (
+            a.change,
+            std::cmp::Reverse(a.severity),
+            &a.component,
+            &a.rule,
+        )
+            .cmp(&(
+                b.change,
+                std::cmp::Reverse(b.severity),
+                &b.component,
+                &b.rule,
+            ))
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Status::*;
+
+    #[test]
+    fn classification_table() {
+        assert_eq!(
+            classify(Some(Affected), Some(Affected)),
+            Some(ChangeKind::Kept)
+        );
+        assert_eq!(classify(Some(Affected), None), Some(ChangeKind::Fixed));
+        assert_eq!(
+            classify(Some(Affected), Some(NotAffected)),
+            Some(ChangeKind::Fixed)
+        );
+        assert_eq!(classify(None, Some(Affected)), Some(ChangeKind::Introduced));
+        assert_eq!(
+            classify(Some(NotAffected), Some(Affected)),
+            Some(ChangeKind::Introduced)
+        );
+        assert_eq!(
+            classify(Some(Unknown), Some(Affected)),
+            Some(ChangeKind::Unknown)
+        );
+        assert_eq!(
+            classify(Some(Affected), Some(Unknown)),
+            Some(ChangeKind::Unknown)
+        );
+        assert_eq!(classify(None, Some(Unknown)), Some(ChangeKind::Unknown));
+        assert_eq!(classify(Some(NotAffected), Some(NotAffected)), None);
+        assert_eq!(classify(None, Some(NotAffected)), None);
+        assert_eq!(classify(Some(NotAffected), None), None);
+    }
+}

@@ -1,0 +1,321 @@
+//! Renderers for a [`Review`]: a terminal table, Markdown for a pull-request comment or a job
+//! summary, JSON (the review as is) and SARIF (every finding open at HEAD, with its `change`).
+//!
+//! SARIF holds all unsuppressed affected or unknown findings at HEAD, not only the introduced
+//! ones: code scanning compares a pull request's analysis with its base branch's by fingerprint,
+//! so leaving out the kept findings would make it close their alerts as fixed.
+
+use super::{ChangeKind, PinChange, PinChangeKind, PinSide, Review};
+use crate::report::markdown::cell;
+use crate::report::sarif::{self, Item};
+use crate::report::{Format, headline};
+use crate::rules::Database;
+use crate::rules::evaluate::Finding;
+use comfy_table::{Cell, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
+use std::io::Write;
+
+/// Render `review` in `format` to `out`.
+pub fn render(
+    review: &Review,
+    format: Format,
+    db: &Database,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    match format {
+        Format::Table => table(review, out),
+        Format::Markdown => markdown(review, out),
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut *out, review)?;
+            writeln!(out)
+        }
+        Format::Sarif => {
+            let items: Vec<Item> = review
+                .head_report
+                .findings
+                .iter()
+                .map(|finding| Item {
+                    finding,
+                    properties: change_of(review, finding)
+                        .map(|c| vec![("change", c.to_string())])
+                        .unwrap_or_default(),
+                })
+                .collect();
+            sarif::write(&items, review.tool.version, &review.rules_digest, db, out)
+        }
+    }
+}
+
+fn change_of(review: &Review, f: &Finding) -> Option<ChangeKind> {
+    review
+        .changes
+        .iter()
+        .find(|c| c.rule == f.rule && c.component == f.component)
+        .map(|c| c.change)
+}
+
+fn short(s: &str) -> &str {
+    if s.len() == 40 && s.bytes().all(|b| b.is_ascii_hexdigit()) {
+        &s[..12]
+    } else {
+        s
+    }
+}
+
+fn side_text(side: Option<&PinSide>) -> String {
+    let Some(side) = side else {
+        return "-".into();
+    };
+    let pin = side
+        .commit
+        .as_deref()
+        .or(side.reference.as_deref())
+        .map(short)
+        .unwrap_or("-");
+    let repo = side.repo.as_deref().unwrap_or("-");
+    let fork = if side.fork { ", a fork" } else { "" };
+    format!("{pin} ({repo}{fork})")
+}
+
+fn pin_where(p: &PinChange) -> String {
+    p.head
+        .as_ref()
+        .or(p.base.as_ref())
+        .map(|s| format!("{}:{}", s.file, s.line))
+        .unwrap_or_default()
+}
+
+fn pin_note(p: &PinChange) -> String {
+    let mut notes = Vec::new();
+    match p.change {
+        PinChangeKind::Added => notes.push("added"),
+        PinChangeKind::Removed => notes.push("removed"),
+        PinChangeKind::Changed => {}
+    }
+    if p.repo_changed {
+        notes.push("repository changed");
+    }
+    match p.fork {
+        Some("to") => notes.push("moves to a fork"),
+        Some("from") => notes.push("moves back from a fork"),
+        _ => {}
+    }
+    notes.join(", ")
+}
+
+fn mark(kind: ChangeKind) -> &'static str {
+    match kind {
+        ChangeKind::Introduced => "❌ introduced",
+        ChangeKind::Unknown => "❔ unknown",
+        ChangeKind::Kept => "⚠️ kept",
+        ChangeKind::Fixed => "✅ fixed",
+    }
+}
+
+fn statuses(c: &super::Change) -> String {
+    format!(
+        "{} → {}",
+        c.base_status
+            .map(|s| s.to_string())
+            .unwrap_or_else(|| "-".into()),
+        c.status
+    )
+}
+
+fn evidence_line(c: &super::Change) -> String {
+    let f = Finding {
+        rule: c.rule.clone(),
+        status: c.status,
+        severity: c.severity,
+        summary: c.summary.clone(),
+        component: c.component.clone(),
+        decided_by: c.decided_by,
+        evidence: c.evidence.clone(),
+        location: c.location.clone(),
+        suppressed: None,
+    };
+    headline(&f)
+}
+
+fn summary_line(r: &Review) -> String {
+    let c = &r.counts;
+    let mut s = format!(
+        "{} introduced, {} fixed, {} kept, {} unknown",
+        c.introduced, c.fixed, c.kept, c.unknown
+    );
+    if c.suppressed > 0 {
+        s.push_str(&format!(" ({} suppressed)", c.suppressed));
+    }
+    s
+}
+
+fn markdown(r: &Review, out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "## pinprobe: pin bump `{}` → `{}`",
+        short(&r.base.rev),
+        short(&r.head.rev)
+    )?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "**{}** in `{}`. Rules `{}`.",
+        summary_line(r),
+        r.head.target,
+        r.rules_digest
+    )?;
+    writeln!(out)?;
+    if r.pins.is_empty() {
+        writeln!(out, "No pin changed.")?;
+    } else {
+        writeln!(out, "### Pins that changed")?;
+        writeln!(out)?;
+        writeln!(out, "| component | from | to | where | note |")?;
+        writeln!(out, "|---|---|---|---|---|")?;
+        for p in &r.pins {
+            writeln!(
+                out,
+                "| {} | `{}` | `{}` | `{}` | {} |",
+                cell(&p.component),
+                cell(&side_text(p.base.as_ref())),
+                cell(&side_text(p.head.as_ref())),
+                cell(&pin_where(p)),
+                cell(&pin_note(p))
+            )?;
+        }
+    }
+    if !r.changes.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "### Findings")?;
+        writeln!(out)?;
+        writeln!(
+            out,
+            "| change | rule | component | severity | base → head | evidence |"
+        )?;
+        writeln!(out, "|---|---|---|---|---|---|")?;
+        for c in &r.changes {
+            let (m, note) = match &c.suppressed {
+                Some(s) => (
+                    format!("🔇 {} (suppressed)", c.change),
+                    format!(" — suppressed until {}: {}", s.expires, s.reason),
+                ),
+                None => (mark(c.change).to_string(), String::new()),
+            };
+            writeln!(
+                out,
+                "| {m} | `{}` | {} | {} | {} | {} |",
+                cell(&c.rule),
+                cell(&c.component),
+                c.severity,
+                statuses(c),
+                cell(&format!("{} — {}{note}", c.summary, evidence_line(c)))
+            )?;
+        }
+    }
+    if !r.suggestions.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "### Suggested pin")?;
+        writeln!(out)?;
+        for s in &r.suggestions {
+            match &s.git_tag {
+                Some(tag) => writeln!(
+                    out,
+                    "- **{}**: `{tag}` in `{}:{}` ({})",
+                    s.component, s.file, s.line, s.note
+                )?,
+                None => writeln!(out, "- **{}**: no suggestion: {}", s.component, s.note)?,
+            }
+        }
+    }
+    if let Some(why) = &r.undecided {
+        writeln!(out, "\n> undecided: {}", cell(why))?;
+    }
+    for w in &r.warnings {
+        writeln!(out, "\n> warning: {}", cell(w))?;
+    }
+    Ok(())
+}
+
+fn table(r: &Review, out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{}: {} -> {}",
+        r.head.target.split('@').next().unwrap_or_default(),
+        r.base.rev,
+        r.head.rev
+    )?;
+    if r.pins.is_empty() {
+        writeln!(out, "no pin changed")?;
+    } else {
+        let mut t = Table::new();
+        t.load_preset(UTF8_FULL_CONDENSED)
+            .set_content_arrangement(ContentArrangement::Dynamic)
+            .set_header(["component", "from", "to", "where", "note"]);
+        for p in &r.pins {
+            t.add_row([
+                Cell::new(&p.component),
+                Cell::new(side_text(p.base.as_ref())),
+                Cell::new(side_text(p.head.as_ref())),
+                Cell::new(pin_where(p)),
+                Cell::new(pin_note(p)),
+            ]);
+        }
+        writeln!(out, "{t}")?;
+    }
+    if !r.changes.is_empty() {
+        let mut t = Table::new();
+        t.load_preset(UTF8_FULL_CONDENSED)
+            .set_content_arrangement(ContentArrangement::Dynamic)
+            .set_header([
+                "change",
+                "rule",
+                "component",
+                "severity",
+                "base -> head",
+                "evidence",
+            ]);
+        for c in &r.changes {
+            let (change, note) = match &c.suppressed {
+                Some(s) => (
+                    format!("{} (suppressed)", c.change),
+                    format!("\nsuppressed until {}: {}", s.expires, s.reason),
+                ),
+                None => (c.change.to_string(), String::new()),
+            };
+            t.add_row([
+                Cell::new(change),
+                Cell::new(&c.rule),
+                Cell::new(&c.component),
+                Cell::new(c.severity.to_string()),
+                Cell::new(statuses(c).replace('→', "->")),
+                Cell::new(format!("{}\n{}{note}", evidence_line(c), c.summary)),
+            ]);
+        }
+        writeln!(out, "{t}")?;
+    }
+    for s in &r.suggestions {
+        match &s.git_tag {
+            Some(tag) => writeln!(
+                out,
+                "suggested pin for {}: {tag}  ({}:{}; {})",
+                s.component, s.file, s.line, s.note
+            )?,
+            None => writeln!(out, "no suggested pin for {}: {}", s.component, s.note)?,
+        }
+    }
+    if let Some(why) = &r.undecided {
+        writeln!(out, "undecided: {why}")?;
+    }
+    for w in &r.warnings {
+        writeln!(out, "warning: {w}")?;
+    }
+    writeln!(
+        out,
+        "{} (rules {})",
+        summary_line(r),
+        short_digest(&r.rules_digest)
+    )
+}
+
+fn short_digest(d: &str) -> &str {
+    d.get(..19).unwrap_or(d)
+}

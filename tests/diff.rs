@@ -1,0 +1,312 @@
+//! Pin-bump review (`pinprobe diff`) on real git histories built here: a vLLM-shaped repository
+//! whose commits move `GIT_TAG` across a synthetic FlashAttention history (introduce, keep, fix,
+//! move to a fork and back, pin a side branch), checked through the library and the binary.
+
+mod common;
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use common::*;
+use pinprobe::policy::{self, Date};
+use pinprobe::review::{self, ChangeKind, PinChangeKind, Request, Review};
+use pinprobe::rules::evaluate::Status;
+use pinprobe::scan::{Clones, Options};
+use std::path::{Path, PathBuf};
+
+const R1: &str = "PINPROBE-2026-0001";
+const TEST_RULE: &str = "TEST-SPLITKV-ANCESTRY";
+const FORK: &str = "https://github.com/someone/flash-attention.git";
+const FORK_PIN: &str = "hygiene/fork-pin";
+
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    h: FaHistory,
+    rules: PathBuf,
+    vllm: PathBuf,
+    /// vLLM commits: v0 pins c0, v1 introduce, v2 c2, v3 fix, v4 the fix through a fork,
+    /// v5 c4 upstream again, v6 a side-branch commit.
+    v: Vec<String>,
+}
+
+/// The built-in rules (other than R1) that apply to flash-attention: the synthetic history lacks
+/// their commits, so they are `unknown` everywhere; the vLLM tree's `.pinprobe.yaml` suppresses
+/// them so the exit code speaks of R1 and the test rule alone.
+fn ignore_unrelated_builtins() -> String {
+    let (db, _) = pinprobe::rules::load(None).expect("rules load");
+    let mut yaml = String::from("ignore:\n");
+    for loaded in &db.rules {
+        let id = &loaded.rule.id;
+        if id != R1
+            && pinprobe::rules::evaluate::applies(&loaded.rule, "flash-attention", &db.registry)
+        {
+            yaml.push_str(&format!(
+                "  - rule: {id}\n    component: flash-attention\n    reason: \"the synthetic history has none of its commits\"\n    expires: 2099-12-31\n"
+            ));
+        }
+    }
+    yaml
+}
+
+fn fixture() -> Fixture {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let h = FaHistory::build(&tmp.path().join("flash-attention"));
+    let rules = tmp.path().join("rules");
+    write(
+        &rules,
+        "test.yaml",
+        &ancestry_rule(
+            TEST_RULE,
+            &[("introduced", &h.introduce), ("fixed", &h.fix)],
+        ),
+    );
+    let vllm = tmp.path().join("vllm");
+    init(&vllm);
+    write(&vllm, ".pinprobe.yaml", &ignore_unrelated_builtins());
+    let mut v = Vec::new();
+    for (repo, sha, msg) in [
+        (FA_REPO, &h.c0, "pin c0"),
+        (FA_REPO, &h.introduce, "bump: introduce"),
+        (FA_REPO, &h.c2, "bump: c2"),
+        (FA_REPO, &h.fix, "bump: the fix"),
+        (FORK, &h.fix, "pin a fork"),
+        (FA_REPO, &h.c4, "back upstream"),
+        (FA_REPO, &h.side1, "pin a side branch"),
+    ] {
+        vllm_tree(&vllm, repo, sha);
+        v.push(commit(&vllm, msg));
+    }
+    Fixture {
+        _tmp: tmp,
+        h,
+        rules,
+        vllm,
+        v,
+    }
+}
+
+fn run_review(fx: &Fixture, base: &str, head: &str) -> Review {
+    let (db, _) = pinprobe::rules::load(Some(&fx.rules)).expect("rules load");
+    let repos = vec![("flash-attention".to_string(), fx.h.dir.clone())];
+    let clones = Clones::open(&repos).expect("clone opens");
+    let opts = Options {
+        repos,
+        ..Default::default()
+    };
+    let req = Request {
+        path: &fx.vllm,
+        base,
+        head,
+        opts: &opts,
+        policy: &policy::Source::TreeRoot,
+        today: Date::parse("2026-06-01").expect("date"),
+    };
+    review::review(&req, &db, &clones).expect("review succeeds")
+}
+
+fn change(r: &Review, rule: &str) -> Option<ChangeKind> {
+    r.changes.iter().find(|c| c.rule == rule).map(|c| c.change)
+}
+
+#[test]
+fn bumps_introduce_keep_fix_and_move_across_a_fork() {
+    let fx = fixture();
+    let v = &fx.v;
+
+    // c0 -> introduce: both rules introduced, the pin moved on the same repository.
+    let r = run_review(&fx, &v[0], &v[1]);
+    assert_eq!(r.pins.len(), 1, "{:#?}", r.pins);
+    let p = &r.pins[0];
+    assert_eq!(p.change, PinChangeKind::Changed);
+    assert!(!p.repo_changed);
+    assert_eq!(p.fork, None);
+    assert_eq!(
+        p.base.as_ref().and_then(|s| s.commit.as_deref()),
+        Some(fx.h.c0.as_str())
+    );
+    assert_eq!(
+        p.head.as_ref().and_then(|s| s.commit.as_deref()),
+        Some(fx.h.introduce.as_str())
+    );
+    assert_eq!(
+        change(&r, R1),
+        Some(ChangeKind::Introduced),
+        "{:#?}",
+        r.changes
+    );
+    assert_eq!(change(&r, TEST_RULE), Some(ChangeKind::Introduced));
+    assert_eq!(r.counts.introduced, 2);
+    let c = r.changes.iter().find(|c| c.rule == R1).expect("R1");
+    assert_eq!(c.status, Status::Affected);
+    assert_eq!(c.base_status, Some(Status::NotAffected));
+    assert!(c.pin_changed);
+    // The unrelated built-ins are unknown on both sides, and suppressed by the tree's policy.
+    assert!(r.counts.suppressed > 0);
+    assert_eq!(r.counts.unknown, 0, "{:#?}", r.changes);
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+
+    // introduce -> c2: kept.
+    let r = run_review(&fx, &v[1], &v[2]);
+    assert_eq!(change(&r, R1), Some(ChangeKind::Kept));
+    assert_eq!(change(&r, TEST_RULE), Some(ChangeKind::Kept));
+    assert_eq!(r.counts.introduced, 0);
+
+    // c2 -> fix: fixed.
+    let r = run_review(&fx, &v[2], &v[3]);
+    assert_eq!(change(&r, R1), Some(ChangeKind::Fixed));
+    assert_eq!(change(&r, TEST_RULE), Some(ChangeKind::Fixed));
+    assert_eq!(r.counts.fixed, 2);
+    assert!(
+        r.suggestions.is_empty(),
+        "nothing open: {:#?}",
+        r.suggestions
+    );
+
+    // fix -> the same commit through a fork: the repository moves, the fork-pin check appears.
+    let r = run_review(&fx, &v[3], &v[4]);
+    let p = &r.pins[0];
+    assert!(p.repo_changed);
+    assert_eq!(p.fork, Some("to"));
+    assert_eq!(
+        p.base.as_ref().and_then(|s| s.commit.as_deref()),
+        p.head.as_ref().and_then(|s| s.commit.as_deref())
+    );
+    assert!(p.head.as_ref().is_some_and(|s| s.fork));
+    assert_eq!(change(&r, FORK_PIN), Some(ChangeKind::Introduced));
+    assert_eq!(change(&r, R1), None, "not affected on both sides");
+
+    // Back upstream: the fork-pin finding is fixed.
+    let r = run_review(&fx, &v[4], &v[5]);
+    assert_eq!(r.pins[0].fork, Some("from"));
+    assert_eq!(change(&r, FORK_PIN), Some(ChangeKind::Fixed));
+
+    // The same revision on both sides: no pin changed, what is affected is kept.
+    let r = run_review(&fx, &v[2], &v[2]);
+    assert!(r.pins.is_empty());
+    assert_eq!(change(&r, R1), Some(ChangeKind::Kept));
+}
+
+#[test]
+fn the_suggested_pin_is_the_earliest_default_branch_commit_with_every_fix() {
+    let fx = fixture();
+    let r = run_review(&fx, &fx.v[1], &fx.v[2]);
+    assert_eq!(r.suggestions.len(), 1, "{:#?}", r.suggestions);
+    let s = &r.suggestions[0];
+    assert_eq!(s.component, "flash-attention");
+    assert_eq!(s.commit.as_deref(), Some(fx.h.fix.as_str()), "{s:#?}");
+    assert_eq!(s.git_tag, Some(format!("GIT_TAG {}", fx.h.fix)));
+    assert_eq!(s.file, "cmake/external_projects/vllm_flash_attn.cmake");
+    assert_eq!(s.branch.as_deref(), Some("main"));
+    assert!(s.fixes.contains(&fx.h.fix));
+    // R1's real fix commit is not in the synthetic clone: said, and left out.
+    assert!(
+        s.absent
+            .iter()
+            .any(|a| a == "6d11b3c1b6ca7dac0b111bb0db63ca16eeb19a46"),
+        "{s:#?}"
+    );
+    let text = std::fs::read_to_string(fx.vllm.join(&s.file)).expect("cmake");
+    let line = text.lines().nth(s.line as usize - 1).expect("line");
+    assert!(line.contains("GIT_TAG"), "{line}");
+
+    // A pin on a side branch: no default-branch commit contains it, and it is unreachable.
+    let r = run_review(&fx, &fx.v[5], &fx.v[6]);
+    assert_eq!(
+        change(&r, "hygiene/unreachable-pin"),
+        Some(ChangeKind::Introduced)
+    );
+    let s = &r.suggestions[0];
+    assert_eq!(s.commit, None);
+    assert!(s.note.contains("no commit on main"), "{}", s.note);
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn pinprobe(dir: &Path, args: &[&str]) -> Run {
+    let out = cargo_bin_cmd!("pinprobe")
+        .args(args)
+        .current_dir(dir)
+        .env("PINPROBE_TODAY", "2026-06-01")
+        .env_remove("VLLM_FLASH_ATTN_SRC_DIR")
+        .output()
+        .expect("runs");
+    Run {
+        code: out.status.code().expect("exited"),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn exit_codes_count_only_what_the_bump_introduces() {
+    let fx = fixture();
+    let (v, rules, fa) = (
+        &fx.v,
+        fx.rules.to_str().expect("utf-8"),
+        format!("flash-attention={}", fx.h.dir.display()),
+    );
+    let diff = |base: &str, head: &str, extra: &[&str]| {
+        let mut args = vec!["diff", base, head, ".", "--rules", rules, "--repo", &fa];
+        args.extend_from_slice(extra);
+        pinprobe(&fx.vllm, &args)
+    };
+    let run = diff(&v[0], &v[1], &[]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("2 introduced"), "{}", run.stdout);
+    assert_eq!(diff(&v[1], &v[2], &[]).code, 0, "kept does not fail");
+    assert_eq!(diff(&v[2], &v[3], &[]).code, 0, "fixed does not fail");
+    assert_eq!(diff(&v[0], &v[1], &["--fail-on", "never"]).code, 0);
+    assert_eq!(diff(&v[0], &v[1], &["--fail-on", "critical"]).code, 0);
+
+    // Markdown for a pull request: the pin change, the findings, the suggestion.
+    let run = diff(&v[1], &v[2], &["--format", "markdown"]);
+    assert!(
+        run.stdout.starts_with("## pinprobe: pin bump"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("### Pins that changed"));
+    assert!(run.stdout.contains("⚠️ kept"));
+    assert!(run.stdout.contains(&format!("`GIT_TAG {}`", fx.h.fix)));
+    assert!(run.stdout.contains("🔇"), "suppressed rows are shown");
+
+    // JSON: versioned, counts, changes with rule and status, suppressed with the reason.
+    let run = diff(&v[0], &v[1], &["--format", "json"]);
+    let json: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
+    assert_eq!(json["schema"], 1);
+    assert_eq!(json["counts"]["introduced"], 2);
+    let changes = json["changes"].as_array().expect("changes");
+    assert!(changes.iter().any(|c| c["rule"] == R1
+        && c["status"] == "affected"
+        && c["base_status"] == "not_affected"
+        && c["change"] == "introduced"));
+    assert!(changes.iter().any(|c| c["suppressed"]["reason"]
+        == "the synthetic history has none of its commits"
+        && c["suppressed"]["expires"] == "2099-12-31"));
+
+    // SARIF: every open finding at HEAD with its change; the suppressed ones are not results.
+    let run = diff(&v[1], &v[2], &["--format", "sarif"]);
+    let sarif: serde_json::Value = serde_json::from_str(&run.stdout).expect("sarif");
+    let results = sarif["runs"][0]["results"].as_array().expect("results");
+    assert_eq!(results.len(), 2, "{results:#?}");
+    assert!(results.iter().all(|r| r["properties"]["change"] == "kept"));
+
+    // Errors: a revision that does not exist, and a path that is not a repository.
+    let run = diff("no-such-rev", &v[1], &[]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(run.stderr.trim_end().lines().count(), 1, "{}", run.stderr);
+    assert!(run.stderr.contains("no-such-rev"), "{}", run.stderr);
+}
+
+#[test]
+fn without_a_clone_an_undecided_new_pin_is_exit_3() {
+    let fx = fixture();
+    // No clone, no policy: c0 and introduce are unknown to every rule except by known pins.
+    let run = pinprobe(
+        &fx.vllm,
+        &["diff", &fx.v[0], &fx.v[1], "--ignore", "/dev/null"],
+    );
+    assert_eq!(run.code, 3, "{}{}", run.stdout, run.stderr);
+}
