@@ -36,7 +36,11 @@ fn write_seeds(out: &Path) {
     for (i, (repo, tag, patch)) in [
         (FA_REPO, "506341a143fcabd4bb79052a7605ada727d6b3f5", None),
         (FA_REPO, "${FA_TAG}", Some("fix.patch")),
-        ("https://github.com/someone/flash-attention.git", "main", None),
+        (
+            "https://github.com/someone/flash-attention.git",
+            "main",
+            None,
+        ),
     ]
     .into_iter()
     .enumerate()
@@ -64,7 +68,12 @@ fn write_seeds(out: &Path) {
             &whl,
             &with_dist_info("vllm", version, vllm_files(version, call)),
         );
-        put(out, "wheel", &format!("vllm{i}"), &std::fs::read(&whl).unwrap());
+        put(
+            out,
+            "wheel",
+            &format!("vllm{i}"),
+            &std::fs::read(&whl).unwrap(),
+        );
         let files = with_dist_info("vllm", version, vllm_files(version, call));
         let get = |suffix: &str| {
             files

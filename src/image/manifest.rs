@@ -109,6 +109,18 @@ pub enum Document {
     },
 }
 
+/// Image manifest media types (OCI and Docker schema 2).
+const MANIFEST_TYPES: &[&str] = &[
+    "application/vnd.oci.image.manifest.v1+json",
+    "application/vnd.docker.distribution.manifest.v2+json",
+];
+/// Filesystem layer media types: OCI layers (plain, gzip, zstd, non-distributable) and Docker
+/// rootfs diffs (including foreign layers).
+const LAYER_TYPE_PREFIXES: &[&str] = &[
+    "application/vnd.oci.image.layer.",
+    "application/vnd.docker.image.rootfs.",
+];
+
 /// Parse a manifest or index; `what` names it in errors.
 pub fn parse(bytes: &[u8], what: &str) -> Result<Document, Fault> {
     let raw: RawManifest = serde_json::from_slice(bytes).map_err(|e| Fault::malformed(what, e))?;
@@ -138,6 +150,29 @@ pub fn parse(bytes: &[u8], what: &str) -> Result<Document, Fault> {
             .ok_or_else(|| Fault::malformed(what, "an index without `manifests`"))?;
         manifests.iter().try_for_each(check)?;
         return Ok(Document::Index(manifests));
+    }
+    // A document that says what it is must say it is an image manifest, and every layer must
+    // be a filesystem layer: anything else (a plugin, an artifact, an attestation) cannot be
+    // merged into a filesystem, and reading it as one would answer for files that are not there.
+    if let Some(m) = raw.media_type.as_deref()
+        && !MANIFEST_TYPES.contains(&m)
+    {
+        return Err(Fault::malformed(
+            what,
+            format!("media type `{m}` is not an image manifest"),
+        ));
+    }
+    if let Some(m) = raw
+        .layers
+        .iter()
+        .flatten()
+        .filter_map(|l| l.media_type.as_deref())
+        .find(|m| !LAYER_TYPE_PREFIXES.iter().any(|p| m.starts_with(p)))
+    {
+        return Err(Fault::malformed(
+            what,
+            format!("layer media type `{m}` is not a filesystem layer"),
+        ));
     }
     let config = raw
         .config
@@ -311,6 +346,14 @@ mod tests {
             parse(ok.as_bytes(), "m"),
             Ok(Document::Manifest { .. })
         ));
+        let plugin = format!(
+            r#"{{"mediaType":"application/vnd.docker.plugin.v1+json","config":{{"digest":"{d}"}},"layers":[]}}"#
+        );
+        assert!(parse(plugin.as_bytes(), "m").is_err());
+        let artifact = format!(
+            r#"{{"config":{{"digest":"{d}"}},"layers":[{{"mediaType":"application/vnd.in-toto+json","digest":"{d}"}}]}}"#
+        );
+        assert!(parse(artifact.as_bytes(), "m").is_err());
         let traversal = r#"{"manifests":[{"digest":"sha256:../../etc/passwd"}]}"#;
         assert!(parse(traversal.as_bytes(), "m").is_err());
     }

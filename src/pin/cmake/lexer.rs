@@ -46,6 +46,11 @@ pub(super) struct LexError {
     pub message: String,
 }
 
+/// The most commands plus arguments one file may hold (vLLM's files hold a few thousand). A
+/// token costs several times its text, so this bounds memory where the file-size cap alone
+/// would not (a million `(` are a million arguments).
+pub(super) const MAX_TOKENS: usize = 1_000_000;
+
 /// Tokenize a whole file.
 pub(super) fn tokenize(src: &str) -> Result<Vec<Invocation>, LexError> {
     let mut cur = Cursor {
@@ -53,6 +58,7 @@ pub(super) fn tokenize(src: &str) -> Result<Vec<Invocation>, LexError> {
         bytes: src.as_bytes(),
         pos: 0,
         line: 1,
+        tokens: 0,
     };
     let mut out = Vec::new();
     loop {
@@ -77,6 +83,8 @@ struct Cursor<'a> {
     bytes: &'a [u8],
     pos: usize,
     line: u32,
+    /// Commands and arguments tokenized so far (see [`MAX_TOKENS`]).
+    tokens: usize,
 }
 
 impl Cursor<'_> {
@@ -121,7 +129,16 @@ impl Cursor<'_> {
         self.bump();
         let mut args = Vec::new();
         let mut depth: usize = 1;
+        self.tokens += 1;
         loop {
+            if self.tokens + args.len() > MAX_TOKENS {
+                return Err(LexError {
+                    line: self.line,
+                    message: format!(
+                        "more than {MAX_TOKENS} commands and arguments in one file (not a build file pinprobe reads)"
+                    ),
+                });
+            }
             match self.peek() {
                 None => {
                     return Err(LexError {
@@ -139,6 +156,7 @@ impl Cursor<'_> {
                     depth -= 1;
                     if depth == 0 {
                         self.bump();
+                        self.tokens += args.len();
                         return Ok(Invocation { name, line, args });
                     }
                     args.push(self.paren(")"));
