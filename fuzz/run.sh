@@ -14,7 +14,8 @@ seconds=${1:-600}
 shift || true
 jobs=${FUZZ_JOBS:-2}
 
-all=(cmake wheel rule_yaml signature_python signature_yaml index artifact_files)
+all=(cmake wheel rule_yaml signature_python signature_yaml index artifact_files
+     image_layers image_archive oci_manifest ignore_file)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 

@@ -2,8 +2,11 @@
 //! binary seed is committed. `fuzz/run.sh` runs this test with `PINPROBE_FUZZ_SEEDS=DIR`; without
 //! it the seeds are written to a temporary directory, which keeps the writer itself tested.
 
+#[path = "image/build.rs"]
+mod build;
 mod common;
 
+use build::{Compression, Image, Layer, SITE};
 use common::artifact::{fa4_files, vllm_files, with_dist_info, write_wheel};
 use common::{FA_REPO, Sm90Call, block_info_new, fa_cmake, fwd_sm90};
 use std::path::Path;
@@ -159,6 +162,84 @@ fn write_seeds(out: &Path) {
     );
 }
 
+fn image_seeds(out: &Path) {
+    let install = build::vllm_install(
+        SITE,
+        "0.30.0",
+        &block_info_new(),
+        &fwd_sm90(Sm90Call::Buggy),
+    );
+    let older = Layer::new("RUN pip install vllm", Compression::Gzip)
+        .dir("usr")
+        .symlink("usr/lib64", "lib")
+        .files(install);
+    let newer = Layer::new("RUN rm", Compression::Zstd)
+        .whiteout(&format!("{SITE}/vllm/_version.py"))
+        .opaque(&format!("{SITE}/vllm/engine"))
+        .file(
+            &format!("{SITE}/vllm/vllm_flash_attn/cute/flash_fwd_sm90.py"),
+            fwd_sm90(Sm90Call::Fixed),
+        );
+    for (name, a, b) in [("gzip-zstd", &older, &newer), ("zstd-gzip", &newer, &older)] {
+        let a = build::compress(&a.tar(), a.compression);
+        let b = build::compress(&b.tar(), b.compression);
+        let mut seed = (a.len().min(u16::MAX as usize) as u16)
+            .to_le_bytes()
+            .to_vec();
+        seed.extend_from_slice(&a);
+        seed.extend_from_slice(&b);
+        put(out, "image_layers", name, &seed);
+    }
+    let plain = Layer::new("plain", Compression::None).file("etc/os-release", "ID=x\n");
+    let mut seed = (plain.tar().len() as u16).to_le_bytes().to_vec();
+    seed.extend_from_slice(&plain.tar());
+    seed.extend_from_slice(&older.tar());
+    put(out, "image_layers", "plain", &seed);
+
+    let image = Image::new(vec![older.clone(), newer.clone()]);
+    let built = image.build();
+    put(out, "oci_manifest", "manifest", &built.manifest);
+    put(out, "oci_manifest", "config", &built.config);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let layout = tmp.path().join("layout");
+    std::fs::create_dir_all(&layout).unwrap();
+    build::write_oci_index(
+        &layout,
+        "latest",
+        &[&built, &image.clone().arch("arm64").build()],
+    );
+    put(
+        out,
+        "oci_manifest",
+        "index-json",
+        &std::fs::read(layout.join("index.json")).unwrap(),
+    );
+    for entry in std::fs::read_dir(layout.join("blobs/sha256")).unwrap() {
+        let path = entry.unwrap().path();
+        let bytes = std::fs::read(&path).unwrap();
+        if bytes.first() == Some(&b'{') && bytes.len() < 4096 {
+            let name = path.file_name().unwrap().to_string_lossy()[..12].to_string();
+            put(out, "oci_manifest", &name, &bytes);
+        }
+    }
+    for (name, gzip) in [("legacy", false), ("legacy-gz", true)] {
+        let path = tmp.path().join(name);
+        build::write_docker_save_legacy(&path, &built, gzip);
+        put(out, "image_archive", name, &std::fs::read(&path).unwrap());
+    }
+    let path = tmp.path().join("oci.tar");
+    build::write_docker_save_oci(&path, &image);
+    put(out, "image_archive", "oci", &std::fs::read(&path).unwrap());
+
+    put(
+        out,
+        "ignore_file",
+        "policy",
+        b"ignore:\n  - rule: PINPROBE-2026-0001\n    component: flash-attention\n    pin: 506341a143fc\n    path: cmake/external_projects/\n    reason: \"not built for SM90 here; tracked in #123\"\n    expires: 2026-12-31\n  - rule: hygiene/short-sha\n    reason: x\n    expires: 2027-02-28\n",
+    );
+    put(out, "ignore_file", "empty", b"ignore: []\n");
+}
+
 /// Git blob ids without a git dependency in the tests: `sha1("blob <len>\0" + bytes)`.
 mod sha1_like {
     pub fn blob_id(bytes: &[u8]) -> String {
@@ -185,6 +266,7 @@ fn fuzz_seeds_are_written() {
         None => tmp.path().to_path_buf(),
     };
     write_seeds(&out);
+    image_seeds(&out);
     for target in [
         "cmake",
         "wheel",
@@ -193,6 +275,10 @@ fn fuzz_seeds_are_written() {
         "signature_yaml",
         "index",
         "artifact_files",
+        "image_layers",
+        "image_archive",
+        "oci_manifest",
+        "ignore_file",
     ] {
         let n = std::fs::read_dir(out.join(target)).expect(target).count();
         assert!(n > 0, "no seeds for {target}");
