@@ -25,12 +25,14 @@ mkdir -p corpus logs artifacts
 
 export RUSTC_BOOTSTRAP=1
 export CARGO_TARGET_DIR=${FUZZ_TARGET_DIR:-$PWD/target}
-cargo fuzz build -O
+# FUZZ_NO_BUILD=1 reuses the fuzzers already built (while other runs use them).
+[ -n "${FUZZ_NO_BUILD:-}" ] || cargo fuzz build -O
+bin_dir="$CARGO_TARGET_DIR/$(rustc -vV | sed -n 's/^host: //p')/release"
 
 run_one() {
   local target=$1
   mkdir -p "corpus/$target" "artifacts/$target"
-  if cargo fuzz run -O "$target" "corpus/$target" -- \
+  if "$bin_dir/$target" "corpus/$target" \
       -max_total_time="$seconds" -rss_limit_mb=512 -timeout=10 -max_len=1048576 \
       -artifact_prefix="artifacts/$target/" -print_final_stats=1 \
       >"logs/$target.log" 2>&1; then

@@ -504,3 +504,27 @@ fn expect_compares_the_declared_pin_with_the_shipped_files() {
     let window = drift(&h.c2, &h.introduce, None);
     assert_eq!(window["status"], "not_affected", "{window:#}");
 }
+
+#[test]
+fn a_wheel_member_that_disagrees_with_record_gets_no_clean_verdict() {
+    // The fixed shape, in a wheel whose RECORD was written for the buggy file: the archive was
+    // altered after its build, so `not_affected` becomes `unknown` (an installed environment
+    // keeps following the file: see a_file_modified_after_install_is_reported).
+    let tmp = tempfile::tempdir().unwrap();
+    let mut files = with_dist_info("vllm", "0.30.0", vllm_files("0.30.0", Sm90Call::Buggy));
+    for (name, bytes) in files.iter_mut() {
+        if name.ends_with("flash_fwd_sm90.py") {
+            *bytes = fwd_sm90(Sm90Call::Fixed)
+                .replace("flash_attn.cute", "vllm.vllm_flash_attn.cute")
+                .into_bytes();
+        }
+    }
+    let whl = tmp.path().join("vllm-0.30.0-py3-none-any.whl");
+    write_wheel(&whl, &files);
+    let (code, report) = scan_json(&whl, &tmp.path().join("cache"));
+    assert_eq!(code, 3);
+    let f = finding(&report, R1, "flash-attention");
+    assert_eq!(f["status"], "unknown", "{f:#}");
+    let detail = evidence(f, "integrity")["detail"].as_str().unwrap();
+    assert!(detail.contains("no clean verdict"), "{detail}");
+}

@@ -155,3 +155,57 @@ impl View for DirView {
         Ok(Some(bytes))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup() -> (tempfile::TempDir, DirView) {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("root");
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::write(root.join("sub/ok.txt"), "ok").unwrap();
+        let view = DirView::new(&root);
+        (tmp, view)
+    }
+
+    fn message(r: Result<Option<Vec<u8>>, TargetError>) -> String {
+        match r {
+            Err(e) => e.to_string(),
+            Ok(v) => panic!("read succeeded: {:?}", v.map(|b| b.len())),
+        }
+    }
+
+    #[test]
+    fn reads_regular_files_and_links_inside_the_root() {
+        let (_tmp, view) = setup();
+        std::os::unix::fs::symlink("sub/ok.txt", view.root.join("link")).unwrap();
+        assert_eq!(view.read("sub/ok.txt").unwrap(), Some(b"ok".to_vec()));
+        assert_eq!(view.read("link").unwrap(), Some(b"ok".to_vec()));
+        assert_eq!(view.read("missing").unwrap(), None);
+    }
+
+    // The bad-input corpus found these: a FIFO blocked forever, /dev/zero read until memory ran
+    // out, and a link led outside the target.
+    #[test]
+    fn refuses_devices_fifos_links_outside_and_huge_files() {
+        let (tmp, view) = setup();
+        std::os::unix::fs::symlink("/dev/zero", view.root.join("zero")).unwrap();
+        assert!(message(view.read("zero")).contains("not a regular file"));
+        let fifo = view.root.join("fifo");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        assert!(message(view.read("fifo")).contains("not a regular file"));
+        std::fs::write(tmp.path().join("outside"), "secret").unwrap();
+        std::os::unix::fs::symlink(tmp.path().join("outside"), view.root.join("out")).unwrap();
+        assert!(message(view.read("out")).contains("outside the target"));
+        let big = std::fs::File::create(view.root.join("big")).unwrap();
+        big.set_len(MAX_FILE_BYTES + 1).unwrap();
+        assert!(message(view.read("big")).contains("cap for one file"));
+    }
+}

@@ -51,6 +51,11 @@ pub fn args(case: &Case, tmp: &Path) -> Vec<String> {
     } else {
         root().join("fixtures/bad").join(&case.name)
     };
+    args_with(case, &input)
+}
+
+/// The case's arguments with `{case}` = `input`.
+pub fn args_with(case: &Case, input: &Path) -> Vec<String> {
     let demo = root().join("fixtures/demo-vllm");
     case.args
         .iter()

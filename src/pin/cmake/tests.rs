@@ -740,3 +740,37 @@ fn hostile_expansion_stays_bounded() {
         .and_then(|a| a.value.clone());
     assert_eq!(dir.map(|v| v.len()), Some(16 << 15));
 }
+
+#[test]
+fn a_million_parentheses_are_refused_not_stored() {
+    // Found by the bad-input corpus: each nested `(` is an argument, and a million of them took
+    // more than 512 MB. The tokenizer now stops at its budget with a syntax error.
+    let src = format!(
+        "set(X {}{})\n",
+        "(".repeat(1_000_000),
+        ")".repeat(1_000_000)
+    );
+    let start = Instant::now();
+    match scan(&[("CMakeLists.txt", &src)]) {
+        Err(CmakeError::Syntax { message, .. }) => {
+            assert!(message.contains("more than 1000000"), "{message}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(start.elapsed() < HANG_GUARD);
+    // Many small commands under the budget still read.
+    let mut src = "a()\n".repeat(500_000);
+    src.push_str("FetchContent_Declare(x GIT_TAG v1)\n");
+    assert_eq!(root(&src).len(), 1);
+}
+
+#[test]
+fn cmake_files_over_the_cap_are_refused() {
+    let big = format!("# {}\n", "x".repeat(MAX_CMAKE_BYTES));
+    match scan(&[("CMakeLists.txt", &big)]) {
+        Err(e @ CmakeError::TooLarge { .. }) => {
+            assert!(e.to_string().contains("cap for a CMake file"), "{e}")
+        }
+        other => panic!("{other:?}"),
+    }
+}
