@@ -79,6 +79,8 @@ pub struct Outcome {
 
 /// Run `bin args` with an address-space limit (`ulimit -v`) and a wall-clock limit (killed
 /// past it), the cache and home pointed at `tmp`, and registry credentials removed.
+// The child is reaped with `wait4` (for its resource usage), not `Child::wait`.
+#[allow(clippy::zombie_processes)]
 pub fn run_guarded(
     bin: &Path,
     args: &[String],
