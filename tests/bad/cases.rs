@@ -349,6 +349,14 @@ pub fn generate(name: &str, dir: &Path) -> PathBuf {
             text.extend_from_slice(DECLARE.as_bytes());
             tree_with_cmake(dir, &text)
         }
+        "cmake-20mb-file" => {
+            let mut text = b"include(FetchContent)\n".to_vec();
+            while text.len() < 20 << 20 {
+                text.extend_from_slice(b"# padding padding padding padding padding padding\n");
+            }
+            text.extend_from_slice(DECLARE.as_bytes());
+            tree_with_cmake(dir, &text)
+        }
         "cmake-dense-calls-under-cap" => {
             let mut text = Vec::new();
             // 500,000 commands: half the tokenizer's budget, in 2 MB.

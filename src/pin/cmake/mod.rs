@@ -82,9 +82,9 @@ pub enum CmakeError {
     TooLarge { file: String, size: usize },
 }
 
-/// The largest CMake file read (vLLM's largest is about 50 KB). Tokens take several times the
-/// text's size, so this bounds the finder's memory whatever the file holds.
-pub const MAX_CMAKE_BYTES: usize = 4 * 1024 * 1024;
+/// The largest CMake file read (vLLM's largest is about 50 KB). With the tokenizer's budget of
+/// a million tokens (which bounds their count), this bounds the finder's memory.
+pub const MAX_CMAKE_BYTES: usize = 16 * 1024 * 1024;
 
 /// Find every declaration in the view's `CMakeLists.txt` and `cmake/**`, in file order, then
 /// source order.
