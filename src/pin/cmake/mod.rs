@@ -84,7 +84,7 @@ pub enum CmakeError {
 
 /// The largest CMake file read (vLLM's largest is about 50 KB). With the tokenizer's budget of
 /// a million tokens (which bounds their count), this bounds the finder's memory.
-pub const MAX_CMAKE_BYTES: usize = 16 * 1024 * 1024;
+pub const MAX_CMAKE_BYTES: usize = 4 * 1024 * 1024;
 
 /// Find every declaration in the view's `CMakeLists.txt` and `cmake/**`, in file order, then
 /// source order.
