@@ -256,7 +256,9 @@ fn lint(dir: Option<PathBuf>, out: &mut dyn Write) -> anyhow::Result<Exit> {
         )?;
         return Ok(Exit::Clean);
     };
-    let rules::load::RuleDir { files, components } = rules::load::read_dir(&dir)?;
+    let rules::load::RuleDir {
+        files, components, ..
+    } = rules::load::read_dir(&dir)?;
     let mut registry = builtin.registry.clone();
     let mut problems: Vec<Diagnostic> = Vec::new();
     if let Some(text) = components {

@@ -71,12 +71,17 @@ pub fn parse(file: &str, text: &str, registry: &Registry) -> Result<Rule, Vec<Di
     }
 }
 
-/// The rule files of a directory, `components.yaml` apart.
+/// The release ledger's file name in a rule directory: data, not a rule.
+pub const LEDGER_FILE: &str = "ledger.yaml";
+
+/// The rule files of a directory, `components.yaml` and `ledger.yaml` apart.
 pub struct RuleDir {
     /// `*.yaml` / `*.yml` files, sorted by path, with their text.
     pub files: Vec<(PathBuf, String)>,
     /// The text of `components.yaml`, if present.
     pub components: Option<String>,
+    /// The text of `ledger.yaml` (the release ledger, tools/ledger/build.py), if present.
+    pub ledger: Option<String>,
 }
 
 /// Read a rule directory.
@@ -87,6 +92,7 @@ pub fn read_dir(dir: &Path) -> Result<RuleDir, RulesError> {
     };
     let mut files = Vec::new();
     let mut components = None;
+    let mut ledger = None;
     for entry in std::fs::read_dir(dir).map_err(|e| io(dir, e))? {
         let path = entry.map_err(|e| io(dir, e))?.path();
         let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
@@ -105,12 +111,18 @@ pub fn read_dir(dir: &Path) -> Result<RuleDir, RulesError> {
         })?;
         if name == "components.yaml" {
             components = Some(text);
+        } else if name == LEDGER_FILE {
+            ledger = Some(text);
         } else {
             files.push((path, text));
         }
     }
     files.sort();
-    Ok(RuleDir { files, components })
+    Ok(RuleDir {
+        files,
+        components,
+        ledger,
+    })
 }
 
 fn parse_registry(file: &str, text: &str) -> Result<Registry, RulesError> {
