@@ -2,8 +2,9 @@
 //! a user's `--rules DIR`; validated as it loads, linted on demand, and evaluated against pins.
 
 pub mod components;
-mod embedded;
+pub(crate) mod embedded;
 pub mod evaluate;
+pub mod ledger;
 pub mod lint;
 pub mod load;
 pub mod model;
@@ -13,5 +14,6 @@ pub mod vectors;
 pub mod version;
 
 pub use components::{ComponentDef, Registry};
+pub use ledger::Ledger;
 pub use load::{Database, LoadedRule, Origin, RulesError, load};
 pub use model::{Rule, Severity};
