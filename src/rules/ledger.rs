@@ -11,7 +11,8 @@
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
-use super::lint::{Diagnostic, is_full_sha};
+use super::lint::Diagnostic;
+use crate::model::is_full_sha;
 use super::version::Version;
 
 /// The configuration a PyPI build uses (`VLLM_GPU_LANG=CUDA`, no `*_SRC_DIR` override).
