@@ -24,17 +24,26 @@ impl Exit {
 }
 
 /// The exit status of a scan: findings at or above the threshold (1) outrank undecided ones (3),
-/// which outrank a clean result. `threshold` is `None` for `--fail-on never`.
-pub fn for_scan(report: &crate::model::Report, threshold: Option<crate::model::Severity>) -> Exit {
+/// which outrank a clean result. `threshold` is `None` for `--fail-on never`. Pin-hygiene
+/// findings (`hygiene/*`) count only with `hygiene_fails` (`--fail-on-hygiene`): a gate that
+/// fails on every real vLLM tree because it pins CUTLASS by tag would be switched off.
+pub fn for_scan(
+    report: &crate::model::Report,
+    threshold: Option<crate::model::Severity>,
+    hygiene_fails: bool,
+) -> Exit {
     use crate::model::Status;
     let Some(threshold) = threshold else {
         return Exit::Clean;
     };
     // Suppressed findings (`.pinprobe.yaml`) keep their status but never set the exit code.
     let at_or_above = |status| {
-        report
-            .findings()
-            .any(|f| f.status == status && f.severity >= threshold && f.suppressed.is_none())
+        report.findings().any(|f| {
+            f.status == status
+                && f.severity >= threshold
+                && f.suppressed.is_none()
+                && (hygiene_fails || !f.rule.starts_with("hygiene/"))
+        })
     };
     if at_or_above(Status::Affected) {
         Exit::Findings

@@ -78,6 +78,11 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = FailOn::Low, value_name = "SEVERITY")]
     pub fail_on: FailOn,
 
+    /// Let pin-hygiene findings (fork, short-SHA, tag or branch pins) count for the exit code
+    /// like kernel-bug findings. By default they are reported but never fail the scan.
+    #[arg(long)]
+    pub fail_on_hygiene: bool,
+
     /// Images: the platform to pick from a multi-arch index.
     #[arg(long, value_name = "OS/ARCH[/VARIANT]", default_value = crate::target::image::DEFAULT_PLATFORM)]
     pub platform: String,
@@ -152,5 +157,9 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     }
     report::render(&report, args.format, &db, out)?;
     out.flush()?;
-    Ok(exit::for_scan(&report, args.fail_on.threshold()))
+    Ok(exit::for_scan(
+        &report,
+        args.fail_on.threshold(),
+        args.fail_on_hygiene,
+    ))
 }

@@ -12,8 +12,8 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 
 use super::lint::Diagnostic;
-use crate::model::is_full_sha;
 use super::version::Version;
+use crate::model::is_full_sha;
 
 /// The configuration a PyPI build uses (`VLLM_GPU_LANG=CUDA`, no `*_SRC_DIR` override).
 pub const DEFAULT_CONFIGURATION: &str = "cuda";

@@ -32,6 +32,8 @@ pub struct Database {
     pub registry: Registry,
     /// `sha256:<hex>` over every loaded file's name and text, in id order.
     pub digest: String,
+    /// The release ledger: the user directory's `ledger.yaml` if it has one, else the built-in.
+    pub ledger: super::Ledger,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -193,12 +195,26 @@ pub fn load(user_dir: Option<&Path>) -> Result<(Database, Vec<String>), RulesErr
         hasher.update(r.rule.id.as_bytes());
         hasher.update(r.sha256);
     }
+    let (ledger_file, ledger_text) = match (user_dir, user.as_ref().and_then(|u| u.ledger.as_ref()))
+    {
+        (Some(dir), Some(text)) => (dir.join(LEDGER_FILE).display().to_string(), text.as_str()),
+        _ => ("ledger.yaml (built in)".to_string(), embedded::LEDGER),
+    };
+    hasher.update(ledger_text.as_bytes());
+    let ledger = super::Ledger::parse(&ledger_file, ledger_text).map_err(|problems| {
+        RulesError::Invalid(problems.into_iter().next().unwrap_or_else(|| Diagnostic {
+            file: ledger_file.clone(),
+            line: None,
+            message: "invalid release ledger".into(),
+        }))
+    })?;
     let digest = format!("sha256:{}", hex::encode(hasher.finalize()));
     Ok((
         Database {
             rules,
             registry,
             digest,
+            ledger,
         },
         notices,
     ))
