@@ -327,10 +327,13 @@ fn signature_evidence(signature: &super::signature::Signature, subject: &Subject
         line: None,
     };
     let Some(sources) = subject.sources else {
-        return unknown(format!(
-            "source not available: pass --repo {}=PATH (a clone) to check the pinned files",
-            subject.component
-        ));
+        return unknown(match &subject.no_clone {
+            Some(why) => format!("pinned source not available: {why}"),
+            None => format!(
+                "source not available: pass --repo {}=PATH (a clone) to check the pinned files",
+                subject.component
+            ),
+        });
     };
     match signature.evaluate(sources) {
         Outcome::Present { hits } => {
