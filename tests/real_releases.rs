@@ -73,8 +73,9 @@ print("buggy" if field and overwrite and bad_call else "clean")
 fn skip() -> bool {
     if std::env::var_os("PINPROBE_REAL_DATA").is_none() {
         let msg = "skipped: real_releases downloads the vLLM 0.26.0-0.33.0 sdists and wheels with pip; set PINPROBE_REAL_DATA=1 to run it";
-        println!("{msg}");
-        eprintln!("{msg}");
+        // Written to the process's stderr directly: test output capture would hide eprintln!.
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "{msg}");
         return true;
     }
     false
