@@ -337,6 +337,14 @@ fn scan_source_view(
         pin.commit = commit.map(|c| c.to_string());
         let resolution =
             ledger::resolve(db, release.as_ref(), &pin.component, pin.commit.as_deref());
+        if let (Some(_), Some(why)) = (&release, &resolution.why_not)
+            && pin.component == "flash-attention"
+        {
+            report.warnings.push(format!(
+                "release ledger not used for {}: {why}",
+                pin.component
+            ));
+        }
         report
             .findings
             .extend(hygiene::check(pin, &db.registry, clone.zip(commit)));
