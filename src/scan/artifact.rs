@@ -117,27 +117,43 @@ fn scan_copy(
         .owner
         .as_ref()
         .is_some_and(|o| o.normalized() == "vllm");
-    let release = if shipped_by_vllm {
-        super::ledger::release_of(view, &env.join("vllm/_version.py"))?
-    } else {
-        None
+    // vllm/_version.py (version and commit), else the dist-info METADATA version alone.
+    let release = match (&copy.owner, shipped_by_vllm) {
+        (Some(owner), true) => super::ledger::release_of(view, &env.join("vllm/_version.py"))?
+            .or_else(|| {
+                Some(super::ledger::ReleaseId {
+                    version: owner.version.clone(),
+                    commit: None,
+                    file: format!("{}/METADATA", owner.dist_info),
+                })
+            }),
+        _ => None,
     };
     let resolution = if shipped_by_vllm {
         super::ledger::resolve(db, release.as_ref(), &copy.component, None)
     } else {
         super::ledger::Resolution::default()
     };
+    // The ledger's pin counts only if the shipped files do not say they come from elsewhere.
+    let ledger_agrees = match (&matched, &resolution.commit) {
+        (Some(m), Some(l)) => m.commits.iter().any(|c| c == l) && m.mismatched.is_empty(),
+        _ => true,
+    };
     let ledger_commit = resolution
         .commit
         .as_deref()
+        .filter(|_| ledger_agrees)
         .and_then(|c| gix::ObjectId::from_hex(c.as_bytes()).ok());
-    if let (Some(f), Some(l)) = (fingerprinted, ledger_commit)
-        && f != l
+    let recorded = if ledger_agrees {
+        resolution.recorded.clone()
+    } else {
+        Vec::new()
+    };
+    if let (Some(m), Some(l), Some(id)) = (&matched, &resolution.commit, &release)
+        && let Some(finding) =
+            super::drift::against_ledger(&copy.component, &copy.dir, m, l, &id.version)
     {
-        report.warnings.push(format!(
-            "{}: the shipped files match {} (fingerprint index) but the release ledger pins {} for this vLLM release",
-            copy.dir, f, l
-        ));
+        report.findings.push(finding);
     }
     let commit = fingerprinted.or(ledger_commit);
     let mut pin = Pin::shipped(
@@ -217,7 +233,7 @@ fn scan_copy(
                     resolution.why_not.as_deref().unwrap_or("no vLLM release to look up")
                 ),
             }),
-            recorded: resolution.recorded.clone(),
+            recorded: recorded.clone(),
             clone: cx.clone_of(&copy.component),
             sources: Some(&files),
             sources_label: format!("the shipped files in {}", copy.dir),
