@@ -308,3 +308,38 @@ fn help_teaches() {
     let diff = pinprobe(&["diff", "--help"]);
     insta::assert_snapshot!("diff_help", diff.stdout);
 }
+
+/// A vLLM-shaped tree pinning FlashAttention at a full SHA no rule knows: every FA rule is
+/// undecided without a clone.
+fn undecided_tree() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    vllm_tree(
+        tmp.path(),
+        FA_REPO,
+        "1111111111111111111111111111111111111111",
+    );
+    tmp
+}
+
+#[test]
+fn fail_on_unknown_never_lets_undecided_pass_but_not_affected() {
+    let tree = undecided_tree();
+    let t = tree.path().to_str().expect("utf-8");
+    // Fail closed by default: undecided is 3.
+    let run = pinprobe(&["scan", t]);
+    assert_eq!(run.code, 3, "{}{}", run.stdout, run.stderr);
+    // Undecided findings may pass ...
+    let run = pinprobe(&["scan", t, "--fail-on-unknown", "never"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    // ... above a severity only: every FA rule is at least low, none is above critical.
+    assert_eq!(pinprobe(&["scan", t, "--fail-on-unknown", "low"]).code, 3);
+    // ... while an affected finding still fails.
+    let run = pinprobe(&["scan", DEMO, "--fail-on-unknown", "never"]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    // `--fail-on never` alone still means never for both (the unknown threshold follows it).
+    assert_eq!(pinprobe(&["scan", DEMO, "--fail-on", "never"]).code, 0);
+    assert_eq!(pinprobe(&["scan", t, "--fail-on", "never"]).code, 0);
+    // And the two thresholds are independent.
+    let run = pinprobe(&["scan", t, "--fail-on", "never", "--fail-on-unknown", "low"]);
+    assert_eq!(run.code, 3, "{}{}", run.stdout, run.stderr);
+}
