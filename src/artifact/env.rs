@@ -1,12 +1,12 @@
-//! Python environments inside a view: every `site-packages` / `dist-packages` directory (or the
-//! view root, for a wheel or a site-packages directory given directly), and the distributions
-//! installed in each (`*.dist-info/METADATA`).
+//! Python environments inside a view, as pip, uv and conda lay them out: every directory that
+//! holds an installed distribution (`*.dist-info/`) or a `vllm` / `flash_attn` package, at any
+//! depth: `site-packages` and `dist-packages` of virtual environments, `uv tool` environments,
+//! conda prefixes (`conda-meta/` beside `lib/pythonX.Y/site-packages`), system prefixes
+//! (`/usr/lib/python3/dist-packages`), `pip install --target` directories, and the view root
+//! itself for a wheel or a site-packages directory given directly. No `pyvenv.cfg` is needed.
+//! The distributions installed in each come from `*.dist-info/METADATA`.
 
 use crate::target::{TargetError, View};
-
-/// How deep below the root a `site-packages` directory is looked for
-/// (`usr/local/lib/python3.12/site-packages` is 5; venvs under `/opt` add two).
-const MAX_DEPTH: usize = 8;
 
 /// One installed distribution.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,17 +71,24 @@ fn holds_packages(view: &dyn View, dir: &str) -> Result<bool, TargetError> {
         .any(|c| c.ends_with(".dist-info/") || c == "vllm/" || c == "flash_attn/"))
 }
 
-/// Every environment in the view: the root if it holds packages, and every `site-packages` or
-/// `dist-packages` directory below it.
+/// Every environment in the view: each directory, at any depth, that holds packages. The walk
+/// does not enter pseudo filesystems (`proc`, `sys`, `dev`), `.git`, `node_modules`,
+/// `__pycache__`, `*.dist-info`, or the importable packages of an environment found.
 pub fn find(view: &dyn View) -> Result<Vec<Env>, TargetError> {
     let mut roots = Vec::new();
-    if holds_packages(view, "")? {
-        roots.push(String::new());
-    }
-    let mut stack = vec![(String::new(), 0usize)];
-    while let Some((dir, depth)) = stack.pop() {
-        if depth >= MAX_DEPTH {
+    let mut stack = vec![String::new()];
+    // Directories already walked, by identity: symbolic links (`lib64 -> lib`, a loop) reach
+    // each directory once.
+    let mut visited = std::collections::HashSet::new();
+    while let Some(dir) = stack.pop() {
+        if let Some(id) = view.dir_identity(&dir)
+            && !visited.insert(id)
+        {
             continue;
+        }
+        let is_env = holds_packages(view, &dir)?;
+        if is_env {
+            roots.push(dir.clone());
         }
         for child in view.children(&dir)? {
             let Some(name) = child.strip_suffix('/') else {
@@ -92,17 +99,13 @@ pub fn find(view: &dyn View) -> Result<Vec<Env>, TargetError> {
             } else {
                 format!("{dir}/{name}")
             };
-            if matches!(name, "site-packages" | "dist-packages") {
-                if holds_packages(view, &path)? {
-                    roots.push(path);
-                }
-            } else if !matches!(
+            let skip = matches!(
                 name,
                 "proc" | "sys" | "dev" | ".git" | "node_modules" | "__pycache__"
-            ) && !name.ends_with(".dist-info")
-                && (depth > 0 || !roots.contains(&String::new()) || !is_package_dir(view, &path)?)
-            {
-                stack.push((path, depth + 1));
+            ) || name.ends_with(".dist-info")
+                || (is_env && is_package_dir(view, &path)?);
+            if !skip {
+                stack.push(path);
             }
         }
     }

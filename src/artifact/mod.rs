@@ -109,7 +109,13 @@ fn scan_env(
     }
     // Each distribution's RECORD is read once, however many copies it ships.
     let mut records: Vec<(String, Option<Record>)> = Vec::new();
-    for copy in shipped::find(view, env)? {
+    let copies = shipped::find(view, env)?;
+    if let Some(dist) = vllm
+        && !copies.iter().any(|c| c.component == "flash-attention")
+    {
+        missing_copy(view, env, dist, db, report);
+    }
+    for copy in copies {
         let record = match &copy.owner {
             Some(owner) => match records.iter().position(|(d, _)| *d == owner.dist_info) {
                 Some(i) => records[i].1.as_ref(),
@@ -123,6 +129,86 @@ fn scan_env(
         scan_copy(view, env, &copy, record, db, cx, report)?;
     }
     Ok(())
+}
+
+/// A `vllm` distribution whose bundled FlashAttention copy is not where vLLM puts it
+/// (`vllm/vllm_flash_attn/cute/*.py`): moved, bytecode only, an editable install whose source
+/// lies elsewhere, a link not resolved. The FlashAttention rules are evaluated with no source
+/// files, so their signature is undecidable and the lattice gives `unknown` (or `affected`
+/// where weaker evidence says so), never a silent pass.
+fn missing_copy(
+    view: &dyn View,
+    env: &Env,
+    dist: &env::Dist,
+    db: &Database,
+    report: &mut TargetReport,
+) {
+    struct NoFiles;
+    impl crate::rules::signature::SourceFiles for NoFiles {
+        fn read(&self, _path: &str) -> Result<Option<String>, String> {
+            Ok(None)
+        }
+    }
+    let dir = env.join("vllm/vllm_flash_attn/cute");
+    let editable = view
+        .read(&format!("{}/direct_url.json", dist.dist_info))
+        .ok()
+        .flatten()
+        .is_some_and(|b| {
+            let text = String::from_utf8_lossy(&b);
+            text.contains("\"editable\"") && text.contains("true")
+        });
+    let why = if editable {
+        format!(
+            "{} {} is an editable install (direct_url.json): its sources lie outside {}, where this scan cannot follow them",
+            dist.name,
+            dist.version,
+            view.describe()
+        )
+    } else {
+        format!(
+            "{} {} is installed but no FlashAttention sources were found at {dir} (missing, moved, bytecode only, or behind a link that was not resolved)",
+            dist.name, dist.version
+        )
+    };
+    let mut pin = Pin::shipped(
+        "flash-attention",
+        &dir,
+        Some(format!(
+            "shipped in {} {} (not found)",
+            dist.name, dist.version
+        )),
+        None,
+        "expected bundled copy",
+    );
+    pin.component_repo = db
+        .registry
+        .get("flash-attention")
+        .and_then(|c| crate::pin::url::canonical(&c.repo));
+    report.components.push(pin);
+    let files = NoFiles;
+    for loaded in &db.rules {
+        let rule = &loaded.rule;
+        if !evaluate::applies(rule, "flash-attention", &db.registry) {
+            continue;
+        }
+        let subject = Subject {
+            component: "flash-attention",
+            commit: None,
+            commit_unknown: Some(why.clone()),
+            clone: None,
+            sources: Some(&files),
+            sources_label: why.clone(),
+            packages: vec![("PyPI".to_string(), "vllm".to_string(), dist.version.clone())],
+            location: Some(Location {
+                file: dist.dist_info.clone(),
+                line: 1,
+            }),
+        };
+        report
+            .findings
+            .push(evaluate::evaluate(rule, &subject, &db.registry));
+    }
 }
 
 fn scan_copy(

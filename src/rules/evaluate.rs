@@ -1,8 +1,10 @@
 //! Evaluation: one rule against one pinned component, producing a [`Finding`] whose evidence is
-//! listed strongest first and whose status is decided by the strongest evidence that decides.
+//! listed strongest first and whose status the evidence lattice ([`combine`]) decides.
 //!
 //! Strength order (DESIGN.md): source signature on the actual files; commit ancestry in a real
-//! repository; a known-pin list in the rule; a package-version range. When nothing decides, the
+//! repository; a known-pin list in the rule; a package-version range. `not_affected` needs the
+//! strongest applicable evidence to say so and no other to say `affected`; strong evidence that
+//! could not decide never falls through to a weaker clean answer; when nothing decides, the
 //! status is `unknown`, never `not_affected`.
 //!
 //! Scoping and conditions:
@@ -163,9 +165,15 @@ pub fn evaluate_with(
     registry: &super::Registry,
     others: &[OtherPin],
 ) -> Finding {
-    let mut evidence = Vec::new();
+    // Each piece of evidence with whether it applies: evidence that had nothing to look at
+    // (no sources, no clone, no known commit) does not take part in the lattice; evidence that
+    // looked and could not tell does, and blocks weaker clean answers.
+    let mut weighed: Vec<(Evidence, bool)> = Vec::new();
     if let Some(signature) = &rule.database_specific.signature {
-        evidence.push(signature_evidence(signature, subject));
+        weighed.push((
+            signature_evidence(signature, subject),
+            subject.sources.is_some(),
+        ));
     }
     for (affected, range) in rule.git_ranges() {
         if !range_applies(range, subject.component, registry) {
@@ -176,12 +184,15 @@ pub fn evaluate_with(
         if !spec.note.is_empty() && ancestry.status != Status::Unknown {
             ancestry.detail = format!("{} ({})", ancestry.detail, spec.note);
         }
-        evidence.push(ancestry);
+        weighed.push((
+            ancestry,
+            subject.clone.is_some() && subject.commit.is_some(),
+        ));
         if let Some(e) = known_pin_evidence(range, &spec.known_affected_pins, subject) {
-            evidence.push(e);
+            weighed.push((e, true));
         }
         if let Some(e) = prefix_evidence(&spec.known_affected_prefixes, subject) {
-            evidence.push(e);
+            weighed.push((e, true));
         }
     }
     for affected in &rule.affected {
@@ -205,20 +216,25 @@ pub fn evaluate_with(
                         format!("{name} version `{v}` does not parse"),
                     ),
                 };
-                evidence.push(Evidence {
-                    kind: EvidenceKind::VersionRange,
-                    status,
-                    detail,
-                    file: None,
-                    line: None,
-                });
+                weighed.push((
+                    Evidence {
+                        kind: EvidenceKind::VersionRange,
+                        status,
+                        detail,
+                        file: None,
+                        line: None,
+                    },
+                    true,
+                ));
             }
         }
     }
-    evidence.sort_by_key(|e| e.kind);
-    let decided = evidence.iter().find(|e| e.status != Status::Unknown);
-    let mut status = decided.map_or(Status::Unknown, |e| e.status);
-    let mut decided_by = decided.map(|e| e.kind);
+    weighed.sort_by_key(|(e, _)| e.kind);
+    let Verdict {
+        mut status,
+        mut decided_by,
+    } = combine(&weighed);
+    let mut evidence: Vec<Evidence> = weighed.into_iter().map(|(e, _)| e).collect();
     // `requires`: every condition must hold for the pin's bug to bite.
     for requirement in &rule.database_specific.requires {
         let e = requirement_evidence(requirement, others, registry);
@@ -253,6 +269,66 @@ pub fn evaluate_with(
         location: subject.location.clone(),
         evidence,
         suppressed: None,
+    }
+}
+
+/// The status a finding's evidence supports, and the kind that decided it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Verdict {
+    pub status: Status,
+    pub decided_by: Option<EvidenceKind>,
+}
+
+/// The evidence lattice (README, "How evidence combines"). `weighed` holds each piece of
+/// evidence with whether it applies (it had something to look at), sorted strongest first;
+/// only the strength kinds (signature, ancestry, known pin, version range) take part.
+///
+/// 1. Some applicable evidence says `affected`: the finding is `affected`, decided by the
+///    strongest such evidence, unless stronger applicable evidence says `not_affected`; then
+///    the two disagree and the finding is `unknown` (both stay listed).
+/// 2. Otherwise the strongest applicable evidence decides: `not_affected` if it says so,
+///    `unknown` if it could not tell. Undecided strong evidence (a signature whose file is
+///    missing, bytecode only, over a cap, a link not resolved; ancestry in a clone that lacks
+///    the commit) never falls through to a weaker clean answer.
+/// 3. No applicable evidence: `unknown`.
+pub fn combine(weighed: &[(Evidence, bool)]) -> Verdict {
+    let strength = |k: EvidenceKind| {
+        matches!(
+            k,
+            EvidenceKind::Signature
+                | EvidenceKind::Ancestry
+                | EvidenceKind::KnownPin
+                | EvidenceKind::VersionRange
+        )
+    };
+    let mut applicable: Vec<&Evidence> = weighed
+        .iter()
+        .filter(|(e, applies)| *applies && strength(e.kind))
+        .map(|(e, _)| e)
+        .collect();
+    applicable.sort_by_key(|e| e.kind);
+    let unknown = Verdict {
+        status: Status::Unknown,
+        decided_by: None,
+    };
+    if let Some(i) = applicable.iter().position(|e| e.status == Status::Affected) {
+        if applicable[..i]
+            .iter()
+            .any(|e| e.status == Status::NotAffected)
+        {
+            return unknown;
+        }
+        return Verdict {
+            status: Status::Affected,
+            decided_by: Some(applicable[i].kind),
+        };
+    }
+    match applicable.first() {
+        Some(e) if e.status == Status::NotAffected => Verdict {
+            status: Status::NotAffected,
+            decided_by: Some(e.kind),
+        },
+        _ => unknown,
     }
 }
 

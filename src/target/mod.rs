@@ -28,6 +28,17 @@ pub trait View {
     fn files_under(&self, dir: &str) -> Result<Vec<String>, TargetError>;
     /// The bytes of one file, or `None` when it does not exist.
     fn read(&self, path: &str) -> Result<Option<Vec<u8>>, TargetError>;
+    /// An identity for directory `dir` that is equal for two paths reaching the same directory
+    /// (through symbolic links), for walkers that must not loop; `None` where paths are the
+    /// identity (archives, memory).
+    fn dir_identity(&self, _dir: &str) -> Option<(u64, u64)> {
+        None
+    }
+    /// The name `path` has in the underlying archive when it differs (a wheel member installed
+    /// from `NAME.data/purelib/`, or a name pip normalises): what the archive's RECORD lists.
+    fn origin(&self, _path: &str) -> Option<String> {
+        None
+    }
     /// The immediate children of `dir` (names; directories end in `/`), sorted.
     fn children(&self, dir: &str) -> Result<Vec<String>, TargetError> {
         let dir = dir.trim_end_matches('/');
