@@ -157,6 +157,7 @@ fn walk_central_directory(
     counter: &Cell<u64>,
 ) -> Result<Vec<CdEntry>, TargetError> {
     use std::os::unix::fs::FileExt;
+    let bad = |p: &Path, m: String| self::bad(p, format!("zip archive: {m}"));
     let io = |source| TargetError::Io {
         path: path.to_path_buf(),
         source,
@@ -174,7 +175,7 @@ fn walk_central_directory(
     let Some(at) = tail.windows(4).rposition(|w| w == b"PK\x05\x06") else {
         return Err(bad(
             path,
-            "not a readable zip archive: no end-of-central-directory record".into(),
+            "not a readable zip archive (no end-of-central-directory record)".into(),
         ));
     };
     let eocd_pos = tail_start + at as u64;
@@ -273,6 +274,22 @@ fn walk_central_directory(
             ),
         ));
     }
+    // A declared size far beyond the compressed one is a bomb, whatever the local header says.
+    for entry in &entries {
+        if entry.size > MAX_MEMBER_BYTES.saturating_mul(16)
+            || entry.size > entry.compressed.saturating_mul(MAX_RATIO).max(1 << 20)
+        {
+            return Err(bad(
+                path,
+                format!(
+                    "member `{}` declares {} bytes from {} compressed (a zip bomb?)",
+                    String::from_utf8_lossy(&entry.name),
+                    entry.size,
+                    entry.compressed
+                ),
+            ));
+        }
+    }
     // Every local header agrees with its entry, and members tile the file up to the central
     // directory with nothing between them.
     let mut order: Vec<usize> = (0..entries.len()).collect();
@@ -323,7 +340,11 @@ fn walk_central_directory(
             u64::from(le32(&header, 22).unwrap_or(0)),
         );
         let descriptor = entry.flags & 0x8 != 0;
-        if !descriptor && lc != u64::from(u32::MAX) && (lc != entry.compressed || ls != entry.size)
+        // (A member over the read cap is refused when read, with that reason.)
+        if !descriptor
+            && lc != u64::from(u32::MAX)
+            && entry.size <= MAX_MEMBER_BYTES
+            && (lc != entry.compressed || ls != entry.size)
         {
             return Err(bad(
                 path,
