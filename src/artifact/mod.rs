@@ -34,7 +34,10 @@ pub fn is_interesting(path: &str) -> bool {
         || (name.ends_with(".py")
             && (path.contains("vllm/vllm_flash_attn/")
                 || path.contains("flash_attn/cute/")
-                || path.contains("vllm/third_party/")))
+                || path.contains("vllm/third_party/")
+                // A copy anywhere (`/opt/fa/cute`), reached through a link.
+                || path.contains("/cute/")
+                || path.starts_with("cute/")))
 }
 
 /// What an artifact scan can use besides the view.
@@ -264,8 +267,10 @@ fn scan_copy(
             Some(sig) => {
                 let mut all = true;
                 for f in sig.files() {
+                    // A file that exists but cannot be read (an unresolved link) counts: the
+                    // signature then says undecidable.
                     all &= match copy.view_path(&f) {
-                        Some(p) => view.read(&p)?.is_some(),
+                        Some(p) => !matches!(view.read(&p), Ok(None)),
                         None => false,
                     };
                 }
