@@ -118,8 +118,8 @@ pub enum TargetKind {
 }
 
 /// Classify a target string: image references by prefix, files by extension, directories by
-/// what they hold (`CMakeLists.txt` or `cmake/`: a source tree; `site-packages`, a `pyvenv.cfg`
-/// or `*.dist-info`: an installed environment).
+/// what they hold (`CMakeLists.txt` or `cmake/`: a source tree; `site-packages`, a `pyvenv.cfg`,
+/// `conda-meta/`, `*.dist-info`, or any environment below it: an installed environment).
 pub fn classify(target: &str) -> TargetKind {
     if target.starts_with("docker://") || target.starts_with("oci:") {
         return TargetKind::Image(target.to_string());
@@ -139,11 +139,17 @@ pub fn classify(target: &str) -> TargetKind {
         || path
             .file_name()
             .is_some_and(|n| n == "site-packages" || n == "dist-packages")
+        || path.join("conda-meta").is_dir()
         || std::fs::read_dir(&path).is_ok_and(|entries| {
             entries
                 .filter_map(Result::ok)
                 .any(|e| e.file_name().to_string_lossy().ends_with(".dist-info"))
-        });
+        })
+        // A prefix or a whole filesystem holding environments at any depth (`/opt/conda`,
+        // `/usr/lib/python3/dist-packages`, `uv tool` environments ten levels down).
+        || (path.is_dir()
+            && crate::artifact::env::find(&crate::target::DirView::installed(&path))
+                .is_ok_and(|envs| !envs.is_empty()));
     if installed {
         TargetKind::Installed(path)
     } else {
