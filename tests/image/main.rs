@@ -8,6 +8,7 @@ mod common;
 
 mod build;
 mod fault;
+mod reference;
 mod registry;
 
 use assert_cmd::cargo::cargo_bin_cmd;
