@@ -2,12 +2,12 @@
 //! the release binary, printing its wall time and peak resident memory against the targets
 //! (10 s, 200 MB). `cargo bench --bench bad_inputs`; `PINPROBE_BIN` times another binary.
 
-#[path = "../tests/image/build.rs"]
-mod build;
 #[path = "../tests/bad/cases.rs"]
 mod cases;
 #[path = "../tests/common/mod.rs"]
 mod common;
+
+use common::image as build;
 
 use std::path::PathBuf;
 use std::time::Duration;

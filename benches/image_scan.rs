@@ -13,7 +13,7 @@
 //! seed) from a vocabulary of 4,096 random lowercase words, so gzip has real matching and
 //! Huffman work to undo, like text and code in real layers, and generation stays quick.
 
-#[path = "../tests/image/build.rs"]
+#[path = "../tests/common/image.rs"]
 mod build;
 #[path = "../tests/image/registry.rs"]
 mod registry;

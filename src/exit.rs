@@ -1,5 +1,7 @@
 //! The one place pinprobe's exit codes live (DESIGN.md, "Contracts").
 
+use crate::model::Severity;
+
 /// Process exit status, shared by every subcommand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Exit {
@@ -23,8 +25,8 @@ impl Exit {
 
 /// The exit status of a scan: findings at or above the threshold (1) outrank undecided ones (3),
 /// which outrank a clean result. `threshold` is `None` for `--fail-on never`.
-pub fn for_scan(report: &crate::report::Report, threshold: Option<crate::rules::Severity>) -> Exit {
-    use crate::rules::evaluate::Status;
+pub fn for_scan(report: &crate::model::Report, threshold: Option<crate::model::Severity>) -> Exit {
+    use crate::model::Status;
     let Some(threshold) = threshold else {
         return Exit::Clean;
     };
@@ -48,9 +50,9 @@ pub fn for_scan(report: &crate::report::Report, threshold: Option<crate::rules::
 /// outranks an `unknown` change at or above it that is still open at HEAD (unknown there, or
 /// affected with BASE undecided) on a component whose pin changed, or a HEAD that pins nothing
 /// (3). Kept and fixed findings never fail a review: they are not the bump's doing.
-pub fn for_diff(review: &crate::review::Review, threshold: Option<crate::rules::Severity>) -> Exit {
-    use crate::review::ChangeKind;
-    use crate::rules::evaluate::Status;
+pub fn for_diff(review: &crate::model::Review, threshold: Option<crate::model::Severity>) -> Exit {
+    use crate::model::ChangeKind;
+    use crate::model::Status;
     let Some(threshold) = threshold else {
         return Exit::Clean;
     };
@@ -69,5 +71,58 @@ pub fn for_diff(review: &crate::review::Review, threshold: Option<crate::rules::
         Exit::Undecided
     } else {
         Exit::Clean
+    }
+}
+
+/// The `--fail-on` threshold: a severity, or never.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailOn {
+    Low,
+    Medium,
+    High,
+    Critical,
+    Never,
+}
+
+impl FailOn {
+    pub fn threshold(self) -> Option<Severity> {
+        match self {
+            FailOn::Low => Some(Severity::Low),
+            FailOn::Medium => Some(Severity::Medium),
+            FailOn::High => Some(Severity::High),
+            FailOn::Critical => Some(Severity::Critical),
+            FailOn::Never => None,
+        }
+    }
+}
+
+/// The exit status of `verify`: `scales` 0, `flat` 1, anything that cannot tell 3.
+pub fn for_verify(verdict: crate::verify::stats::Verdict) -> Exit {
+    use crate::verify::stats::Verdict;
+    match verdict {
+        Verdict::Scales => Exit::Clean,
+        Verdict::Flat => Exit::Findings,
+        Verdict::Inconclusive | Verdict::Invalid | Verdict::Unsupported => Exit::Undecided,
+    }
+}
+
+/// The exit status of `verify` when no GPU can be used.
+pub const NO_GPU: Exit = Exit::NoGpu;
+
+/// The exit status of `rules test`: every vector passes (0), or some fail (1).
+pub fn for_vectors(failed: usize) -> Exit {
+    if failed == 0 {
+        Exit::Clean
+    } else {
+        Exit::Findings
+    }
+}
+
+/// The exit status of `rules lint`: no problem (0), else a bad input (2).
+pub fn for_lint(problems: usize) -> Exit {
+    if problems == 0 {
+        Exit::Clean
+    } else {
+        Exit::Error
     }
 }

@@ -1,30 +1,32 @@
 //! pinprobe audits the exact commit of every kernel project a vLLM build pins against a database
 //! of known kernel bugs, and verifies on the GPU that split-KV decode latency scales.
 //!
-//! The pipeline (DESIGN.md):
+//! The pipeline reads top to bottom, and so do the modules: each imports only those listed
+//! below it (`tests/architecture.rs` keeps it so).
 //!
 //! ```text
 //! target --open--> View --pin::find--> pins --resolve--> commits
-//!        --rules::evaluate--> findings --report--> table | json | sarif | markdown, exit code
+//!        --rules::evaluate--> findings --scan::policy--> Report --report::render--> output
+//!                                                              --exit--> exit code
 //! ```
 //!
-//! - [`target`]: input kinds, each a read-only [`target::View`]; [`image`] for container images.
-//! - [`pin`]: finders (CMake declarations) and repository URL canonicalisation.
-//! - [`artifact`]: what a wheel or environment ships; [`index`]: shipped files back to commits.
-//! - [`resolve`]: a clone through gix (references, ancestry, patch-id).
-//! - [`rules`]: the rule database, its signatures and its evaluation.
-//! - [`scan`]: the pipeline for one target; [`review`]: two revisions compared (`diff`).
-//! - [`policy`]: the ignore file; [`report`]: every output format.
-//! - [`verify`]: the GPU verifier.
-//! - [`exit`]: the exit codes.
+//! - [`cli`]: arguments only; each subcommand calls one orchestrator and [`exit`].
+//! - [`exit`]: the one place outcomes (scan, diff, verify, rules) become exit codes.
+//! - [`verify`]: the GPU verifier (its model in `verify::report`, its renderers beside it).
+//! - [`report`]: renderers (table, JSON, SARIF, markdown) of scans and reviews; read [`model`].
+//! - [`review`]: `pinprobe diff`, two revisions scanned and compared, fix suggestions.
+//! - [`scan`]: one target of any kind through the pipeline; hygiene, drift, the ignore policy.
+//! - [`rules`]: the rule database, signatures, evaluation of one rule on one pin, OSV export.
+//! - [`pin`]: what a target pins: CMake declarations, shipped copies, fingerprints, URLs.
+//! - [`resolve`]: clones through gix: references, ancestry, patch-id, patched trees.
+//! - [`target`]: every input kind opened as a read-only [`target::View`], and which kind a
+//!   target string names ([`target::classify`]); container images in [`target::image`].
+//! - [`model`]: the plain data every stage shares.
 
-pub mod artifact;
 pub mod cli;
 pub mod exit;
-pub mod image;
-pub mod index;
+pub mod model;
 pub mod pin;
-pub mod policy;
 pub mod report;
 pub mod resolve;
 pub mod review;
@@ -32,3 +34,13 @@ pub mod rules;
 pub mod scan;
 pub mod target;
 pub mod verify;
+
+pub use exit::Exit;
+pub use model::{
+    Change, ChangeKind, Evidence, EvidenceKind, Finding, Fingerprint, ImageInfo, LayerInfo,
+    Location, Pin, Report, Review, Severity, Status, Suppression, TargetReport,
+};
+pub use resolve::{Clones, Repo};
+pub use rules::{Database, Rule};
+pub use scan::Options as ScanOptions;
+pub use target::{TargetError, TargetKind, View};

@@ -3,7 +3,6 @@
 
 mod common;
 
-use assert_cmd::cargo::cargo_bin_cmd;
 use common::artifact::*;
 use common::*;
 use serde_json::Value;
@@ -11,30 +10,8 @@ use std::path::Path;
 
 const R1: &str = "PINPROBE-2026-0001";
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout)
-            .unwrap_or_else(|e| panic!("{e}: {}{}", self.stdout, self.stderr))
-    }
-}
-
 fn pinprobe(args: &[&str], cache: &Path) -> Run {
-    let out = cargo_bin_cmd!("pinprobe")
-        .args(args)
-        .env("PINPROBE_CACHE", cache)
-        .output()
-        .expect("runs");
-    Run {
-        code: out.status.code().expect("exit code"),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Pinprobe::new(args).cache(cache).run()
 }
 
 fn scan_json(target: &Path, cache: &Path) -> (i32, Value) {

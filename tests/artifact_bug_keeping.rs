@@ -12,13 +12,12 @@
 //! Fixed seed (`PINPROBE_BUG_KEEPING_SEED` for others), `PINPROBE_BUG_KEEPING_CASES` cases
 //! (default 48); a failing case prints its seed and recipe.
 
-#[path = "image/build.rs"]
-mod build;
 mod common;
 
 use build::{Compression, Image, Layer, SITE};
 use clap::Parser;
 use common::artifact::{vllm_files, with_dist_info, write_tree, write_wheel};
+use common::image as build;
 use common::{Sm90Call, fwd_sm90};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

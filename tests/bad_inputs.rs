@@ -2,11 +2,11 @@
 //! a 60 s wall-clock and 512 MB address-space guard, must exit as listed; an error is exactly
 //! one stderr line naming the cause; nothing panics; nothing hangs or blows up.
 
-#[path = "image/build.rs"]
-mod build;
 #[path = "bad/cases.rs"]
 mod cases;
 mod common;
+
+use common::image as build;
 
 use std::path::Path;
 use std::time::Duration;

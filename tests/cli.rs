@@ -2,47 +2,10 @@
 
 mod common;
 
-use assert_cmd::cargo::cargo_bin_cmd;
 use common::*;
 use std::path::Path;
 
 const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/demo-vllm");
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn pinprobe(args: &[&str]) -> Run {
-    let out = cargo_bin_cmd!("pinprobe")
-        .args(args)
-        .env_remove("VLLM_FLASH_ATTN_SRC_DIR")
-        .output()
-        .expect("runs");
-    Run {
-        code: out.status.code().expect("exited"),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
-/// An error: exit 2, exactly one line on stderr, naming `names`.
-fn assert_error(run: &Run, names: &str) {
-    assert_eq!(
-        run.code, 2,
-        "stdout: {}\nstderr: {}",
-        run.stdout, run.stderr
-    );
-    assert_eq!(
-        run.stderr.trim_end().lines().count(),
-        1,
-        "one line: {}",
-        run.stderr
-    );
-    assert!(run.stderr.contains(names), "`{names}` in: {}", run.stderr);
-    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
-}
 
 #[test]
 fn demo_tree_reports_the_affected_pin_and_exits_1() {
@@ -133,7 +96,7 @@ fn fail_on_sets_the_threshold() {
 #[test]
 fn missing_path_is_a_one_line_error() {
     let run = pinprobe(&["scan", "/nonexistent/vllm"]);
-    assert_error(&run, "/nonexistent/vllm");
+    run.assert_error("/nonexistent/vllm");
 }
 
 #[test]
@@ -143,7 +106,7 @@ fn non_utf8_cmake_is_a_one_line_error() {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(&path, b"FetchContent_Declare(x GIT_TAG \xff\xfe)\n").unwrap();
     let run = pinprobe(&["scan", tmp.path().to_str().unwrap()]);
-    assert_error(&run, "x.cmake");
+    run.assert_error("x.cmake");
 }
 
 #[test]
@@ -155,7 +118,7 @@ fn unterminated_parenthesis_names_file_and_line() {
         "project(x)\n\nFetchContent_Declare(\n  foo\n  GIT_TAG abc\n",
     );
     let run = pinprobe(&["scan", tmp.path().to_str().unwrap()]);
-    assert_error(&run, "CMakeLists.txt:3");
+    run.assert_error("CMakeLists.txt:3");
 }
 
 #[test]
@@ -191,10 +154,10 @@ fn bad_rule_dir(text: &str) -> tempfile::TempDir {
 fn invalid_rule_yaml_is_a_one_line_error_naming_the_file() {
     let dir = bad_rule_dir("id: [unclosed\n");
     let run = pinprobe(&["scan", DEMO, "--rules", dir.path().to_str().unwrap()]);
-    assert_error(&run, "bad.yaml");
+    run.assert_error("bad.yaml");
     let dir = bad_rule_dir("id: X\nsummary: s\nunknown_key: 1\n");
     let run = pinprobe(&["scan", DEMO, "--rules", dir.path().to_str().unwrap()]);
-    assert_error(&run, "unknown_key");
+    run.assert_error("unknown_key");
 }
 
 #[test]
@@ -202,7 +165,7 @@ fn short_sha_in_a_rule_is_rejected_with_its_line() {
     let rule = ancestry_rule("TEST-SHORT", &[("introduced", "0"), ("fixed", "6d11b3c")]);
     let dir = bad_rule_dir(&rule);
     let run = pinprobe(&["scan", DEMO, "--rules", dir.path().to_str().unwrap()]);
-    assert_error(&run, "bad.yaml:12");
+    run.assert_error("bad.yaml:12");
     assert!(run.stderr.contains("6d11b3c"));
     let lint = pinprobe(&["rules", "lint", dir.path().to_str().unwrap()]);
     assert_eq!(lint.code, 2);
@@ -247,7 +210,7 @@ fn user_rule_overriding_a_builtin_is_announced() {
 #[test]
 fn bad_repo_argument_is_an_error() {
     let run = pinprobe(&["scan", DEMO, "--repo", "flash-attention=/nonexistent/fa"]);
-    assert_error(&run, "/nonexistent/fa");
+    run.assert_error("/nonexistent/fa");
     let run = pinprobe(&["scan", DEMO, "--repo", "no-equals-sign"]);
     assert_eq!(run.code, 2);
 }
@@ -261,7 +224,7 @@ fn rev_on_a_plain_directory_is_an_error() {
         "506341a143fcabd4bb79052a7605ada727d6b3f5",
     );
     let run = pinprobe(&["scan", tmp.path().to_str().unwrap(), "--rev", "HEAD"]);
-    assert_error(&run, "git");
+    run.assert_error("git");
 }
 
 #[test]
@@ -280,7 +243,7 @@ fn bad_revision_is_an_error() {
         "--rev",
         "no-such-branch",
     ]);
-    assert_error(&run, "no-such-branch");
+    run.assert_error("no-such-branch");
 }
 
 #[test]
@@ -294,7 +257,7 @@ fn rules_commands() {
         show.stdout
             .contains("6d11b3c1b6ca7dac0b111bb0db63ca16eeb19a46")
     );
-    assert_error(&pinprobe(&["rules", "show", "NOPE"]), "NOPE");
+    pinprobe(&["rules", "show", "NOPE"]).assert_error("NOPE");
     let lint = pinprobe(&["rules", "lint"]);
     assert_eq!(lint.code, 0);
     let rules_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules");

@@ -6,9 +6,9 @@
 //! (`PINPROBE_CORRUPTION_CASES`, default 64 per target) to keep `cargo test` quick. A failing
 //! case prints the seed and the corruption so it can be replayed.
 
-#[path = "image/build.rs"]
-mod build;
 mod common;
+
+use common::image as build;
 
 use build::{Compression, Image, Layer, SITE};
 use clap::Parser;

@@ -4,12 +4,14 @@
 
 mod common;
 
-use assert_cmd::cargo::cargo_bin_cmd;
 use common::*;
-use pinprobe::policy::{self, Date};
-use pinprobe::review::{self, ChangeKind, PinChangeKind, Request, Review};
-use pinprobe::rules::evaluate::Status;
-use pinprobe::scan::{Clones, Options};
+use pinprobe::model::Date;
+use pinprobe::model::Status;
+use pinprobe::model::{ChangeKind, PinChangeKind, Review};
+use pinprobe::resolve::Clones;
+use pinprobe::review::{self, Request};
+use pinprobe::scan::Options;
+use pinprobe::scan::policy;
 use std::path::{Path, PathBuf};
 
 const R1: &str = "PINPROBE-2026-0001";
@@ -218,25 +220,11 @@ fn the_suggested_pin_is_the_earliest_default_branch_commit_with_every_fix() {
     assert!(s.note.contains("no commit on main"), "{}", s.note);
 }
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 fn pinprobe(dir: &Path, args: &[&str]) -> Run {
-    let out = cargo_bin_cmd!("pinprobe")
-        .args(args)
-        .current_dir(dir)
+    Pinprobe::new(args)
+        .dir(dir)
         .env("PINPROBE_TODAY", "2026-06-01")
-        .env_remove("VLLM_FLASH_ATTN_SRC_DIR")
-        .output()
-        .expect("runs");
-    Run {
-        code: out.status.code().expect("exited"),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+        .run()
 }
 
 #[test]

@@ -2,9 +2,9 @@
 //! binary seed is committed. `fuzz/run.sh` runs this test with `PINPROBE_FUZZ_SEEDS=DIR`; without
 //! it the seeds are written to a temporary directory, which keeps the writer itself tested.
 
-#[path = "image/build.rs"]
-mod build;
 mod common;
+
+use common::image as build;
 
 use build::{Compression, Image, Layer, SITE};
 use common::artifact::{fa4_files, vllm_files, with_dist_info, write_wheel};

@@ -1,32 +1,20 @@
 //! The ignore file (`.pinprobe.yaml`) through the binary: expiry in the past and the future,
 //! entries that match nothing, scopes, and a missing reason (an error naming the file).
 
-use assert_cmd::cargo::cargo_bin_cmd;
+mod common;
+
+use common::{Pinprobe, Run};
 use std::path::Path;
 
 const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/demo-vllm");
 const R1: &str = "PINPROBE-2026-0001";
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 fn scan(tree: &Path, extra: &[&str]) -> Run {
-    let out = cargo_bin_cmd!("pinprobe")
-        .arg("scan")
-        .arg(tree)
-        .args(extra)
+    let mut args = vec!["scan", tree.to_str().expect("utf-8 path")];
+    args.extend_from_slice(extra);
+    Pinprobe::new(&args)
         .env("PINPROBE_TODAY", "2026-06-01")
-        .env_remove("VLLM_FLASH_ATTN_SRC_DIR")
-        .output()
-        .expect("runs");
-    Run {
-        code: out.status.code().expect("exited"),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+        .run()
 }
 
 /// A copy of the demo tree (R1 affected by its known pin) with `policy` as its ignore file.

@@ -9,10 +9,12 @@ mod common;
 
 use assert_cmd::Command;
 use common::*;
-use pinprobe::report::TargetReport;
-use pinprobe::resolve::Clone;
-use pinprobe::rules::evaluate::{self, EvidenceKind, Finding, Status, Subject};
-use pinprobe::scan::{self, Clones, Options};
+use pinprobe::model::TargetReport;
+use pinprobe::model::{EvidenceKind, Finding, Status};
+use pinprobe::resolve::Clones;
+use pinprobe::resolve::Repo;
+use pinprobe::rules::evaluate::{self, Subject};
+use pinprobe::scan::{self, Options};
 use std::path::{Path, PathBuf};
 
 fn db_with(dir: &Path) -> pinprobe::rules::Database {
@@ -24,7 +26,7 @@ fn eval(
     id: &str,
     component: &str,
     pin: &str,
-    clone: Option<&Clone>,
+    clone: Option<&Repo>,
 ) -> Finding {
     let rule = &db.get(id).expect("rule loaded").rule;
     let subject = Subject {
@@ -113,7 +115,7 @@ fn several_fixed_events_each_close_the_range() {
         ),
     );
     let db = db_with(&rules);
-    let clone = Clone::open(&repo).unwrap();
+    let clone = Repo::open(&repo).unwrap();
     for (pin, want) in [
         (&intro, Status::Affected),
         (&fix1, Status::NotAffected),
@@ -224,7 +226,7 @@ fn a_rule_for_upstream_does_not_reach_the_fork() {
         "flash-attention-upstream",
         &db.registry
     ));
-    let clone = Clone::open(&h.repo).unwrap();
+    let clone = Repo::open(&h.repo).unwrap();
     let f = eval(
         &db,
         "TEST-UPSTREAM-ONLY",
@@ -265,7 +267,7 @@ fn the_fork_that_merged_the_bug_with_its_revert_is_not_affected() {
         ),
     );
     let db = db_with(&h.rules);
-    let clone = Clone::open(&h.repo).unwrap();
+    let clone = Repo::open(&h.repo).unwrap();
     let f = eval(
         &db,
         "TEST-R10",
@@ -331,7 +333,7 @@ fn scan_with(
         repos,
         ..Default::default()
     };
-    scan::scan_path(tree, &opts, &db, &clones).unwrap()
+    scan::scan_source(tree, &opts, &db, &clones).unwrap()
 }
 
 fn finding<'a>(report: &'a TargetReport, rule: &str) -> &'a Finding {
@@ -556,7 +558,7 @@ fn squash_history() -> Squash {
 #[test]
 fn a_squash_merged_pr_head_carries_its_squash_by_patch_id() {
     let s = squash_history();
-    let clone = Clone::open(&s.repo).unwrap();
+    let clone = Repo::open(&s.repo).unwrap();
     assert_eq!(
         clone.is_ancestor(
             &gix::ObjectId::from_hex(s.pr_head.as_bytes()).unwrap(),
@@ -663,7 +665,7 @@ fn a_pin_off_the_default_branch_is_a_hygiene_finding() {
     );
     let f = finding(&report, "hygiene/unreachable-pin");
     assert_eq!(f.status, Status::Affected);
-    assert_eq!(f.severity, pinprobe::rules::Severity::Low);
+    assert_eq!(f.severity, pinprobe::Severity::Low);
     assert!(
         f.evidence[0].detail.contains("main"),
         "{}",

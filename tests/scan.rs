@@ -4,9 +4,10 @@
 mod common;
 
 use common::*;
-use pinprobe::report::TargetReport;
-use pinprobe::rules::evaluate::{EvidenceKind, Finding, Status};
-use pinprobe::scan::{self, Clones, Options};
+use pinprobe::model::TargetReport;
+use pinprobe::model::{EvidenceKind, Finding, Status};
+use pinprobe::resolve::Clones;
+use pinprobe::scan::{self, Options};
 use std::path::Path;
 
 const R1: &str = "PINPROBE-2026-0001";
@@ -28,7 +29,7 @@ fn scan_tree(
         repos,
         ..Default::default()
     };
-    scan::scan_path(tree, &opts, &db, &clones).expect("scan succeeds")
+    scan::scan_source(tree, &opts, &db, &clones).expect("scan succeeds")
 }
 
 fn finding<'a>(report: &'a TargetReport, rule: &str) -> &'a Finding {
@@ -360,6 +361,6 @@ fn ambiguous_short_sha_is_an_error() {
     let (db, _) = pinprobe::rules::load(None).unwrap();
     let repos = vec![("flash-attention".to_string(), repo.clone())];
     let clones = Clones::open(&repos).unwrap();
-    let err = scan::scan_path(&tree, &Options::default(), &db, &clones).unwrap_err();
+    let err = scan::scan_source(&tree, &Options::default(), &db, &clones).unwrap_err();
     assert!(err.to_string().contains("ambiguous"), "{err}");
 }

@@ -2,9 +2,9 @@
 //! nothing is written outside the cache directory; registry credentials never appear in
 //! anything pinprobe prints; TLS verification is on by default.
 
-#[path = "image/build.rs"]
-mod build;
 mod common;
+
+use common::image as build;
 #[allow(dead_code)]
 #[path = "image/fault.rs"]
 mod fault;
@@ -12,17 +12,10 @@ mod fault;
 use base64::Engine as _;
 use build::{Compression, Image, Layer, SITE};
 use common::artifact::{vllm_files, with_dist_info, write_tree, write_wheel};
-use common::{FaHistory, Sm90Call, block_info_new, fwd_sm90};
+use common::{FaHistory, Pinprobe, Run, Sm90Call, block_info_new, fwd_sm90};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-struct Run {
-    code: i32,
-    /// stdout and stderr together.
-    all: String,
-}
 
 /// Run the binary in a sandbox: HOME, XDG_CACHE_HOME, PINPROBE_CACHE, TMPDIR and DOCKER_CONFIG
 /// under `sandbox`, PATH led by `sandbox/bin`.
@@ -32,30 +25,16 @@ fn pinprobe(sandbox: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
         sandbox.join("bin").display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pinprobe"));
-    cmd.args(args)
+    Pinprobe::new(args)
         .env("HOME", sandbox.join("home"))
         .env("XDG_CACHE_HOME", sandbox.join("xdg-cache"))
         .env("PINPROBE_CACHE", sandbox.join("cache"))
         .env("TMPDIR", sandbox.join("tmp"))
         .env("DOCKER_CONFIG", sandbox.join("docker"))
         .env("PATH", path)
-        .env_remove("PINPROBE_REGISTRY_USERNAME")
-        .env_remove("PINPROBE_REGISTRY_PASSWORD")
-        .env_remove("VLLM_FLASH_ATTN_SRC_DIR")
-        .current_dir(sandbox.join("home"));
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().expect("pinprobe runs");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        all: format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
-    }
+        .dir(&sandbox.join("home"))
+        .envs(env)
+        .run()
 }
 
 fn sandbox() -> tempfile::TempDir {
@@ -167,7 +146,7 @@ fn scanning_never_imports_or_runs_artifact_code() {
     ] {
         for format in ["table", "json", "sarif", "markdown"] {
             let run = pinprobe(sb.path(), &["scan", target, "--format", format], &[]);
-            assert_eq!(run.code, 1, "{target} {format}: {}", run.all);
+            assert_eq!(run.code, 1, "{target} {format}: {}", run.all());
             assert!(!marker.exists(), "scanning {target} ran its code");
         }
     }
@@ -225,7 +204,7 @@ fn nothing_is_written_outside_the_cache() {
     ];
     for args in &runs {
         let run = pinprobe(sb.path(), args, &[]);
-        assert_ne!(run.code, 2, "{args:?}: {}", run.all);
+        assert_ne!(run.code, 2, "{args:?}: {}", run.all());
     }
     let after = snapshot(sb.path());
     let mut problems = Vec::new();
@@ -269,9 +248,9 @@ fn assert_no_secret(what: &str, run: &Run) {
     let basic = base64::engine::general_purpose::STANDARD.encode(format!("{USER}:{SECRET}"));
     for needle in [SECRET, &basic, &basic[..basic.len() - 4], "hunter2"] {
         assert!(
-            !run.all.contains(needle),
+            !run.all().contains(needle),
             "{what}: `{needle}` printed in:\n{}",
-            run.all
+            run.all()
         );
     }
 }
@@ -374,7 +353,7 @@ fn credentials_in_a_docker_config_that_does_not_parse_are_not_echoed() {
         &["scan", &target, "--insecure-registry", &server.addr],
         &[],
     );
-    assert_eq!(run.code, 2, "{}", run.all);
+    assert_eq!(run.code, 2, "{}", run.all());
     assert_no_secret("unparsable config.json", &run);
 }
 
@@ -437,12 +416,12 @@ fn tls_verification_is_on_by_default() {
         &["scan", &target, "--registry-timeout", "5"],
         &[],
     );
-    assert_eq!(run.code, 2, "{}", run.all);
-    assert_eq!(run.all.trim_end().lines().count(), 1, "{}", run.all);
+    assert_eq!(run.code, 2, "{}", run.all());
+    assert_eq!(run.all().trim_end().lines().count(), 1, "{}", run.all());
     assert!(
-        run.all.to_ascii_lowercase().contains("certificate"),
+        run.all().to_ascii_lowercase().contains("certificate"),
         "a TLS certificate error: {}",
-        run.all
+        run.all()
     );
     // Trusting the certificate with --ca-file gets past TLS to the registry's answer (404).
     let ca = sb.path().join("ca.pem");
@@ -459,11 +438,11 @@ fn tls_verification_is_on_by_default() {
         ],
         &[],
     );
-    assert_eq!(run.code, 2, "{}", run.all);
+    assert_eq!(run.code, 2, "{}", run.all());
     assert!(
-        !run.all.to_ascii_lowercase().contains("certificate"),
+        !run.all().to_ascii_lowercase().contains("certificate"),
         "{}",
-        run.all
+        run.all()
     );
-    assert!(run.all.contains("404"), "{}", run.all);
+    assert!(run.all().contains("404"), "{}", run.all());
 }

@@ -22,5 +22,5 @@ fuzz_target!(|data: &[u8]| {
     for (name, part) in names.iter().zip(common::parts(data, names.len())) {
         view.insert(*name, part.to_vec());
     }
-    let _ = pinprobe::artifact::scan_view(&view, common::db());
+    common::scan_artifact(&view);
 });

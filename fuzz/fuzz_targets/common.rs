@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use pinprobe::rules::Database;
-use pinprobe::rules::signature::SourceFiles;
+use pinprobe::target::SourceFiles;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
@@ -10,6 +10,16 @@ use std::sync::OnceLock;
 pub fn db() -> &'static Database {
     static DB: OnceLock<Database> = OnceLock::new();
     DB.get_or_init(|| pinprobe::rules::load(None).expect("embedded rules load").0)
+}
+
+/// Scan an opened artifact view (wheel, environment, image filesystem) with the embedded rules.
+pub fn scan_artifact(view: &dyn pinprobe::target::View) {
+    let _ = pinprobe::scan::scan_artifact(
+        view,
+        &pinprobe::scan::Options::default(),
+        db(),
+        &pinprobe::resolve::Clones::default(),
+    );
 }
 
 /// The FA4 rule (its signature and its source test vectors).

@@ -5,6 +5,6 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(text) = std::str::from_utf8(data) {
-        let _ = pinprobe::policy::Policy::parse(".pinprobe.yaml", text);
+        let _ = pinprobe::scan::policy::Policy::parse(".pinprobe.yaml", text);
     }
 });

@@ -16,5 +16,5 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     let target = file.path().display().to_string();
-    let _ = pinprobe::image::scan(&target, &pinprobe::image::Options::default(), common::db());
+    let _ = pinprobe::scan::scan_target(&target, &pinprobe::scan::Options::default(), common::db(), &pinprobe::resolve::Clones::default());
 });

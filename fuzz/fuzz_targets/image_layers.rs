@@ -7,8 +7,8 @@
 mod common;
 
 use libfuzzer_sys::fuzz_target;
-use pinprobe::image::manifest::{ImageConfig, Platform};
-use pinprobe::image::{Fault, LayerRef, Options, Resolved, Source, merge};
+use pinprobe::target::image::manifest::{ImageConfig, Platform};
+use pinprobe::target::image::{Fault, LayerRef, Options, Resolved, Source, merge};
 use std::io::Read;
 
 struct Layers(Vec<Vec<u8>>);
@@ -59,7 +59,7 @@ fuzz_target!(|data: &[u8]| {
             ..Options::default()
         };
         if let Ok(merged) = merge::run("fuzz", &mut source, resolved.clone(), &platform, &opts) {
-            let _ = pinprobe::artifact::scan_view(&merged.view, common::db());
+            common::scan_artifact(&merged.view);
         }
     }
 });

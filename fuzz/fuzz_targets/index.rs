@@ -6,7 +6,6 @@
 mod common;
 
 use libfuzzer_sys::fuzz_target;
-use pinprobe::artifact::Context;
 use pinprobe::target::MemView;
 use std::io::Write;
 
@@ -17,7 +16,7 @@ fuzz_target!(|data: &[u8]| {
     if file.write_all(data).is_err() || file.flush().is_err() {
         return;
     }
-    let Ok(index) = pinprobe::index::load(file.path()) else {
+    let Ok(index) = pinprobe::pin::fingerprint::load(file.path()) else {
         return;
     };
     let mut view = MemView::new("fuzz", "site-packages");
@@ -28,9 +27,9 @@ fuzz_target!(|data: &[u8]| {
         "flash_attn_4-4.0.0.dist-info/METADATA",
         b"Metadata-Version: 2.1\nName: flash-attn-4\nVersion: 4.0.0\n".to_vec(),
     );
-    let cx = Context {
-        indexes: vec![&index],
-        clones: Vec::new(),
+    let opts = pinprobe::scan::Options {
+        indexes: vec![index],
+        ..Default::default()
     };
-    let _ = pinprobe::artifact::scan_view_with(&view, common::db(), &cx);
+    let _ = pinprobe::scan::scan_artifact(&view, &opts, common::db(), &Default::default());
 });

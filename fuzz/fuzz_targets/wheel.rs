@@ -25,5 +25,5 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     let _ = view.children("vllm");
-    let _ = pinprobe::artifact::scan_view(&view, common::db());
+    common::scan_artifact(&view);
 });

@@ -1,12 +1,15 @@
 //! `pinprobe diff`: what a pin bump between two revisions of a vLLM source tree introduces,
 //! fixes or keeps.
 
+use crate::exit::FailOn;
 use crate::exit::{self, Exit};
-use crate::policy::{self, Date};
-use crate::report::{FailOn, Format};
+use crate::model::Date;
+use crate::report::Format;
+use crate::resolve::Clones;
 use crate::review::{self, Request};
 use crate::rules;
-use crate::scan::{Clones, Options};
+use crate::scan::Options;
+use crate::scan::policy;
 use anyhow::{Context, bail};
 use std::io::Write;
 use std::path::PathBuf;
@@ -98,7 +101,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     for w in &review.warnings {
         eprintln!("pinprobe: warning: {w}");
     }
-    review::render(&review, args.format, &db, out)?;
+    crate::report::review::render(&review, args.format, &db, out)?;
     out.flush()?;
     Ok(exit::for_diff(&review, args.fail_on.threshold()))
 }

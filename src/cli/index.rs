@@ -2,8 +2,8 @@
 //! shipped FlashAttention sources came from.
 
 use crate::exit::Exit;
-use crate::index;
-use crate::resolve::Clone;
+use crate::pin::fingerprint;
+use crate::resolve::Repo;
 use anyhow::{Context, bail};
 use std::io::Write;
 use std::path::PathBuf;
@@ -36,7 +36,7 @@ pub enum IndexCommand {
 }
 
 fn cache_dir(cache: Option<PathBuf>) -> anyhow::Result<PathBuf> {
-    match cache.or_else(index::default_cache_dir) {
+    match cache.or_else(fingerprint::default_cache_dir) {
         Some(dir) => Ok(dir),
         None => bail!("no cache directory: pass --cache DIR or set PINPROBE_CACHE"),
     }
@@ -47,24 +47,24 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         IndexCommand::Build { repos, cache } => {
             let cache = cache_dir(cache)?;
             for (name, path) in repos {
-                let clone = Clone::open(&path)
+                let clone = Repo::open(&path)
                     .with_context(|| format!("--repo {name}={}", path.display()))?;
                 eprintln!("pinprobe: indexing {name} from {} ...", path.display());
-                let built = index::build(&clone, &name, &cache)?;
+                let built = fingerprint::build(&clone, &name, &cache)?;
                 writeln!(
                     out,
                     "{name}: {} commits ({} new), {} distinct states of {} -> {}",
                     built.commits,
                     built.new_commits,
                     built.states,
-                    index::CUTE_DIR,
+                    fingerprint::CUTE_DIR,
                     built.path.display()
                 )?;
                 if built.commits == 0 {
                     eprintln!(
                         "pinprobe: warning: no commit of {} has {}",
                         path.display(),
-                        index::CUTE_DIR
+                        fingerprint::CUTE_DIR
                     );
                 }
             }
@@ -72,7 +72,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         }
         IndexCommand::List { cache } => {
             let cache = cache_dir(cache)?;
-            let all = index::load_all(&cache)?;
+            let all = fingerprint::load_all(&cache)?;
             if all.is_empty() {
                 writeln!(out, "no indexes in {}", cache.display())?;
             }

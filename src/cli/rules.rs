@@ -1,6 +1,6 @@
 //! `pinprobe rules`: list, show, lint, test and export the rule database.
 
-use crate::exit::Exit;
+use crate::exit::{self, Exit};
 use crate::rules::vectors::Outcome;
 use crate::rules::{self, Origin, lint::Diagnostic};
 use anyhow::Context;
@@ -80,7 +80,7 @@ fn test(
     for n in &notices {
         eprintln!("pinprobe: {n}");
     }
-    let clones = crate::scan::Clones::open(repos)?;
+    let clones = crate::resolve::Clones::open(repos)?;
     let results = rules::vectors::run(&db, &clones);
     let (mut passed, mut failed, mut skipped) = (0, 0, 0);
     for r in &results {
@@ -109,11 +109,7 @@ fn test(
         db.rules.len(),
         db.digest
     )?;
-    Ok(if failed == 0 {
-        Exit::Clean
-    } else {
-        Exit::Findings
-    })
+    Ok(exit::for_vectors(failed))
 }
 
 fn export(
@@ -260,7 +256,7 @@ fn lint(dir: Option<PathBuf>, out: &mut dyn Write) -> anyhow::Result<Exit> {
     let mut registry = builtin.registry.clone();
     let mut problems: Vec<Diagnostic> = Vec::new();
     if let Some(text) = components {
-        match serde_saphyr::from_str::<rules::Registry>(&text) {
+        match serde_saphyr::from_str::<crate::pin::components::Registry>(&text) {
             Ok(r) => registry.layer(r),
             Err(e) => problems.push(Diagnostic {
                 file: dir.join("components.yaml").display().to_string(),
@@ -294,7 +290,6 @@ fn lint(dir: Option<PathBuf>, out: &mut dyn Write) -> anyhow::Result<Exit> {
     }
     if problems.is_empty() {
         writeln!(out, "{} rule files: ok", files.len())?;
-        Ok(Exit::Clean)
     } else {
         writeln!(
             out,
@@ -302,6 +297,6 @@ fn lint(dir: Option<PathBuf>, out: &mut dyn Write) -> anyhow::Result<Exit> {
             problems.len(),
             files.len()
         )?;
-        Ok(Exit::Error)
     }
+    Ok(exit::for_lint(problems.len()))
 }

@@ -1,14 +1,16 @@
 //! `pinprobe scan`: find the pinned kernel commits in targets and match them against the rules.
 
+use crate::exit::FailOn;
 use crate::exit::{self, Exit};
-use crate::index;
-use crate::policy::{self, Date, Policy};
-use crate::report::{self, FailOn, Format, Report, TargetReport};
+use crate::model::Date;
+use crate::pin::fingerprint;
+use crate::report::{self, Format};
+use crate::resolve::Clones;
 use crate::rules;
-use crate::scan::{self, Clones, Options};
+use crate::scan::{self, Options};
 use anyhow::{Context, bail};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 pub const LONG_ABOUT: &str = "Find every kernel project a vLLM source tree pins and check each pinned commit \
 against the rule database.\n\n\
@@ -77,7 +79,7 @@ pub struct Args {
     pub fail_on: FailOn,
 
     /// Images: the platform to pick from a multi-arch index.
-    #[arg(long, value_name = "OS/ARCH[/VARIANT]", default_value = crate::image::DEFAULT_PLATFORM)]
+    #[arg(long, value_name = "OS/ARCH[/VARIANT]", default_value = crate::target::image::DEFAULT_PLATFORM)]
     pub platform: String,
 
     /// Images: a PEM file of root certificates trusted for registries, besides the system's.
@@ -114,10 +116,6 @@ pub(crate) fn parse_repo(s: &str) -> Result<(String, PathBuf), String> {
     }
 }
 
-fn is_tree(target: &str) -> bool {
-    matches!(scan::classify(target), scan::TargetKind::SourceTree(_))
-}
-
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     let (db, notices) = rules::load(args.rules.as_deref()).context("loading rules")?;
     for notice in notices {
@@ -132,8 +130,8 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     if !(args.registry_timeout.is_finite() && args.registry_timeout > 0.0) {
         bail!("--registry-timeout must be a positive number of seconds");
     }
-    let indexes = match args.cache.clone().or_else(index::default_cache_dir) {
-        Some(cache) => index::load_all(&cache).context("loading fingerprint indexes")?,
+    let indexes = match args.cache.clone().or_else(fingerprint::default_cache_dir) {
+        Some(cache) => fingerprint::load_all(&cache).context("loading fingerprint indexes")?,
         None => Vec::new(),
     };
     let opts = Options {
@@ -147,51 +145,16 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         registry_timeout: Some(std::time::Duration::from_secs_f64(args.registry_timeout)),
         progress: true,
     };
-    let expected = match &args.expect {
-        Some(tree) => Some((
-            tree.clone(),
-            scan::scan_target(tree, &opts, &db, &clones)
-                .with_context(|| format!("--expect {tree}"))?,
-        )),
-        None => None,
+    let req = scan::Request {
+        targets: &args.targets,
+        expect: args.expect.as_deref(),
+        ignore: args.ignore.as_deref(),
+        today: Date::today(),
     };
-    let today = Date::today();
-    let mut targets = Vec::new();
-    for target in &args.targets {
-        let report = scan::scan_target(target, &opts, &db, &clones).map_err(|e| {
-            // Name the target once: most errors already start with its path.
-            if e.to_string().contains(target.as_str()) {
-                anyhow::Error::new(e)
-            } else {
-                anyhow::Error::new(e).context(format!("scanning {target}"))
-            }
-        })?;
-        let mut report = report;
-        if let Some((tree, declared)) = &expected {
-            let drift = scan::drift::check(tree, &declared.components, &report.components);
-            report.findings.extend(drift);
-        }
-        if args.ignore.is_none() && (args.rev.is_some() || is_tree(target)) {
-            // The tree's own ignore file, at the revision scanned.
-            if let Some(policy) = policy::from_tree(Path::new(target), args.rev.as_deref())? {
-                let outcome = policy::apply(&policy, &mut [&mut report], today, true);
-                report.warnings.extend(outcome.warnings);
-            }
-        }
-        targets.push(report);
-    }
-    if let Some(file) = &args.ignore {
-        let policy = Policy::load(file)?;
-        let mut all: Vec<&mut TargetReport> = targets.iter_mut().collect();
-        let outcome = policy::apply(&policy, &mut all, today, true);
-        if let Some(first) = targets.first_mut() {
-            first.warnings.extend(outcome.warnings);
-        }
-    }
-    for w in targets.iter().flat_map(|t| t.warnings.iter()) {
+    let report = scan::run(&req, &opts, &db, &clones)?;
+    for w in report.targets.iter().flat_map(|t| t.warnings.iter()) {
         eprintln!("pinprobe: warning: {w}");
     }
-    let report = Report::new(&db, targets);
     report::render(&report, args.format, &db, out)?;
     out.flush()?;
     Ok(exit::for_scan(&report, args.fail_on.threshold()))

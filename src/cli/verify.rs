@@ -10,10 +10,8 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 
-use crate::exit::Exit;
-use crate::verify::{
-    self, Inject, Options, Shape, VerifyError, deployed::Deployed, report, stats::Verdict,
-};
+use crate::exit::{self, Exit};
+use crate::verify::{self, Inject, Options, Shape, VerifyError, deployed::Deployed, render};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -193,15 +191,6 @@ impl Args {
     }
 }
 
-/// The verdict's exit code (DESIGN.md, "Contracts").
-pub fn exit_for(verdict: Verdict) -> Exit {
-    match verdict {
-        Verdict::Scales => Exit::Clean,
-        Verdict::Flat => Exit::Findings,
-        Verdict::Inconclusive | Verdict::Invalid | Verdict::Unsupported => Exit::Undecided,
-    }
-}
-
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     let opts = args.options()?;
     let stderr = std::io::stderr();
@@ -209,18 +198,18 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         Ok(r) => r,
         Err(VerifyError::NoGpu(why)) => {
             eprintln!("pinprobe: no usable GPU: {why}");
-            return Ok(Exit::NoGpu);
+            return Ok(exit::NO_GPU);
         }
         Err(e) => return Err(e).context("verify"),
     };
     match args.format {
-        Format::Table => report::render_table(&report, out)?,
-        Format::Json => report::render_json(&report, out)?,
+        Format::Table => render::render_table(&report, out)?,
+        Format::Json => render::render_json(&report, out)?,
     }
     out.flush()?;
     if let Some(path) = &args.plot {
-        report::render_svg(&report, path)?;
+        render::render_svg(&report, path)?;
         eprintln!("plot written to {}", path.display());
     }
-    Ok(exit_for(report.verdict))
+    Ok(exit::for_verify(report.verdict))
 }

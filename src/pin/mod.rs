@@ -5,94 +5,20 @@
 //! with `GIT_TAG`) merge into one pin, attributed to a component of the registry.
 
 pub mod cmake;
+pub mod components;
+pub mod fingerprint;
+pub mod shipped;
 pub mod url;
 
-use crate::rules::Registry;
-use serde::Serialize;
+use crate::model::{FOUND_BY_CMAKE, Pin};
+use components::Registry;
 
-/// How a pin was found, for reports.
-pub const FOUND_BY_CMAKE: &str = "cmake GIT_TAG";
-
-/// One pinned kernel project.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Pin {
-    /// The component name (registry name, else the repository's short name, else the declared name).
-    pub component: String,
-    /// The name in the CMake declaration (`vllm-flash-attn`).
-    pub declared_name: String,
-    /// `GIT_REPOSITORY` as written after expansion.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub repo: Option<String>,
-    /// Its canonical form (`github.com/owner/name`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub repo_canonical: Option<String>,
-    /// The component's canonical repository, when the component is known.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub component_repo: Option<String>,
-    /// `GIT_TAG` after expansion (a SHA, a short SHA, a tag or a branch).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reference: Option<String>,
-    /// `GIT_TAG` as written, when it differs (a `${VAR}`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reference_raw: Option<String>,
-    /// `URL` when the project is fetched as an archive.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub url: Option<String>,
-    /// The full commit, once resolved (a full SHA as written, or through a clone).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub commit: Option<String>,
-    /// How the pin was found.
-    pub found_by: &'static str,
-    /// The file of the pinning declaration.
-    pub file: String,
-    /// The line of `GIT_TAG`'s value (else of the declaration).
-    pub line: u32,
-    /// Patch files applied to the fetched source.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub patches: Vec<String>,
-    /// Variables that bypass the pin.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub overrides: Vec<String>,
-    /// For shipped files: which indexed commits they match (see `pinprobe index build`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fingerprint: Option<crate::index::Match>,
-}
-
-impl Pin {
-    /// A component found in an artifact's files rather than in CMake.
-    pub fn shipped(
-        component: &str,
-        file: &str,
-        reference: Option<String>,
-        commit: Option<String>,
-        found_by: &'static str,
-    ) -> Pin {
-        Pin {
-            component: component.to_string(),
-            declared_name: component.to_string(),
-            repo: None,
-            repo_canonical: None,
-            component_repo: None,
-            reference,
-            reference_raw: None,
-            url: None,
-            commit,
-            found_by,
-            file: file.to_string(),
-            line: 0,
-            patches: Vec::new(),
-            overrides: Vec::new(),
-            fingerprint: None,
-        }
-    }
-
-    /// Whether the declared repository is neither the component's canonical repository nor an
-    /// alias (a personal fork, say).
-    pub fn is_foreign_repo(&self, registry: &Registry) -> bool {
-        match (&self.repo_canonical, registry.get(&self.component)) {
-            (Some(repo), Some(def)) => !def.owns_repo(repo),
-            _ => false,
-        }
+/// Whether the pin's declared repository is neither its component's canonical repository nor an
+/// alias (a personal fork, say).
+pub fn is_foreign_repo(pin: &Pin, registry: &Registry) -> bool {
+    match (&pin.repo_canonical, registry.get(&pin.component)) {
+        (Some(repo), Some(def)) => !def.owns_repo(repo),
+        _ => false,
     }
 }
 
@@ -162,7 +88,7 @@ fn merge(name: &str, same: &[&cmake::Declaration], registry: &Registry) -> Pin {
         component_repo: def.and_then(|c| url::canonical(&c.repo)),
         commit: reference
             .as_deref()
-            .filter(|r| crate::rules::lint::is_full_sha(r))
+            .filter(|r| crate::model::is_full_sha(r))
             .map(|r| r.to_ascii_lowercase()),
         reference,
         reference_raw,

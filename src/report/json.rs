@@ -1,6 +1,6 @@
 //! JSON: the report as is, pretty-printed, versioned by `"schema"`.
 
-use super::Report;
+use crate::model::Report;
 use std::io::Write;
 
 pub fn render(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {

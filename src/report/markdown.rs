@@ -1,7 +1,8 @@
 //! Markdown for pull-request comments and job summaries.
 
-use super::{Report, headline};
-use crate::rules::evaluate::Status;
+use super::headline;
+use crate::model::Report;
+use crate::model::Status;
 use std::io::Write;
 
 pub(crate) fn status_mark(status: Status) -> &'static str {

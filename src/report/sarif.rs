@@ -10,10 +10,11 @@
 //! A run holds at most [`MAX_RESULTS`] results (GitHub's limit per run): above it the most
 //! severe are kept and `properties.truncated` says how many were dropped.
 
-use super::{Report, headline};
+use super::headline;
+use crate::model::Report;
+use crate::model::Severity;
+use crate::model::{Finding, Status};
 use crate::rules::Database;
-use crate::rules::Severity;
-use crate::rules::evaluate::{Finding, Status};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::io::Write;
@@ -170,8 +171,8 @@ pub(crate) fn write(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::TargetReport;
-    use crate::rules::evaluate::{Finding, Location};
+    use crate::model::TargetReport;
+    use crate::model::{Finding, Location};
 
     #[test]
     fn results_are_capped_at_githubs_limit_most_severe_first() {
@@ -197,7 +198,7 @@ mod tests {
         target
             .findings
             .push(finding(MAX_RESULTS, Severity::High, Status::Affected));
-        let report = Report::new(&db, vec![target]);
+        let report = Report::new(db.digest.clone(), vec![target]);
         let mut out = Vec::new();
         render(&report, &db, &mut out).expect("renders");
         let doc: Value = serde_json::from_slice(&out).expect("json");

@@ -1,6 +1,7 @@
 //! The terminal table: components, then findings with the evidence that decided each.
 
-use super::{Report, headline};
+use super::headline;
+use crate::model::Report;
 use comfy_table::{Cell, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use std::io::Write;
 
@@ -110,7 +111,7 @@ fn short_digest(d: &str) -> &str {
 }
 
 /// `file:line`, and for an image the layer that brought the file (index, digest, build step).
-fn place(target: &crate::report::TargetReport, file: &str, line: u32) -> String {
+fn place(target: &crate::model::TargetReport, file: &str, line: u32) -> String {
     let mut text = format!("{file}:{line}");
     if let Some(layer) = target.image.as_ref().and_then(|i| i.layer_of(file)) {
         let digest = layer.digest.get(..19).unwrap_or(&layer.digest);

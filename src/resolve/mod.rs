@@ -11,36 +11,8 @@ mod patched;
 pub use patched::PatchedTree;
 
 use gix::ObjectId;
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
-
-/// The bytes of the blob at `path` under `tree`, `None` when there is none (or it is a tree).
-pub fn blob_at(
-    repo: &gix::Repository,
-    tree: ObjectId,
-    path: &str,
-) -> Result<Option<Vec<u8>>, String> {
-    let tree = repo.find_tree(tree).map_err(|e| e.to_string())?;
-    let Some(entry) = tree.lookup_entry_by_path(path).map_err(|e| e.to_string())? else {
-        return Ok(None);
-    };
-    if !entry.mode().is_blob() {
-        return Ok(None);
-    }
-    // A blob compresses well: check its size before inflating it.
-    let size = repo
-        .find_header(entry.object_id())
-        .map_err(|e| e.to_string())?
-        .size();
-    if size > crate::target::MAX_FILE_BYTES {
-        return Err(format!(
-            "`{path}` is {size} bytes, over the {}-byte cap for one file",
-            crate::target::MAX_FILE_BYTES
-        ));
-    }
-    let blob = entry.object().map_err(|e| e.to_string())?;
-    Ok(Some(blob.detach().data))
-}
 
 /// A tri-state answer: known, or unknown with the reason.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,6 +34,12 @@ pub enum ResolveError {
     },
     #[error("{path}: git object store: {message}")]
     Git { path: PathBuf, message: String },
+    #[error("--repo {name}={path}: {message}")]
+    RepoArg {
+        name: String,
+        path: PathBuf,
+        message: String,
+    },
 }
 
 /// What a pin's reference resolved to in a clone.
@@ -74,17 +52,51 @@ pub enum Resolved {
 }
 
 /// A local clone of a pinned kernel project.
-pub struct Clone {
+pub struct Repo {
     path: PathBuf,
     repo: gix::Repository,
     graph: graph::Graph,
+}
+
+/// The clones given with `--repo NAME=PATH`, opened once per run, by component name.
+#[derive(Default)]
+pub struct Clones {
+    by_name: BTreeMap<String, Repo>,
+}
+
+impl Clones {
+    pub fn open(repos: &[(String, PathBuf)]) -> Result<Self, ResolveError> {
+        let mut by_name = BTreeMap::new();
+        for (name, path) in repos {
+            let clone = Repo::open(path).map_err(|e| ResolveError::RepoArg {
+                name: name.clone(),
+                path: path.clone(),
+                message: e.to_string(),
+            })?;
+            by_name.insert(name.clone(), clone);
+        }
+        Ok(Clones { by_name })
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Repo> {
+        self.by_name.get(name)
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.by_name.keys().map(String::as_str)
+    }
+
+    /// Every clone with its component name.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Repo)> {
+        self.by_name.iter().map(|(n, c)| (n.as_str(), c))
+    }
 }
 
 fn is_hex_prefix(s: &str) -> bool {
     (4..=40).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
-impl Clone {
+impl Repo {
     /// Open the repository at `path` (a work tree or a bare repository).
     pub fn open(path: &Path) -> Result<Self, ResolveError> {
         let mut repo = gix::open(path).map_err(|e| ResolveError::Open {
@@ -108,7 +120,7 @@ impl Clone {
             })?
             .map(|commits| commits.iter().copied().collect())
             .unwrap_or_default();
-        Ok(Clone {
+        Ok(Repo {
             path: path.to_path_buf(),
             graph: graph::Graph::new(&repo, shallow),
             repo,
@@ -332,7 +344,7 @@ impl Clone {
             .find_commit(*commit)
             .map_err(|e| self.git_err(e))?;
         let tree = commit.tree_id().map_err(|e| self.git_err(e))?.detach();
-        blob_at(&self.repo, tree, path).map_err(|e| self.git_err(e))
+        crate::target::blob_at(&self.repo, tree, path).map_err(|e| self.git_err(e))
     }
 
     /// A commit reachable from `tip` (and not from `base`, when given) whose change is the same

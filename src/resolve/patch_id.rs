@@ -1,7 +1,7 @@
 //! Patch-id equivalence: find a commit that makes the same change as a fix (a cherry-pick), the
 //! way `git patch-id` does: the changed lines of every file, whitespace and line numbers ignored.
 
-use super::{Answer, Clone};
+use super::{Answer, Repo};
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
 use sha2::{Digest, Sha256};
@@ -18,7 +18,7 @@ struct Change {
 }
 
 pub(super) fn find_equivalent(
-    clone: &Clone,
+    clone: &Repo,
     fix: &ObjectId,
     tip: &ObjectId,
     base: Option<&ObjectId>,
@@ -77,7 +77,7 @@ pub(super) fn find_equivalent(
 /// Whether `tip`'s combined change since `merge-base(commit, tip)` has `commit`'s patch-id.
 /// Bounded: one merge-base walk, one pruned tree diff, and blob reads only when both changes
 /// touch the same paths.
-pub(super) fn squash_equivalent(clone: &Clone, commit: &ObjectId, tip: &ObjectId) -> Answer<bool> {
+pub(super) fn squash_equivalent(clone: &Repo, commit: &ObjectId, tip: &ObjectId) -> Answer<bool> {
     for id in [commit, tip] {
         if !clone.has_commit(id) {
             return Answer::Unknown(clone.missing(id));
@@ -145,7 +145,7 @@ struct EntryCache {
 }
 
 impl EntryCache {
-    fn child(&mut self, clone: &Clone, tree: ObjectId, name: &str) -> Option<(ObjectId, bool)> {
+    fn child(&mut self, clone: &Repo, tree: ObjectId, name: &str) -> Option<(ObjectId, bool)> {
         if let Some(found) = self.entries.get(&(tree, name.to_string())) {
             return *found;
         }
@@ -159,7 +159,7 @@ impl EntryCache {
     }
 
     /// The object at `path` under `tree`.
-    fn at(&mut self, clone: &Clone, tree: ObjectId, path: &str) -> Option<ObjectId> {
+    fn at(&mut self, clone: &Repo, tree: ObjectId, path: &str) -> Option<ObjectId> {
         let mut current = (tree, true);
         for part in path.split('/') {
             if !current.1 {
@@ -172,7 +172,7 @@ impl EntryCache {
 }
 
 /// Whether a single-parent commit changes every one of `paths` (merges have no patch-id).
-fn touches_all(clone: &Clone, lookups: &mut EntryCache, commit: &ObjectId, paths: &[&str]) -> bool {
+fn touches_all(clone: &Repo, lookups: &mut EntryCache, commit: &ObjectId, paths: &[&str]) -> bool {
     let Some(info) = clone.graph.commit(&clone.repo, commit) else {
         return false;
     };
@@ -188,7 +188,7 @@ fn touches_all(clone: &Clone, lookups: &mut EntryCache, commit: &ObjectId, paths
 }
 
 /// The files a commit changes against its first parent (or against nothing, for a root).
-fn changes_of(clone: &Clone, commit: &ObjectId) -> Option<Vec<Change>> {
+fn changes_of(clone: &Repo, commit: &ObjectId) -> Option<Vec<Change>> {
     let info = clone.graph.commit(&clone.repo, commit)?;
     let parent_tree = match info.parents.first() {
         Some(parent) => Some(clone.graph.commit(&clone.repo, parent)?.tree),
@@ -202,7 +202,7 @@ fn changes_of(clone: &Clone, commit: &ObjectId) -> Option<Vec<Change>> {
 }
 
 /// Entries of a tree as (name, is_tree, id).
-fn entries(clone: &Clone, tree: Option<ObjectId>) -> Option<Vec<(String, bool, ObjectId)>> {
+fn entries(clone: &Repo, tree: Option<ObjectId>) -> Option<Vec<(String, bool, ObjectId)>> {
     let Some(tree) = tree else {
         return Some(Vec::new());
     };
@@ -217,7 +217,7 @@ fn entries(clone: &Clone, tree: Option<ObjectId>) -> Option<Vec<(String, bool, O
 }
 
 fn diff_trees(
-    clone: &Clone,
+    clone: &Repo,
     old: Option<ObjectId>,
     new: Option<ObjectId>,
     prefix: &str,
@@ -267,7 +267,7 @@ fn split(entry: Option<&(String, bool, ObjectId)>) -> (Option<ObjectId>, Option<
     }
 }
 
-fn blob_text(clone: &Clone, id: Option<ObjectId>) -> Option<String> {
+fn blob_text(clone: &Repo, id: Option<ObjectId>) -> Option<String> {
     match id {
         None => Some(String::new()),
         Some(id) => {
@@ -278,7 +278,7 @@ fn blob_text(clone: &Clone, id: Option<ObjectId>) -> Option<String> {
 }
 
 /// A digest of the changed lines of every file, whitespace removed, line numbers ignored.
-fn patch_id(clone: &Clone, changes: &[Change]) -> Option<[u8; 32]> {
+fn patch_id(clone: &Repo, changes: &[Change]) -> Option<[u8; 32]> {
     let mut hasher = Sha256::new();
     for change in changes {
         let old = blob_text(clone, change.old)?;

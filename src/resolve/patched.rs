@@ -1,8 +1,8 @@
 //! The files of a pinned commit with the declared patches applied, as the signature matcher's
 //! [`SourceFiles`]: what the build actually compiles, not only what the pin names.
 
-use super::Clone;
-use crate::rules::signature::SourceFiles;
+use super::Repo;
+use crate::target::SourceFiles;
 use gix::ObjectId;
 
 /// One file's part of a patch.
@@ -16,7 +16,7 @@ struct FilePatch {
 
 /// A commit's tree, with unified-diff patches applied to the files they touch.
 pub struct PatchedTree<'a> {
-    clone: &'a Clone,
+    clone: &'a Repo,
     commit: ObjectId,
     patches: Vec<FilePatch>,
 }
@@ -71,7 +71,7 @@ fn split(origin: &str, text: &str) -> Vec<FilePatch> {
 
 impl<'a> PatchedTree<'a> {
     /// `patches` are (patch file name, text) in the order the build applies them.
-    pub fn new(clone: &'a Clone, commit: ObjectId, patches: &[(String, String)]) -> Self {
+    pub fn new(clone: &'a Repo, commit: ObjectId, patches: &[(String, String)]) -> Self {
         let patches = patches
             .iter()
             .flat_map(|(origin, text)| split(origin, text))

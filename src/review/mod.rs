@@ -1,7 +1,7 @@
 //! Pin-bump review (`pinprobe diff`): scan a source tree at two revisions, pair the pins and the
 //! findings, and say what the bump introduces, fixes or keeps.
 //!
-//! Both sides go through [`crate::scan::scan_path`] with `Options.rev`, so nothing is checked
+//! Both sides go through [`crate::scan::scan_source`] with `Options.rev`, so nothing is checked
 //! out. Components pair by name (and declared name); findings pair by (component, rule), and
 //! each pair is classified from its two statuses:
 //!
@@ -11,23 +11,21 @@
 //! | unknown              | unknown    | unknown | unknown               |
 //! | not affected / absent| introduced | unknown | (not listed)          |
 //!
-//! The ignore policy ([`crate::policy`]) is applied to both sides; HEAD's policy is used (what
+//! The ignore policy ([`crate::scan::policy`]) is applied to both sides; HEAD's policy is used (what
 //! the pull request proposes), and only HEAD's unused entries are warned about.
 //! With clones (`--repo`), [`suggest`] proposes the `GIT_TAG` that fixes what stays open.
 
-mod render;
 pub mod suggest;
 
-pub use render::render;
-pub use suggest::Suggestion;
-
-use crate::pin::Pin;
-use crate::policy::{self, Date, Policy, PolicyError, Suppression};
-use crate::report::{TargetReport, Tool};
-use crate::rules::evaluate::{Evidence, EvidenceKind, Finding, Location, Status};
-use crate::rules::{Database, Severity};
-use crate::scan::{self, Clones, Options, ScanError};
-use serde::Serialize;
+use crate::model::Date;
+use crate::model::Pin;
+use crate::model::{Change, ChangeKind, Counts, PinChange, PinChangeKind, PinSide, Review, Side};
+use crate::model::{Finding, Status};
+use crate::model::{TargetReport, Tool};
+use crate::resolve::Clones;
+use crate::rules::Database;
+use crate::scan::policy::{self, Policy, PolicyError};
+use crate::scan::{self, Options, ScanError};
 use std::path::Path;
 
 /// Why a review could not be made.
@@ -43,150 +41,20 @@ pub enum ReviewError {
     Policy(#[from] PolicyError),
 }
 
-/// What a bump does to one (component, rule) finding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ChangeKind {
-    /// Affected at HEAD, not at BASE.
-    Introduced,
-    /// Undecided on a side: the bump's effect cannot be told.
-    Unknown,
-    /// Affected at both.
-    Kept,
-    /// Affected at BASE, not at HEAD.
-    Fixed,
-}
-
-impl std::fmt::Display for ChangeKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            ChangeKind::Introduced => "introduced",
-            ChangeKind::Unknown => "unknown",
-            ChangeKind::Kept => "kept",
-            ChangeKind::Fixed => "fixed",
-        })
-    }
-}
-
-/// One (component, rule) pair whose status is, or was, not `not_affected`.
-#[derive(Debug, Clone, Serialize)]
-pub struct Change {
-    pub change: ChangeKind,
-    pub rule: String,
-    pub component: String,
-    /// The status at HEAD (`not_affected` when the rule no longer applies there).
-    pub status: Status,
-    /// The status at BASE; absent when the rule did not apply there.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub base_status: Option<Status>,
-    pub severity: Severity,
-    pub summary: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub decided_by: Option<EvidenceKind>,
-    /// HEAD's evidence (BASE's when the finding is gone at HEAD).
-    pub evidence: Vec<Evidence>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub location: Option<Location>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub suppressed: Option<Suppression>,
-    /// Whether the component's pin changed between the revisions.
-    pub pin_changed: bool,
-}
-
-/// How a pin changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PinChangeKind {
-    Added,
-    Removed,
-    Changed,
-}
-
-/// One side of a pin change.
-#[derive(Debug, Clone, Serialize)]
-pub struct PinSide {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub repo: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reference: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub commit: Option<String>,
-    /// Whether the repository is not the component's own (a fork).
-    pub fork: bool,
-    pub file: String,
-    pub line: u32,
-}
-
-impl PinSide {
-    fn of(pin: &Pin) -> PinSide {
-        PinSide {
-            repo: pin.repo.clone(),
-            reference: pin.reference.clone(),
-            commit: pin.commit.clone(),
-            fork: is_fork(pin),
-            file: pin.file.clone(),
-            line: pin.line,
-        }
+/// One side of a pin change, from the pin.
+fn pin_side(pin: &Pin) -> PinSide {
+    PinSide {
+        repo: pin.repo.clone(),
+        reference: pin.reference.clone(),
+        commit: pin.commit.clone(),
+        fork: is_fork(pin),
+        file: pin.file.clone(),
+        line: pin.line,
     }
 }
 
 fn is_fork(pin: &Pin) -> bool {
     matches!((&pin.repo_canonical, &pin.component_repo), (Some(r), Some(c)) if r != c)
-}
-
-/// A pin that differs between BASE and HEAD.
-#[derive(Debug, Clone, Serialize)]
-pub struct PinChange {
-    pub component: String,
-    pub change: PinChangeKind,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub base: Option<PinSide>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub head: Option<PinSide>,
-    pub repo_changed: bool,
-    /// `to` a fork, `from` a fork, or absent.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fork: Option<&'static str>,
-}
-
-/// Unsuppressed changes by kind, and the suppressed ones.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct Counts {
-    pub introduced: usize,
-    pub fixed: usize,
-    pub kept: usize,
-    pub unknown: usize,
-    pub suppressed: usize,
-}
-
-/// One revision of the review.
-#[derive(Debug, Clone, Serialize)]
-pub struct Side {
-    pub rev: String,
-    pub target: String,
-}
-
-/// Everything `pinprobe diff` found; every format renders it.
-#[derive(Debug, Clone, Serialize)]
-pub struct Review {
-    pub schema: u32,
-    pub tool: Tool,
-    pub rules_digest: String,
-    pub base: Side,
-    pub head: Side,
-    pub counts: Counts,
-    pub pins: Vec<PinChange>,
-    pub changes: Vec<Change>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub suggestions: Vec<Suggestion>,
-    /// Why HEAD as a whole could not be decided (it pins nothing).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub undecided: Option<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
-    /// HEAD's full scan, for SARIF.
-    #[serde(skip)]
-    pub head_report: TargetReport,
 }
 
 /// Inputs of one review.
@@ -207,7 +75,7 @@ pub fn review(req: &Request, db: &Database, clones: &Clones) -> Result<Review, R
             rev: Some(rev.to_string()),
             ..req.opts.clone()
         };
-        scan::scan_path(req.path, &opts, db, clones).map_err(|source| ReviewError::Scan {
+        scan::scan_source(req.path, &opts, db, clones).map_err(|source| ReviewError::Scan {
             side: label,
             rev: rev.to_string(),
             source: Box::new(source),
@@ -242,7 +110,7 @@ pub fn review(req: &Request, db: &Database, clones: &Clones) -> Result<Review, R
         }
     }
     Ok(Review {
-        schema: crate::report::SCHEMA,
+        schema: crate::model::SCHEMA,
         tool: Tool {
             name: env!("CARGO_PKG_NAME"),
             version: env!("CARGO_PKG_VERSION"),
@@ -279,7 +147,7 @@ pub fn pin_changes(base: &[Pin], head: &[Pin]) -> Vec<PinChange> {
                 component: h.component.clone(),
                 change: PinChangeKind::Added,
                 base: None,
-                head: Some(PinSide::of(h)),
+                head: Some(pin_side(h)),
                 repo_changed: false,
                 fork: is_fork(h).then_some("to"),
             });
@@ -299,8 +167,8 @@ pub fn pin_changes(base: &[Pin], head: &[Pin]) -> Vec<PinChange> {
         out.push(PinChange {
             component: h.component.clone(),
             change: PinChangeKind::Changed,
-            base: Some(PinSide::of(b)),
-            head: Some(PinSide::of(h)),
+            base: Some(pin_side(b)),
+            head: Some(pin_side(h)),
             repo_changed,
             fork,
         });
@@ -310,7 +178,7 @@ pub fn pin_changes(base: &[Pin], head: &[Pin]) -> Vec<PinChange> {
             out.push(PinChange {
                 component: b.component.clone(),
                 change: PinChangeKind::Removed,
-                base: Some(PinSide::of(b)),
+                base: Some(pin_side(b)),
                 head: None,
                 repo_changed: false,
                 fork: None,

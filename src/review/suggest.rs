@@ -4,44 +4,15 @@
 //! findings' rules that the clone has. Containment is monotone along a first-parent chain (each
 //! commit is an ancestor of the next), so the earliest one is found by bisection.
 
-use crate::pin::Pin;
-use crate::report::TargetReport;
-use crate::resolve::{Answer, Clone};
+use crate::model::Status;
+use crate::model::TargetReport;
+use crate::model::{Pin, Suggestion};
+use crate::resolve::Clones;
+use crate::resolve::{Answer, Repo};
 use crate::rules::Database;
-use crate::rules::evaluate::{self, Status};
+use crate::rules::evaluate;
 use crate::rules::model::Event;
-use crate::scan::Clones;
 use gix::ObjectId;
-use serde::Serialize;
-
-/// A proposed `GIT_TAG`, or why there is none.
-#[derive(Debug, Clone, Serialize)]
-pub struct Suggestion {
-    pub component: String,
-    /// The line to edit.
-    pub file: String,
-    pub line: u32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub current: Option<String>,
-    /// The commit to pin, when one exists.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub commit: Option<String>,
-    /// `GIT_TAG <sha>`, ready to paste.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub git_tag: Option<String>,
-    /// The branch searched.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub branch: Option<String>,
-    /// The open findings' rules.
-    pub rules: Vec<String>,
-    /// Fix commits the suggestion contains.
-    pub fixes: Vec<String>,
-    /// Fix commits the clone does not have (not taken into account).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub absent: Vec<String>,
-    /// What to know about the suggestion (or why there is none).
-    pub note: String,
-}
 
 /// Suggestions for every component of `head` with open findings and a clone.
 pub fn for_head(head: &TargetReport, db: &Database, clones: &Clones) -> Vec<Suggestion> {
@@ -69,7 +40,7 @@ pub fn for_head(head: &TargetReport, db: &Database, clones: &Clones) -> Vec<Sugg
 }
 
 /// The earliest default-branch commit containing `pin` and the fixes of `rules`.
-pub fn suggest(clone: &Clone, pin: &Pin, rules: &[&str], db: &Database) -> Suggestion {
+pub fn suggest(clone: &Repo, pin: &Pin, rules: &[&str], db: &Database) -> Suggestion {
     let mut s = Suggestion {
         component: pin.component.clone(),
         file: pin.file.clone(),

@@ -15,88 +15,15 @@
 //! - `requires` gates a finding on other components' pins ([`OtherPin`]): a condition that does
 //!   not hold makes the finding `not_affected`; one that cannot be checked caps it at `unknown`.
 
-use super::model::{Event, RangeType, Rule, Severity};
-use super::signature::{Outcome, SourceFiles};
+use super::model::{Event, RangeType, Rule};
+use super::signature::Outcome;
 use super::version;
+use crate::model::{Evidence, EvidenceKind, Finding, Location, Status};
+use crate::pin::components::Registry;
 use crate::pin::url;
-use crate::resolve::{Answer, Clone};
+use crate::resolve::{Answer, Repo};
+use crate::target::SourceFiles;
 use gix::ObjectId;
-use serde::Serialize;
-
-/// A finding's status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    Affected,
-    NotAffected,
-    Unknown,
-}
-
-impl std::fmt::Display for Status {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Status::Affected => "affected",
-            Status::NotAffected => "not_affected",
-            Status::Unknown => "unknown",
-        })
-    }
-}
-
-/// Kinds of evidence, strongest first (the derive order is the strength order).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum EvidenceKind {
-    Signature,
-    Ancestry,
-    KnownPin,
-    VersionRange,
-    /// A `requires` condition on another component's pin (a gate, not a strength).
-    Requirement,
-    /// What RECORD says of the files the verdict read (informational: never decides).
-    Integrity,
-    /// Shipped files matched against a fingerprint index.
-    Fingerprint,
-    Hygiene,
-}
-
-/// One piece of evidence and the status it supports on its own.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Evidence {
-    pub kind: EvidenceKind,
-    pub status: Status,
-    pub detail: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub line: Option<u32>,
-}
-
-/// Where a finding points (the `GIT_TAG` line, or the shipped file).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Location {
-    pub file: String,
-    pub line: u32,
-}
-
-/// A rule's verdict on one component.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Finding {
-    pub rule: String,
-    pub status: Status,
-    pub severity: Severity,
-    pub summary: String,
-    pub component: String,
-    /// The evidence kind that decided the status; absent when nothing decided.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub decided_by: Option<EvidenceKind>,
-    pub evidence: Vec<Evidence>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub location: Option<Location>,
-    /// Set by the ignore policy (`.pinprobe.yaml`): the status stays, the exit code and SARIF
-    /// results leave the finding out.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub suppressed: Option<crate::policy::Suppression>,
-}
 
 /// What is known about one pinned component.
 pub struct Subject<'a> {
@@ -105,7 +32,7 @@ pub struct Subject<'a> {
     pub commit: Option<ObjectId>,
     /// Why the commit is not known (no GIT_TAG, a tag with no clone, ...).
     pub commit_unknown: Option<String>,
-    pub clone: Option<&'a Clone>,
+    pub clone: Option<&'a Repo>,
     /// The pinned source (a commit's tree with declared patches, or shipped files).
     pub sources: Option<&'a dyn SourceFiles>,
     /// Where the sources came from, for the evidence text.
@@ -124,7 +51,7 @@ impl Subject<'_> {
 }
 
 /// Whether `rule` applies to `component`: one of its GIT ranges belongs to it.
-pub fn applies(rule: &Rule, component: &str, registry: &super::Registry) -> bool {
+pub fn applies(rule: &Rule, component: &str, registry: &Registry) -> bool {
     rule.git_ranges()
         .any(|(_, range)| range_applies(range, component, registry))
 }
@@ -132,11 +59,7 @@ pub fn applies(rule: &Rule, component: &str, registry: &super::Registry) -> bool
 /// Whether a GIT range applies to `component`: the range's repository is the component's
 /// repository or one of its aliases. Keyed by URL, so a rule written for an upstream does not
 /// reach a fork that shares its commits but not its history of reverts.
-pub fn range_applies(
-    range: &super::model::Range,
-    component: &str,
-    registry: &super::Registry,
-) -> bool {
+pub fn range_applies(range: &super::model::Range, component: &str, registry: &Registry) -> bool {
     let Some(repo) = range.repo.as_deref().and_then(url::canonical) else {
         return false;
     };
@@ -150,11 +73,11 @@ pub struct OtherPin<'a> {
     pub commit: Option<ObjectId>,
     /// Why the commit is not known (a plain directory has no revision).
     pub commit_unknown: Option<String>,
-    pub clone: Option<&'a Clone>,
+    pub clone: Option<&'a Repo>,
 }
 
 /// Evaluate `rule` on `subject` with no other components known. The caller checked [`applies`].
-pub fn evaluate(rule: &Rule, subject: &Subject, registry: &super::Registry) -> Finding {
+pub fn evaluate(rule: &Rule, subject: &Subject, registry: &Registry) -> Finding {
     evaluate_with(rule, subject, registry, &[])
 }
 
@@ -162,7 +85,7 @@ pub fn evaluate(rule: &Rule, subject: &Subject, registry: &super::Registry) -> F
 pub fn evaluate_with(
     rule: &Rule,
     subject: &Subject,
-    registry: &super::Registry,
+    registry: &Registry,
     others: &[OtherPin],
 ) -> Finding {
     // Each piece of evidence with whether it applies: evidence that had nothing to look at
@@ -338,7 +261,7 @@ pub fn combine(weighed: &[(Evidence, bool)]) -> Verdict {
 fn requirement_evidence(
     requirement: &super::model::Requirement,
     others: &[OtherPin],
-    registry: &super::Registry,
+    registry: &Registry,
 ) -> Evidence {
     let name = if requirement.note.is_empty() {
         format!("requires {}", requirement.component)
@@ -635,7 +558,7 @@ fn ancestry_evidence(
 /// introductions it follows; with one, any fix in the pin's history closes it, as in OSV.
 #[allow(clippy::too_many_arguments)]
 fn open_from(
-    clone: &Clone,
+    clone: &Repo,
     intro: Option<ObjectId>,
     reintroduced: bool,
     v: &ObjectId,

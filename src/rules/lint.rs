@@ -2,8 +2,9 @@
 //! strings and signatures that parse. Each diagnostic names the file and, where the offending
 //! text can be found, the line.
 
-use super::components::Registry;
 use super::model::{Event, RangeType, Rule};
+use crate::model::is_full_sha;
+use crate::pin::components::Registry;
 use crate::pin::url;
 
 /// One problem in a rule file.
@@ -21,11 +22,6 @@ impl std::fmt::Display for Diagnostic {
             None => write!(f, "{}: {}", self.file, self.message),
         }
     }
-}
-
-/// Whether `s` is a full 40-hex SHA-1.
-pub fn is_full_sha(s: &str) -> bool {
-    s.len() == 40 && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 fn line_of(text: &str, needle: &str) -> Option<usize> {

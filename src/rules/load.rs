@@ -1,10 +1,10 @@
 //! Loading the database: the embedded rules, with a user's `--rules DIR` layered over them,
 //! each file validated as it is read, and one digest over what was loaded.
 
-use super::components::Registry;
 use super::embedded;
 use super::lint::{self, Diagnostic};
 use super::model::Rule;
+use crate::pin::components::Registry;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 

@@ -1,7 +1,6 @@
 //! The rule database: OSV-shaped YAML (`rules/*.yaml`), embedded in the binary and layered with
 //! a user's `--rules DIR`; validated as it loads, linted on demand, and evaluated against pins.
 
-pub mod components;
 mod embedded;
 pub mod evaluate;
 pub mod lint;
@@ -12,6 +11,5 @@ pub mod signature;
 pub mod vectors;
 pub mod version;
 
-pub use components::{ComponentDef, Registry};
 pub use load::{Database, LoadedRule, Origin, RulesError, load};
-pub use model::{Rule, Severity};
+pub use model::Rule;

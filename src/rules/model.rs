@@ -5,28 +5,8 @@
 //! pinprobe's own parts sit in `database_specific`.
 
 use super::signature::Signature;
+use crate::model::Severity;
 use serde::{Deserialize, Serialize};
-
-/// Severity, ordered: `--fail-on` compares against it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    Low,
-    Medium,
-    High,
-    Critical,
-}
-
-impl std::fmt::Display for Severity {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Severity::Low => "low",
-            Severity::Medium => "medium",
-            Severity::High => "high",
-            Severity::Critical => "critical",
-        })
-    }
-}
 
 /// One rule as written in `rules/*.yaml`.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]

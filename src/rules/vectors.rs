@@ -10,9 +10,9 @@
 use super::evaluate::{self, OtherPin, Subject};
 use super::load::Database;
 use super::model::{Rule, TestVector};
-use super::signature::SourceFiles;
+use crate::resolve::Clones;
 use crate::resolve::PatchedTree;
-use crate::scan::Clones;
+use crate::target::SourceFiles;
 use std::collections::BTreeMap;
 
 /// What happened to one vector.

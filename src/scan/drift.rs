@@ -2,9 +2,9 @@
 //! fingerprint to (`pinprobe scan --expect TREE ARTIFACT`). A wheel built from another commit,
 //! or with files patched after the pin, is a finding of its own.
 
-use crate::pin::Pin;
-use crate::rules::Severity;
-use crate::rules::evaluate::{Evidence, EvidenceKind, Finding, Location, Status};
+use crate::model::Pin;
+use crate::model::Severity;
+use crate::model::{Evidence, EvidenceKind, Finding, Location, Status};
 
 pub const DRIFT: &str = "drift/pin-vs-artifact";
 

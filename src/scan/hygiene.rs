@@ -3,11 +3,11 @@
 //! commit that the repository's default branch does not reach: an unmerged or squash-merged PR
 //! head, a WIP branch).
 
-use crate::pin::Pin;
-use crate::resolve::{Answer, Clone};
-use crate::rules::Registry;
-use crate::rules::Severity;
-use crate::rules::evaluate::{Evidence, EvidenceKind, Finding, Location, Status};
+use crate::model::Pin;
+use crate::model::Severity;
+use crate::model::{Evidence, EvidenceKind, Finding, Location, Status};
+use crate::pin::components::Registry;
+use crate::resolve::{Answer, Repo};
 
 pub const FORK_PIN: &str = "hygiene/fork-pin";
 pub const MOVABLE_REF: &str = "hygiene/movable-ref";
@@ -42,7 +42,7 @@ fn finding(pin: &Pin, rule: &str, severity: Severity, summary: &str, detail: Str
 pub fn check(
     pin: &Pin,
     registry: &Registry,
-    resolved: Option<(&Clone, gix::ObjectId)>,
+    resolved: Option<(&Repo, gix::ObjectId)>,
 ) -> Vec<Finding> {
     let mut out = Vec::new();
     if let Some((clone, commit)) = resolved
@@ -61,7 +61,7 @@ pub fn check(
             ),
         ));
     }
-    if pin.is_foreign_repo(registry) {
+    if crate::pin::is_foreign_repo(pin, registry) {
         out.push(finding(
             pin,
             FORK_PIN,

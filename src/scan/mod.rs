@@ -1,16 +1,25 @@
-//! The scan pipeline for one target: open it as a view, find its pins, resolve them against
-//! the clones given, evaluate every rule that applies, and add pin-hygiene findings.
+//! The scan pipeline: [`run`] scans every target of one `pinprobe scan` and returns the
+//! [`Report`]; for each target, [`scan_target`] opens it (any kind, through [`crate::target`]),
+//! finds its pins, resolves them against the clones given, evaluates every rule that applies and
+//! adds pin-hygiene findings; drift (`--expect`) and the ignore policy come last.
+//!
+//! - [`artifact`]: wheels, environments and image filesystems (components from shipped files).
+//! - `hygiene`: fork pins, short SHAs, movable references.
+//! - [`drift`]: a build's components against the tree it was declared from.
+//! - [`policy`]: the ignore file (`.pinprobe.yaml`), applied after evaluation.
 
+mod artifact;
 pub mod drift;
 mod hygiene;
+pub mod policy;
 
-use crate::pin::{self, Pin};
-use crate::report::TargetReport;
-use crate::resolve::{Clone, PatchedTree, ResolveError, Resolved};
+use crate::pin;
+
+use crate::model::{Date, Location, Pin, Report, TargetReport};
+use crate::resolve::{Clones, PatchedTree, Repo, ResolveError, Resolved};
 use crate::rules::Database;
-use crate::rules::evaluate::{self, Location, OtherPin, Subject};
+use crate::rules::evaluate::{self, OtherPin, Subject};
 use crate::target::{self, TargetError, View};
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Options that apply to every target of one scan.
@@ -21,7 +30,7 @@ pub struct Options {
     /// Clones of pinned projects by component name (`--repo NAME=PATH`).
     pub repos: Vec<(String, PathBuf)>,
     /// Fingerprint indexes for artifacts (loaded from the cache directory).
-    pub indexes: Vec<crate::index::Index>,
+    pub indexes: Vec<crate::pin::fingerprint::Index>,
     /// Images: the platform picked from a multi-arch index (`--platform`; empty: linux/amd64).
     pub platform: String,
     /// Images: extra root certificates for registries (`--ca-file`).
@@ -39,9 +48,9 @@ pub struct Options {
 
 impl Options {
     /// The image options these scan options carry.
-    pub fn image(&self) -> crate::image::Options {
-        let defaults = crate::image::Options::default();
-        crate::image::Options {
+    pub fn image(&self) -> crate::target::image::Options {
+        let defaults = crate::target::image::Options::default();
+        crate::target::image::Options {
             platform: if self.platform.is_empty() {
                 defaults.platform
             } else {
@@ -56,6 +65,73 @@ impl Options {
     }
 }
 
+/// What one `pinprobe scan` covers beyond the per-target [`Options`].
+#[derive(Debug, Clone)]
+pub struct Request<'a> {
+    pub targets: &'a [String],
+    /// `--expect TREE`: report drift of each target's components from this tree's pins.
+    pub expect: Option<&'a str>,
+    /// `--ignore FILE`; else each source tree's own `.pinprobe.yaml` (at `--rev`).
+    pub ignore: Option<&'a Path>,
+    /// The day ignore entries expire against.
+    pub today: Date,
+}
+
+/// Scan every target of `req`, in order, and apply drift and the ignore policy.
+pub fn run(
+    req: &Request,
+    opts: &Options,
+    db: &Database,
+    clones: &Clones,
+) -> Result<Report, ScanError> {
+    let expected = match req.expect {
+        Some(tree) => Some((
+            tree,
+            scan_target(tree, opts, db, clones).map_err(|e| ScanError::Expect {
+                tree: tree.to_string(),
+                source: Box::new(e),
+            })?,
+        )),
+        None => None,
+    };
+    let mut targets = Vec::new();
+    for target in req.targets {
+        let mut report = scan_target(target, opts, db, clones).map_err(|e| {
+            // Name the target once: most errors already start with its path.
+            if e.to_string().contains(target.as_str()) {
+                e
+            } else {
+                ScanError::In {
+                    target: target.clone(),
+                    source: Box::new(e),
+                }
+            }
+        })?;
+        if let Some((tree, declared)) = &expected {
+            let drift = drift::check(tree, &declared.components, &report.components);
+            report.findings.extend(drift);
+        }
+        let is_tree = matches!(target::classify(target), target::TargetKind::SourceTree(_));
+        if req.ignore.is_none() && (opts.rev.is_some() || is_tree) {
+            // The tree's own ignore file, at the revision scanned.
+            if let Some(found) = policy::from_tree(Path::new(target), opts.rev.as_deref())? {
+                let outcome = policy::apply(&found, &mut [&mut report], req.today, true);
+                report.warnings.extend(outcome.warnings);
+            }
+        }
+        targets.push(report);
+    }
+    if let Some(file) = req.ignore {
+        let loaded = policy::Policy::load(file)?;
+        let mut all: Vec<&mut TargetReport> = targets.iter_mut().collect();
+        let outcome = policy::apply(&loaded, &mut all, req.today, true);
+        if let Some(first) = targets.first_mut() {
+            first.warnings.extend(outcome.warnings);
+        }
+    }
+    Ok(Report::new(db.digest.clone(), targets))
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ScanError {
     #[error(transparent)]
@@ -65,96 +141,25 @@ pub enum ScanError {
     #[error(transparent)]
     Resolve(#[from] ResolveError),
     #[error(transparent)]
-    Image(#[from] crate::image::ImageError),
+    Image(#[from] crate::target::image::ImageError),
     #[error("{target}: {message}")]
     Unsupported { target: String, message: String },
-    #[error("--repo {name}={path}: {message}")]
-    Repo {
-        name: String,
-        path: PathBuf,
-        message: String,
+    #[error(transparent)]
+    Policy(#[from] policy::PolicyError),
+    /// An error of one target, naming it (displayed as its context: the cause follows).
+    #[error("scanning {target}")]
+    In {
+        target: String,
+        #[source]
+        source: Box<ScanError>,
     },
-}
-
-/// Open clones, once per scan.
-pub struct Clones {
-    by_name: BTreeMap<String, Clone>,
-}
-
-impl Clones {
-    pub fn open(repos: &[(String, PathBuf)]) -> Result<Self, ScanError> {
-        let mut by_name = BTreeMap::new();
-        for (name, path) in repos {
-            let clone = Clone::open(path).map_err(|e| ScanError::Repo {
-                name: name.clone(),
-                path: path.clone(),
-                message: e.to_string(),
-            })?;
-            by_name.insert(name.clone(), clone);
-        }
-        Ok(Clones { by_name })
-    }
-
-    pub fn get(&self, name: &str) -> Option<&Clone> {
-        self.by_name.get(name)
-    }
-
-    pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.by_name.keys().map(String::as_str)
-    }
-}
-
-/// What kind of input a target string names.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TargetKind {
-    /// A vLLM source tree (plain directory or git work tree).
-    SourceTree(PathBuf),
-    /// A wheel file.
-    Wheel(PathBuf),
-    /// A site-packages directory or a virtual environment.
-    Installed(PathBuf),
-    /// A container image: `docker://REF`, `oci:DIR[:TAG]`, or a `docker save` tarball.
-    Image(String),
-}
-
-/// Classify a target string: image references by prefix, files by extension, directories by
-/// what they hold (`CMakeLists.txt` or `cmake/`: a source tree; `site-packages`, a `pyvenv.cfg`,
-/// `conda-meta/`, `*.dist-info`, or any environment below it: an installed environment).
-pub fn classify(target: &str) -> TargetKind {
-    if target.starts_with("docker://") || target.starts_with("oci:") {
-        return TargetKind::Image(target.to_string());
-    }
-    let path = PathBuf::from(target);
-    let lower = target.to_ascii_lowercase();
-    if lower.ends_with(".whl") {
-        return TargetKind::Wheel(path);
-    }
-    if lower.ends_with(".tar") || lower.ends_with(".tar.gz") || lower.ends_with(".tgz") {
-        return TargetKind::Image(target.to_string());
-    }
-    if path.join("CMakeLists.txt").is_file() || path.join("cmake").is_dir() {
-        return TargetKind::SourceTree(path);
-    }
-    let installed = path.join("pyvenv.cfg").is_file()
-        || path
-            .file_name()
-            .is_some_and(|n| n == "site-packages" || n == "dist-packages")
-        || path.join("conda-meta").is_dir()
-        || std::fs::read_dir(&path).is_ok_and(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .any(|e| e.file_name().to_string_lossy().ends_with(".dist-info"))
-        })
-        // A prefix or a whole filesystem holding environments at any depth (`/opt/conda`,
-        // `/usr/lib/python3/dist-packages`, `uv tool` environments ten levels down).
-        || (path.is_dir()
-            && crate::artifact::env::find(&crate::target::DirView::installed(&path))
-                .is_ok_and(|envs| !envs.is_empty()));
-    if installed {
-        TargetKind::Installed(path)
-    } else {
-        TargetKind::SourceTree(path)
-    }
+    /// An error of the `--expect` tree.
+    #[error("--expect {tree}")]
+    Expect {
+        tree: String,
+        #[source]
+        source: Box<ScanError>,
+    },
 }
 
 /// Scan one target of any kind.
@@ -164,11 +169,11 @@ pub fn scan_target(
     db: &Database,
     clones: &Clones,
 ) -> Result<TargetReport, ScanError> {
-    match classify(target) {
+    match target::classify(target) {
         // --rev always means a source tree read through git.
-        _ if opts.rev.is_some() => scan_path(Path::new(target), opts, db, clones),
-        TargetKind::SourceTree(path) => scan_path(&path, opts, db, clones),
-        TargetKind::Wheel(path) => {
+        _ if opts.rev.is_some() => scan_source(Path::new(target), opts, db, clones),
+        target::TargetKind::SourceTree(path) => scan_source(&path, opts, db, clones),
+        target::TargetKind::Wheel(path) => {
             let view = crate::target::WheelView::open(&path)?;
             let report = scan_artifact(&view, opts, db, clones);
             if std::env::var_os("PINPROBE_STATS").is_some() {
@@ -181,7 +186,7 @@ pub fn scan_target(
             }
             report
         }
-        TargetKind::Installed(path) => {
+        target::TargetKind::Installed(path) => {
             if !path.is_dir() {
                 return Err(TargetError::Io {
                     path: path.clone(),
@@ -192,12 +197,26 @@ pub fn scan_target(
             let view = crate::target::DirView::installed(&path);
             scan_artifact(&view, opts, db, clones)
         }
-        TargetKind::Image(image) => {
-            let merged = crate::image::open(&image, &opts.image())?;
+        target::TargetKind::Image(image) => {
+            let merged = crate::target::image::open(&image, &opts.image())?;
             let report = scan_artifact(&merged.view, opts, db, clones)?;
-            Ok(crate::image::annotate(&image, report, merged))
+            Ok(annotate_image(&image, report, merged))
         }
     }
+}
+
+/// Turn the artifact scanner's report of an image's merged files into the image's report: the
+/// target as given, kind `image`, the image's warnings first, and its layers and provenance.
+fn annotate_image(
+    target: &str,
+    mut report: TargetReport,
+    merged: crate::target::image::Merged,
+) -> TargetReport {
+    report.target = target.to_string();
+    report.kind = "image".to_string();
+    report.warnings.splice(0..0, merged.warnings);
+    report.image = Some(merged.info);
+    report
 }
 
 /// Scan an artifact's view (wheel, installed environment, image filesystem).
@@ -207,19 +226,15 @@ pub fn scan_artifact(
     db: &Database,
     clones: &Clones,
 ) -> Result<TargetReport, ScanError> {
-    let cx = crate::artifact::Context {
+    let cx = artifact::Context {
         indexes: opts.indexes.iter().collect(),
-        clones: clones
-            .by_name
-            .iter()
-            .map(|(n, c)| (n.as_str(), c))
-            .collect(),
+        clones: clones.iter().collect(),
     };
-    Ok(crate::artifact::scan_view_with(view, db, &cx)?)
+    Ok(artifact::scan(view, db, &cx)?)
 }
 
-/// Scan one source-tree target.
-pub fn scan_path(
+/// Scan one source-tree target (its work tree, or `opts.rev` read through git).
+pub fn scan_source(
     path: &Path,
     opts: &Options,
     db: &Database,
@@ -228,7 +243,7 @@ pub fn scan_path(
     let view = target::open(path, opts.rev.as_deref())?;
     // vLLM's own revision (for rules with `requires` on it): the tree's commit, and the target
     // repository itself as the clone that answers ancestry.
-    let own = Clone::open(path).ok();
+    let own = Repo::open(path).ok();
     let commit = match (&own, opts.rev.as_deref()) {
         (Some(repo), Some(rev)) => match repo.resolve(rev)? {
             Resolved::Commit(c) => Some(c),
@@ -248,20 +263,11 @@ pub fn scan_path(
         }),
         clone: own.as_ref(),
     };
-    scan_view_with(view.as_ref(), db, clones, &[own_pin])
+    scan_source_view(view.as_ref(), db, clones, &[own_pin])
 }
 
-/// Scan an opened view.
-pub fn scan_view(
-    view: &dyn View,
-    db: &Database,
-    clones: &Clones,
-) -> Result<TargetReport, ScanError> {
-    scan_view_with(view, db, clones, &[])
-}
-
-/// Scan an opened view, knowing the target's own revision and other pins given in `own`.
-pub fn scan_view_with(
+/// Scan an opened source view, knowing the target's own revision and other pins given in `own`.
+fn scan_source_view(
     view: &dyn View,
     db: &Database,
     clones: &Clones,
@@ -347,9 +353,7 @@ pub fn scan_view_with(
             commit,
             commit_unknown,
             clone,
-            sources: tree
-                .as_ref()
-                .map(|t| t as &dyn crate::rules::signature::SourceFiles),
+            sources: tree.as_ref().map(|t| t as &dyn crate::target::SourceFiles),
             sources_label,
             packages: Vec::new(),
             location: Some(Location {
@@ -381,7 +385,7 @@ fn short(commit: Option<gix::ObjectId>) -> String {
 /// The pinned commit, or why it is not known.
 fn resolve_pin(
     pin: &Pin,
-    clone: Option<&Clone>,
+    clone: Option<&Repo>,
 ) -> Result<(Option<gix::ObjectId>, Option<String>), ScanError> {
     let Some(reference) = pin.reference.as_deref() else {
         let why = match &pin.reference_raw {

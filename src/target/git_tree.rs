@@ -123,6 +123,34 @@ impl View for GitTreeView {
     }
 
     fn read(&self, path: &str) -> Result<Option<Vec<u8>>, TargetError> {
-        crate::resolve::blob_at(&self.repo, self.tree, path).map_err(|e| self.git_err(e))
+        blob_at(&self.repo, self.tree, path).map_err(|e| self.git_err(e))
     }
+}
+
+/// The bytes of the blob at `path` under `tree`, `None` when there is none (or it is a tree).
+pub fn blob_at(
+    repo: &gix::Repository,
+    tree: gix::ObjectId,
+    path: &str,
+) -> Result<Option<Vec<u8>>, String> {
+    let tree = repo.find_tree(tree).map_err(|e| e.to_string())?;
+    let Some(entry) = tree.lookup_entry_by_path(path).map_err(|e| e.to_string())? else {
+        return Ok(None);
+    };
+    if !entry.mode().is_blob() {
+        return Ok(None);
+    }
+    // A blob compresses well: check its size before inflating it.
+    let size = repo
+        .find_header(entry.object_id())
+        .map_err(|e| e.to_string())?
+        .size();
+    if size > super::MAX_FILE_BYTES {
+        return Err(format!(
+            "`{path}` is {size} bytes, over the {}-byte cap for one file",
+            super::MAX_FILE_BYTES
+        ));
+    }
+    let blob = entry.object().map_err(|e| e.to_string())?;
+    Ok(Some(blob.detach().data))
 }

@@ -5,15 +5,123 @@
 
 mod dir;
 mod git_tree;
+pub mod image;
 mod mem;
 mod wheel;
 
 pub use dir::DirView;
-pub use git_tree::GitTreeView;
+pub use git_tree::{GitTreeView, blob_at};
 pub use mem::MemView;
 pub use wheel::WheelView;
 
 use std::path::{Path, PathBuf};
+
+/// What kind of input a target string names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TargetKind {
+    /// A vLLM source tree (plain directory or git work tree).
+    SourceTree(PathBuf),
+    /// A wheel file.
+    Wheel(PathBuf),
+    /// A site-packages directory or a virtual environment.
+    Installed(PathBuf),
+    /// A container image: `docker://REF`, `oci:DIR[:TAG]`, or a `docker save` tarball.
+    Image(String),
+}
+
+/// Classify a target string: image references by prefix, files by extension, directories by
+/// what they hold (`CMakeLists.txt` or `cmake/`: a source tree; `site-packages`, a `pyvenv.cfg`,
+/// `conda-meta/`, `*.dist-info`, or an environment at any depth below: an installed
+/// environment, or a prefix or filesystem holding them).
+pub fn classify(target: &str) -> TargetKind {
+    if target.starts_with("docker://") || target.starts_with("oci:") {
+        return TargetKind::Image(target.to_string());
+    }
+    let path = PathBuf::from(target);
+    let lower = target.to_ascii_lowercase();
+    if lower.ends_with(".whl") {
+        return TargetKind::Wheel(path);
+    }
+    if lower.ends_with(".tar") || lower.ends_with(".tar.gz") || lower.ends_with(".tgz") {
+        return TargetKind::Image(target.to_string());
+    }
+    if path.join("CMakeLists.txt").is_file() || path.join("cmake").is_dir() {
+        return TargetKind::SourceTree(path);
+    }
+    let installed = path.join("pyvenv.cfg").is_file()
+        || path
+            .file_name()
+            .is_some_and(|n| n == "site-packages" || n == "dist-packages")
+        || path.join("conda-meta").is_dir()
+        || std::fs::read_dir(&path).is_ok_and(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .any(|e| e.file_name().to_string_lossy().ends_with(".dist-info"))
+        })
+        || holds_environment(&DirView::installed(&path));
+    if installed {
+        TargetKind::Installed(path)
+    } else {
+        TargetKind::SourceTree(path)
+    }
+}
+
+/// Whether a `site-packages` / `dist-packages` directory or a `*.dist-info` lies anywhere
+/// below the view's root (`/opt/conda`, `/usr/lib/python3/dist-packages`, a `uv tool`
+/// environment ten levels down). Symbolic links are walked once (by directory identity).
+fn holds_environment(view: &dyn View) -> bool {
+    let mut stack = vec![String::new()];
+    let mut visited = std::collections::HashSet::new();
+    while let Some(dir) = stack.pop() {
+        if let Some(id) = view.dir_identity(&dir)
+            && !visited.insert(id)
+        {
+            continue;
+        }
+        let Ok(children) = view.children(&dir) else {
+            continue;
+        };
+        for child in children {
+            let Some(name) = child.strip_suffix('/') else {
+                continue;
+            };
+            if matches!(name, "site-packages" | "dist-packages") || name.ends_with(".dist-info") {
+                return true;
+            }
+            if !matches!(
+                name,
+                "proc" | "sys" | "dev" | ".git" | "node_modules" | "__pycache__"
+            ) {
+                stack.push(if dir.is_empty() {
+                    name.to_string()
+                } else {
+                    format!("{dir}/{name}")
+                });
+            }
+        }
+    }
+    false
+}
+
+/// Whether a path (relative to a filesystem or archive root) can matter to an artifact scan:
+/// package metadata (`*.dist-info/METADATA`, `RECORD`), `vllm/_version.py`, and the Python
+/// sources of bundled or standalone FlashAttention copies. Image scanners keep only these.
+pub fn is_interesting(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let in_dist_info = path
+        .rsplit('/')
+        .nth(1)
+        .is_some_and(|dir| dir.ends_with(".dist-info"));
+    (in_dist_info && matches!(name, "METADATA" | "RECORD"))
+        || path.ends_with("vllm/_version.py")
+        || (name.ends_with(".py")
+            && (path.contains("vllm/vllm_flash_attn/")
+                || path.contains("flash_attn/cute/")
+                || path.contains("vllm/third_party/")
+                // A copy anywhere (`/opt/fa/cute`), reached through a link.
+                || path.contains("/cute/")
+                || path.starts_with("cute/")))
+}
 
 /// The largest file any view reads (a RECORD of a big wheel is a few MB; sources less).
 pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
@@ -61,6 +169,13 @@ pub trait View {
         out.dedup();
         Ok(out)
     }
+}
+
+/// Where the signature reads files from (a view, a commit's tree, a patched tree).
+/// Paths are relative to the kernel project's root, e.g. `flash_attn/cute/block_info.py`.
+pub trait SourceFiles {
+    /// The file's text, `Ok(None)` when it does not exist, `Err` when it could not be read.
+    fn read(&self, path: &str) -> Result<Option<String>, String>;
 }
 
 /// Why a target could not be opened or read.

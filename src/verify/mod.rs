@@ -27,6 +27,7 @@ pub mod deployed;
 pub mod partition;
 mod probe;
 pub mod reference;
+pub mod render;
 pub mod report;
 pub mod sdpa;
 pub mod stats;

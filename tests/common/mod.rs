@@ -4,6 +4,11 @@
 #![allow(dead_code)]
 
 pub mod artifact;
+pub mod image;
+pub mod run;
+
+#[allow(unused_imports)]
+pub use run::{Pinprobe, Run, pinprobe, run_in};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -2,7 +2,7 @@
 //! Distribution API paths and misbehaves as told (status codes, truncated or substituted blobs,
 //! stalls, malformed manifests, bearer-token challenges). One request per connection.
 
-use super::build::Built;
+use super::common::image::Built;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,21 +1,20 @@
 //! Container images: images built here (tar layers around small vLLM-shaped files), laid out as
 //! OCI directories, `docker save` archives and pushed to a real registry, then merged by
-//! `pinprobe::image` (whiteouts, early stop, provenance) and scanned through the CLI; faults
+//! `pinprobe::target::image` (whiteouts, early stop, provenance) and scanned through the CLI; faults
 //! from a loopback server must each be one line and exit 2.
 
 #[path = "../common/mod.rs"]
 mod common;
 
-mod build;
+use common::image as build;
 mod fault;
 mod reference;
 mod registry;
 
-use assert_cmd::cargo::cargo_bin_cmd;
 use build::{Compression, Image, Layer, SITE};
-use common::{Sm90Call, block_info_new, fwd_sm90};
-use pinprobe::image::{self, Merged, Options};
+use common::{Pinprobe, Run, Sm90Call, block_info_new, fwd_sm90};
 use pinprobe::target::View;
+use pinprobe::target::image::{self, Merged, Options};
 use std::path::Path;
 use std::time::Duration;
 
@@ -195,7 +194,7 @@ fn plain_gzip_and_zstd_layers_are_told_apart_by_content() {
     ]);
     let m = open(&oci(dir.path(), &image, "v1"), &all_layers());
     for (path, bytes) in &files {
-        if pinprobe::artifact::is_interesting(path) {
+        if pinprobe::target::is_interesting(path) {
             assert_eq!(m.view.read(path).unwrap().as_ref(), Some(bytes), "{path}");
         }
     }
@@ -290,7 +289,7 @@ fn a_corrupted_layer_is_a_digest_error() {
         "{err}"
     );
     let run = pinprobe(&["scan", &target], &[]);
-    assert_error(&run, "digest mismatch");
+    run.assert_error("digest mismatch");
 }
 
 #[test]
@@ -298,20 +297,20 @@ fn malformed_layouts_are_one_line_errors() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("index.json"), "{\"manifests\": [").unwrap();
     let run = pinprobe(&["scan", &format!("oci:{}", dir.path().display())], &[]);
-    assert_error(&run, "malformed index.json");
+    run.assert_error("malformed index.json");
     let built = standard().build();
     build::write_oci(dir.path(), &[("v1", &built)]);
     let run = pinprobe(
         &["scan", &format!("oci:{}:nope", dir.path().display())],
         &[],
     );
-    assert_error(&run, "no manifest tagged `nope`");
+    run.assert_error("no manifest tagged `nope`");
     let not_tar = dir.path().join("junk.tar");
     std::fs::write(&not_tar, vec![b'z'; 2000]).unwrap();
     let run = pinprobe(&["scan", not_tar.to_str().unwrap()], &[]);
-    assert_error(&run, "junk.tar");
+    run.assert_error("junk.tar");
     let run = pinprobe(&["scan", "oci:/nonexistent/layout"], &[]);
-    assert_error(&run, "/nonexistent/layout");
+    run.assert_error("/nonexistent/layout");
 }
 
 #[test]
@@ -386,50 +385,8 @@ fn cli_finds_the_fa4_bug_in_an_image() {
 
 // ---- the CLI ----
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 fn pinprobe(args: &[&str], env: &[(&str, &str)]) -> Run {
-    let empty_config = tempfile::tempdir().unwrap();
-    let mut cmd = cargo_bin_cmd!("pinprobe");
-    cmd.args(args)
-        .env_remove("VLLM_FLASH_ATTN_SRC_DIR")
-        .env_remove("PINPROBE_REGISTRY_USERNAME")
-        .env_remove("PINPROBE_REGISTRY_PASSWORD")
-        .env("DOCKER_CONFIG", empty_config.path());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().expect("runs");
-    Run {
-        code: out.status.code().expect("exited"),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
-/// An error: exit 2, exactly one line on stderr, containing `names`.
-fn assert_error(run: &Run, names: &str) {
-    assert_eq!(
-        run.code, 2,
-        "stdout: {}\nstderr: {}",
-        run.stdout, run.stderr
-    );
-    assert_eq!(
-        run.stderr.trim_end().lines().count(),
-        1,
-        "one line: {}",
-        run.stderr
-    );
-    assert!(run.stderr.contains(names), "`{names}` in: {}", run.stderr);
-    assert!(
-        run.stdout.is_empty(),
-        "no verdict on stdout: {}",
-        run.stdout
-    );
+    Pinprobe::new(args).envs(env).run()
 }
 
 // ---- faults from a loopback server ----
@@ -453,7 +410,7 @@ fn fault_scan(mode: fault::Mode, extra: &[&str]) -> (Run, fault::FaultServer) {
 #[test]
 fn fault_401_without_and_with_wrong_credentials() {
     let (run, _s) = fault_scan(fault::Mode::BasicAlways401, &[]);
-    assert_error(&run, "401 Unauthorized: the registry needs credentials");
+    run.assert_error("401 Unauthorized: the registry needs credentials");
     let server = fault::serve(standard().build(), fault::Mode::BasicAlways401);
     let target = format!("docker://{}/test/img:v1", server.addr);
     let run = pinprobe(
@@ -463,7 +420,7 @@ fn fault_401_without_and_with_wrong_credentials() {
             ("PINPROBE_REGISTRY_PASSWORD", "s3cr3t-never-printed"),
         ],
     );
-    assert_error(&run, "credentials from the environment were rejected");
+    run.assert_error("credentials from the environment were rejected");
     assert!(!run.stderr.contains("s3cr3t"));
     assert!(
         server
@@ -478,26 +435,26 @@ fn fault_401_without_and_with_wrong_credentials() {
 #[test]
 fn fault_404_manifest() {
     let (run, _s) = fault_scan(fault::Mode::ManifestNotFound, &[]);
-    assert_error(&run, "manifest v1: not found (404)");
+    run.assert_error("manifest v1: not found (404)");
 }
 
 #[test]
 fn fault_truncated_blob() {
     let (run, _s) = fault_scan(fault::Mode::TruncatedBlob, &[]);
-    assert_error(&run, "truncated");
+    run.assert_error("truncated");
 }
 
 #[test]
 fn fault_digest_mismatch() {
     let (run, _s) = fault_scan(fault::Mode::SubstitutedBlob, &[]);
-    assert_error(&run, "digest mismatch");
+    run.assert_error("digest mismatch");
 }
 
 #[test]
 fn fault_stalled_transfer_times_out() {
     let started = std::time::Instant::now();
     let (run, _s) = fault_scan(fault::Mode::StallBlob, &["--registry-timeout", "1"]);
-    assert_error(&run, "stalled");
+    run.assert_error("stalled");
     assert!(
         started.elapsed() < Duration::from_secs(8),
         "{:?}",
@@ -508,9 +465,9 @@ fn fault_stalled_transfer_times_out() {
 #[test]
 fn fault_malformed_manifests() {
     let (run, _s) = fault_scan(fault::Mode::MalformedManifest, &[]);
-    assert_error(&run, "malformed manifest v1");
+    run.assert_error("malformed manifest v1");
     let (run, _s) = fault_scan(fault::Mode::ManifestWithoutLayers, &[]);
-    assert_error(&run, "missing field `layers`");
+    run.assert_error("missing field `layers`");
 }
 
 #[test]
@@ -568,7 +525,7 @@ fn https_is_the_default() {
         ],
         &[],
     );
-    assert_error(&run, "--insecure-registry");
+    run.assert_error("--insecure-registry");
 }
 
 // ---- a real registry (docker-registry + skopeo) ----
@@ -697,7 +654,7 @@ fn registry_pull_with_early_stop_whiteouts_zstd_and_index() {
         ],
         &[],
     );
-    assert_error(&run, "not found (404)");
+    run.assert_error("not found (404)");
 }
 
 #[test]
@@ -727,7 +684,7 @@ fn registry_basic_auth() {
         "json",
     ];
     let run = pinprobe(&base, &[]);
-    assert_error(&run, "401 Unauthorized: the registry needs credentials");
+    run.assert_error("401 Unauthorized: the registry needs credentials");
     let run = pinprobe(
         &base,
         &[
@@ -735,7 +692,7 @@ fn registry_basic_auth() {
             ("PINPROBE_REGISTRY_PASSWORD", "looking-glass"),
         ],
     );
-    assert_error(&run, "rejected");
+    run.assert_error("rejected");
     assert!(!run.stderr.contains("looking-glass"));
     let run = pinprobe(
         &base,

@@ -43,6 +43,7 @@ mod matcher;
 mod tests;
 mod tree;
 
+use crate::target::SourceFiles;
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
@@ -143,13 +144,6 @@ pub struct ArgMatcher {
     /// What the argument's value must match; left out, the argument only has to be there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<Matcher>,
-}
-
-/// Where the signature reads files from (a view, a commit's tree, a patched tree).
-/// Paths are relative to the kernel project's root, e.g. `flash_attn/cute/block_info.py`.
-pub trait SourceFiles {
-    /// The file's text, `Ok(None)` when it does not exist, `Err` when it could not be read.
-    fn read(&self, path: &str) -> Result<Option<String>, String>;
 }
 
 /// One place where a condition matched. `exists` conditions give one each (the first matching

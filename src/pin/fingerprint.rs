@@ -6,8 +6,9 @@
 //! state of the `cute` directory once, and every commit as (id, time, state). Building is
 //! incremental: commits already indexed are not read again.
 
-use crate::artifact::shipped::{self, Copy};
-use crate::resolve::{Clone, ResolveError};
+use crate::model::Fingerprint;
+use crate::pin::shipped::{self, ShippedCopy};
+use crate::resolve::{Repo, ResolveError};
 use crate::target::{TargetError, View};
 use gix::ObjectId;
 use serde::{Deserialize, Serialize};
@@ -129,7 +130,7 @@ pub struct Built {
 }
 
 /// Build (or extend) the index of `component` from `clone`, written under `cache`.
-pub fn build(clone: &Clone, component: &str, cache: &Path) -> Result<Built, IndexError> {
+pub fn build(clone: &Repo, component: &str, cache: &Path) -> Result<Built, IndexError> {
     let path = path_for(cache, component);
     let mut index = match load(&path) {
         Ok(existing) if existing.component == component => existing,
@@ -203,30 +204,15 @@ pub fn build(clone: &Clone, component: &str, cache: &Path) -> Result<Built, Inde
     })
 }
 
-/// How a copy's files match an index.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Match {
-    pub component: String,
-    /// Commits whose files match best, oldest first.
-    pub commits: Vec<String>,
-    /// Files of the copy that matched, and how many it has.
-    pub matched: usize,
-    pub total: usize,
-    /// Files that differ from (or are missing in) the best commits.
-    pub mismatched: Vec<String>,
-    /// One line saying all of the above.
-    pub summary: String,
-}
-
-impl Match {
+impl Fingerprint {
     fn new(
         component: &str,
         commits: Vec<String>,
         matched: usize,
         total: usize,
         mismatched: Vec<String>,
-    ) -> Match {
-        let mut m = Match {
+    ) -> Fingerprint {
+        let mut m = Fingerprint {
             component: component.to_string(),
             commits,
             matched,
@@ -272,12 +258,12 @@ impl Match {
     }
 }
 
-/// Match a copy's files against the indexes of its component.
+/// Fingerprint a copy's files against the indexes of its component.
 pub fn match_copy(
     view: &dyn View,
-    copy: &Copy,
+    copy: &ShippedCopy,
     indexes: &[&Index],
-) -> Result<Option<Match>, TargetError> {
+) -> Result<Option<Fingerprint>, TargetError> {
     let Some(index) = indexes.iter().find(|i| i.component == copy.component) else {
         return Ok(None);
     };
@@ -319,7 +305,7 @@ pub fn match_copy(
     let best = scores.iter().copied().max().unwrap_or(0);
     // A few patched files are tolerated; most files must match.
     if best + TOLERATED_MISMATCHES < total || best * 2 <= total {
-        return Ok(Some(Match::new(
+        return Ok(Some(Fingerprint::new(
             &index.component,
             Vec::new(),
             best,
@@ -354,7 +340,7 @@ pub fn match_copy(
         }
     }
     mismatched.sort();
-    Ok(Some(Match::new(
+    Ok(Some(Fingerprint::new(
         &index.component,
         commits,
         best,

@@ -4,7 +4,7 @@
 
 use super::LayerRef;
 use super::manifest::ImageConfig;
-use crate::report::LayerInfo;
+use crate::model::LayerInfo;
 
 /// One [`LayerInfo`] per layer, base first, with its history `created_by` when the history
 /// lines up; a history that does not is reported in `warnings` and left out.
@@ -43,7 +43,7 @@ pub fn layers(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::image::manifest::History;
+    use crate::target::image::manifest::History;
 
     #[test]
     fn skips_empty_layer_history() {

@@ -37,9 +37,9 @@
 use super::layer::{self, Entry, EntryKind, Expect, Sink};
 use super::manifest::Platform;
 use super::{Fault, Merged, Options, Resolved, Source, progress, provenance};
-use crate::artifact::is_interesting;
-use crate::report::ImageInfo;
+use crate::model::ImageInfo;
 use crate::target::MemView;
+use crate::target::is_interesting;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Read};
 

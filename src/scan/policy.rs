@@ -16,9 +16,9 @@
 //! it as suppressed, the exit code and SARIF results leave it out. An expired entry suppresses
 //! nothing and is warned about; so is an entry that matched nothing.
 
-use crate::report::TargetReport;
-use crate::rules::evaluate::Finding;
-use serde::{Deserialize, Serialize};
+use crate::model::TargetReport;
+use crate::model::{Date, Finding, Suppression};
+use serde::Deserialize;
 use serde_saphyr::Spanned;
 use std::path::{Path, PathBuf};
 
@@ -39,94 +39,6 @@ pub enum PolicyError {
         line: Option<usize>,
         message: String,
     },
-}
-
-/// A date, `YYYY-MM-DD`, compared as (year, month, day).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Date {
-    pub year: u32,
-    pub month: u32,
-    pub day: u32,
-}
-
-impl Date {
-    /// Parse `YYYY-MM-DD` (a real calendar day).
-    pub fn parse(s: &str) -> Option<Date> {
-        let b = s.as_bytes();
-        if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
-            return None;
-        }
-        let num = |r: std::ops::Range<usize>| -> Option<u32> {
-            let part = s.get(r)?;
-            if part.bytes().all(|c| c.is_ascii_digit()) {
-                part.parse().ok()
-            } else {
-                None
-            }
-        };
-        let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
-        let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-        let days = match month {
-            1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-            4 | 6 | 9 | 11 => 30,
-            2 if leap => 29,
-            2 => 28,
-            _ => return None,
-        };
-        (1..=days)
-            .contains(&day)
-            .then_some(Date { year, month, day })
-    }
-
-    /// Today in UTC, from the system clock; `PINPROBE_TODAY=YYYY-MM-DD` overrides it (tests).
-    pub fn today() -> Date {
-        if let Some(d) = std::env::var("PINPROBE_TODAY")
-            .ok()
-            .and_then(|s| Date::parse(&s))
-        {
-            return d;
-        }
-        let secs = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
-        Date::from_days((secs / 86_400) as i64)
-    }
-
-    /// The civil date of a day count since 1970-01-01 (Howard Hinnant's `civil_from_days`).
-    fn from_days(z: i64) -> Date {
-        let z = z + 719_468;
-        let era = z.div_euclid(146_097);
-        let doe = z.rem_euclid(146_097);
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-        let mp = (5 * doy + 2) / 153;
-        let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-        let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-        let year = (yoe + era * 400 + i64::from(month <= 2)) as u32;
-        Date { year, month, day }
-    }
-}
-
-impl std::fmt::Display for Date {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:04}-{:02}-{:02}", self.year, self.month, self.day)
-    }
-}
-
-impl Serialize for Date {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-/// What a suppressed finding carries (JSON `suppressed`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Suppression {
-    pub reason: String,
-    pub expires: String,
-    /// The entry that matched: `FILE:LINE`.
-    pub entry: String,
 }
 
 /// One validated ignore entry.
@@ -386,27 +298,6 @@ pub fn apply(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn dates_parse_and_order() {
-        assert_eq!(
-            Date::parse("2026-02-28"),
-            Some(Date {
-                year: 2026,
-                month: 2,
-                day: 28
-            })
-        );
-        assert_eq!(Date::parse("2026-02-29"), None);
-        assert!(Date::parse("2024-02-29").is_some());
-        assert_eq!(Date::parse("2026-13-01"), None);
-        assert_eq!(Date::parse("2026-1-01"), None);
-        assert_eq!(Date::parse("+026-01-01"), None);
-        assert!(Date::parse("2026-01-02") > Date::parse("2025-12-31"));
-        assert_eq!(Date::from_days(0).to_string(), "1970-01-01");
-        assert_eq!(Date::from_days(20_454).to_string(), "2026-01-01");
-        assert_eq!(Date::from_days(19_782).to_string(), "2024-02-29");
-    }
 
     #[test]
     fn missing_reason_names_the_line() {

@@ -2,7 +2,7 @@
 //! image-layout directories (`oci:DIR[:TAG]`) and registries (`docker://HOST/REPO:TAG`).
 //!
 //! An image becomes an in-memory [`MemView`] of the files an artifact scan needs
-//! ([`artifact::is_interesting`]), merged from its layers with whiteout semantics, plus the
+//! ([`crate::target::is_interesting`]), merged from its layers with whiteout semantics, plus the
 //! layer that brought each file. Layers are streamed (gzip, zstd or plain tar, told apart by
 //! their first bytes), never extracted to disk, and read newest first. Every layer is read
 //! unless an early stop is provably safe, or `--fast-layers` asks for the assumption-based
@@ -27,9 +27,7 @@ pub mod reference;
 pub mod registry;
 pub mod tls;
 
-use crate::artifact;
-use crate::report::{ImageInfo, TargetReport};
-use crate::rules::Database;
+use crate::model::ImageInfo;
 use crate::target::MemView;
 use manifest::{ImageConfig, Platform};
 use std::io::Read;
@@ -195,33 +193,6 @@ pub fn open(target: &str, opts: &Options) -> Result<Merged, ImageError> {
     let mut source = open_source(target, opts).map_err(err)?;
     let resolved = source.resolve(&platform).map_err(err)?;
     merge::run(target, source.as_mut(), resolved, &platform, opts).map_err(err)
-}
-
-/// Scan an image target: merge its layers, then hand the merged files to the artifact scanner.
-/// (`pinprobe scan` does the same through `scan::scan_artifact`, with its clones and indexes.)
-pub fn scan(target: &str, opts: &Options, db: &Database) -> Result<TargetReport, ScanImageError> {
-    let merged = open(target, opts)?;
-    let report = artifact::scan_view(&merged.view, db)?;
-    Ok(annotate(target, report, merged))
-}
-
-/// Why [`scan`] failed: reading the image, or scanning its merged files.
-#[derive(Debug, thiserror::Error)]
-pub enum ScanImageError {
-    #[error(transparent)]
-    Image(#[from] ImageError),
-    #[error(transparent)]
-    Target(#[from] crate::target::TargetError),
-}
-
-/// Turn the artifact scanner's report of an image's merged files into the image's report: the
-/// target as given, kind `image`, the image's warnings first, and its layers and provenance.
-pub fn annotate(target: &str, mut report: TargetReport, merged: Merged) -> TargetReport {
-    report.target = target.to_string();
-    report.kind = "image".to_string();
-    report.warnings.splice(0..0, merged.warnings);
-    report.image = Some(merged.info);
-    report
 }
 
 fn open_source(target: &str, opts: &Options) -> Result<Box<dyn Source>, Fault> {

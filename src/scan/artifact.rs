@@ -4,53 +4,30 @@
 //! No file in a wheel records the FlashAttention commit, so the verdict comes from the shipped
 //! sources: rule signatures run on them (after undoing vLLM's import rewrite), the vllm version
 //! range applies to the copy vLLM bundles, RECORD tells whether a file read was modified after
-//! install, and a fingerprint index (see [`crate::index`]) names the commits the files match.
+//! install, and a fingerprint index (see [`crate::pin::fingerprint`]) names the commits the files match.
 
-pub mod env;
-pub mod record;
-pub mod shipped;
-
-use crate::index::Index;
-use crate::pin::Pin;
-use crate::report::TargetReport;
+use crate::model::Pin;
+use crate::model::TargetReport;
+use crate::model::{Evidence, EvidenceKind, Location, Status};
+use crate::pin::fingerprint::Index;
+use crate::pin::shipped::env::{self, Env};
+use crate::pin::shipped::record::{Check, Record};
+use crate::pin::shipped::{self, ShippedCopy, ShippedFiles};
 use crate::rules::Database;
-use crate::rules::evaluate::{self, Evidence, EvidenceKind, Location, Status, Subject};
+use crate::rules::evaluate::{self, Subject};
 use crate::target::{TargetError, View};
-use env::Env;
-use record::{Check, Record};
-use shipped::{Copy, ShippedFiles};
-
-/// Whether a path (relative to a filesystem or archive root) can matter to an artifact scan:
-/// package metadata (`*.dist-info/METADATA`, `RECORD`), `vllm/_version.py`, and the Python
-/// sources of bundled or standalone FlashAttention copies. Image scanners keep only these.
-pub fn is_interesting(path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    let in_dist_info = path
-        .rsplit('/')
-        .nth(1)
-        .is_some_and(|dir| dir.ends_with(".dist-info"));
-    (in_dist_info && matches!(name, "METADATA" | "RECORD"))
-        || path.ends_with("vllm/_version.py")
-        || (name.ends_with(".py")
-            && (path.contains("vllm/vllm_flash_attn/")
-                || path.contains("flash_attn/cute/")
-                || path.contains("vllm/third_party/")
-                // A copy anywhere (`/opt/fa/cute`), reached through a link.
-                || path.contains("/cute/")
-                || path.starts_with("cute/")))
-}
 
 /// What an artifact scan can use besides the view.
 #[derive(Default)]
-pub struct Context<'a> {
+pub(crate) struct Context<'a> {
     /// Fingerprint indexes (one per component).
     pub indexes: Vec<&'a Index>,
     /// Clones by component name, for ancestry once a fingerprint names the commit.
-    pub clones: Vec<(&'a str, &'a crate::resolve::Clone)>,
+    pub clones: Vec<(&'a str, &'a crate::resolve::Repo)>,
 }
 
 impl Context<'_> {
-    fn clone_of(&self, component: &str) -> Option<&crate::resolve::Clone> {
+    fn clone_of(&self, component: &str) -> Option<&crate::resolve::Repo> {
         self.clones
             .iter()
             .find(|(n, _)| *n == component)
@@ -59,11 +36,7 @@ impl Context<'_> {
 }
 
 /// Scan a view holding an artifact's files (wheel root, site-packages, venv or image root).
-pub fn scan_view(view: &dyn View, db: &Database) -> Result<TargetReport, TargetError> {
-    scan_view_with(view, db, &Context::default())
-}
-
-pub fn scan_view_with(
+pub(crate) fn scan(
     view: &dyn View,
     db: &Database,
     cx: &Context,
@@ -147,7 +120,7 @@ fn missing_copy(
     report: &mut TargetReport,
 ) {
     struct NoFiles;
-    impl crate::rules::signature::SourceFiles for NoFiles {
+    impl crate::target::SourceFiles for NoFiles {
         fn read(&self, _path: &str) -> Result<Option<String>, String> {
             Ok(None)
         }
@@ -217,13 +190,13 @@ fn missing_copy(
 fn scan_copy(
     view: &dyn View,
     env: &Env,
-    copy: &Copy,
+    copy: &ShippedCopy,
     record: Option<&Record>,
     db: &Database,
     cx: &Context,
     report: &mut TargetReport,
 ) -> Result<(), TargetError> {
-    let matched = crate::index::match_copy(view, copy, &cx.indexes)?;
+    let matched = crate::pin::fingerprint::match_copy(view, copy, &cx.indexes)?;
     let commit = matched.as_ref().and_then(|m| m.exact_commit());
     let mut pin = Pin::shipped(
         &copy.component,

@@ -4,10 +4,13 @@
 //! (`flash_attn/cute/*.py`) with vLLM's import rewrite undone, so rule signatures and
 //! fingerprints see the upstream text.
 
-use super::env::{Dist, Env};
-use super::record::{Check, Record};
-use crate::rules::signature::SourceFiles;
+pub mod env;
+pub mod record;
+
+use crate::target::SourceFiles;
 use crate::target::{TargetError, View};
+use env::{Dist, Env};
+use record::{Check, Record};
 use std::cell::RefCell;
 
 /// Where signatures name FA4 files: `flash_attn/cute/<file>`.
@@ -15,7 +18,7 @@ pub const CUTE_PREFIX: &str = "flash_attn/cute/";
 
 /// One shipped copy of the FA4 sources.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Copy {
+pub struct ShippedCopy {
     /// Component name: `flash-attention` (vLLM's fork, bundled), `flash-attention-upstream`
     /// (standalone flash-attn-4), or the third-party directory's name.
     pub component: String,
@@ -27,7 +30,7 @@ pub struct Copy {
     pub owner: Option<Dist>,
 }
 
-impl Copy {
+impl ShippedCopy {
     /// The directory relative to its environment root (RECORD's paths).
     pub fn dir_in_env<'a>(&'a self, env: &Env) -> &'a str {
         if env.root.is_empty() {
@@ -56,12 +59,12 @@ fn has_cute_files(view: &dyn View, dir: &str) -> Result<bool, TargetError> {
 }
 
 /// Every FA4 copy in `env`.
-pub fn find(view: &dyn View, env: &Env) -> Result<Vec<Copy>, TargetError> {
+pub fn find(view: &dyn View, env: &Env) -> Result<Vec<ShippedCopy>, TargetError> {
     let vllm = env.dist("vllm").cloned();
     let mut out = Vec::new();
     let bundled = env.join("vllm/vllm_flash_attn/cute");
     if has_cute_files(view, &bundled)? {
-        out.push(Copy {
+        out.push(ShippedCopy {
             component: "flash-attention".into(),
             dir: bundled,
             module: "vllm.vllm_flash_attn.cute".into(),
@@ -84,7 +87,7 @@ pub fn find(view: &dyn View, env: &Env) -> Result<Vec<Copy>, TargetError> {
             ),
         ] {
             if has_cute_files(view, &dir)? {
-                out.push(Copy {
+                out.push(ShippedCopy {
                     component: name.to_string(),
                     dir,
                     module,
@@ -96,7 +99,7 @@ pub fn find(view: &dyn View, env: &Env) -> Result<Vec<Copy>, TargetError> {
     }
     let standalone = env.join("flash_attn/cute");
     if has_cute_files(view, &standalone)? {
-        out.push(Copy {
+        out.push(ShippedCopy {
             component: "flash-attention-upstream".into(),
             dir: standalone,
             module: "flash_attn.cute".into(),
@@ -122,7 +125,7 @@ pub fn normalise(text: &str, module: &str) -> String {
 
 /// A file the verdict read, and what RECORD says of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Read {
+pub struct FileRead {
     pub path: String,
     pub check: Option<Check>,
 }
@@ -130,10 +133,10 @@ pub struct Read {
 /// A copy's files as [`SourceFiles`] in the project's own layout, remembering what was read.
 pub struct ShippedFiles<'a> {
     pub view: &'a dyn View,
-    pub copy: &'a Copy,
+    pub copy: &'a ShippedCopy,
     pub env: &'a Env,
     pub record: Option<&'a Record>,
-    pub reads: RefCell<Vec<Read>>,
+    pub reads: RefCell<Vec<FileRead>>,
 }
 
 impl SourceFiles for ShippedFiles<'_> {
@@ -154,7 +157,7 @@ impl SourceFiles for ShippedFiles<'_> {
                 &view_path[self.copy.dir.len() + 1..]
             ),
         };
-        self.reads.borrow_mut().push(Read {
+        self.reads.borrow_mut().push(FileRead {
             path: view_path.clone(),
             check: self.record.map(|r| r.check(&in_env, &bytes)),
         });

@@ -5,12 +5,12 @@
 //! ones: code scanning compares a pull request's analysis with its base branch's by fingerprint,
 //! so leaving out the kept findings would make it close their alerts as fixed.
 
-use super::{ChangeKind, PinChange, PinChangeKind, PinSide, Review};
+use crate::model::Finding;
+use crate::model::{ChangeKind, PinChange, PinChangeKind, PinSide, Review};
 use crate::report::markdown::cell;
 use crate::report::sarif::{self, Item};
 use crate::report::{Format, headline};
 use crate::rules::Database;
-use crate::rules::evaluate::Finding;
 use comfy_table::{Cell, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use std::io::Write;
 
@@ -111,7 +111,7 @@ fn mark(kind: ChangeKind) -> &'static str {
     }
 }
 
-fn statuses(c: &super::Change) -> String {
+fn statuses(c: &crate::model::Change) -> String {
     format!(
         "{} → {}",
         c.base_status
@@ -121,7 +121,7 @@ fn statuses(c: &super::Change) -> String {
     )
 }
 
-fn evidence_line(c: &super::Change) -> String {
+fn evidence_line(c: &crate::model::Change) -> String {
     let f = Finding {
         rule: c.rule.clone(),
         status: c.status,

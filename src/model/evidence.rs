@@ -1,0 +1,41 @@
+//! What a verdict rests on: each piece of [`Evidence`], of one [`EvidenceKind`], with the status
+//! it supports on its own.
+
+use super::Status;
+use serde::Serialize;
+
+/// Kinds of evidence, strongest first (the derive order is the strength order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EvidenceKind {
+    Signature,
+    Ancestry,
+    KnownPin,
+    VersionRange,
+    /// A `requires` condition on another component's pin (a gate, not a strength).
+    Requirement,
+    /// What RECORD says of the files the verdict read (informational: never decides).
+    Integrity,
+    /// Shipped files matched against a fingerprint index.
+    Fingerprint,
+    Hygiene,
+}
+
+/// One piece of evidence and the status it supports on its own.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Evidence {
+    pub kind: EvidenceKind,
+    pub status: Status,
+    pub detail: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+}
+
+/// Where a finding points (the `GIT_TAG` line, or the shipped file).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Location {
+    pub file: String,
+    pub line: u32,
+}

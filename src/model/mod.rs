@@ -1,0 +1,23 @@
+//! The plain data every stage shares: a [`Pin`], the [`Finding`]s rules give on it with their
+//! [`Evidence`], the [`TargetReport`] and [`Report`] of a scan, the [`Review`] of a pin bump.
+//!
+//! This module imports nothing else from the crate: finders and evaluators produce these types,
+//! policies and renderers read them.
+
+mod date;
+mod evidence;
+mod finding;
+mod pin;
+mod report;
+mod review;
+mod status;
+
+pub use date::Date;
+pub use evidence::{Evidence, EvidenceKind, Location};
+pub use finding::{Finding, Suppression};
+pub use pin::{FOUND_BY_CMAKE, Fingerprint, Pin, is_full_sha};
+pub use report::{ImageInfo, LayerInfo, Report, SCHEMA, TargetReport, Tool};
+pub use review::{
+    Change, ChangeKind, Counts, PinChange, PinChangeKind, PinSide, Review, Side, Suggestion,
+};
+pub use status::{Severity, Status};

@@ -1,0 +1,101 @@
+//! A pinned kernel project ([`Pin`]): where it was found, what it resolves to, and, for shipped
+//! copies, which indexed commits their files match ([`Fingerprint`]).
+
+use serde::Serialize;
+
+/// Whether `s` is a full 40-hex-digit commit SHA (lowercase or uppercase).
+pub fn is_full_sha(s: &str) -> bool {
+    s.len() == 40 && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// How a pin was found, for reports.
+pub const FOUND_BY_CMAKE: &str = "cmake GIT_TAG";
+
+/// One pinned kernel project.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Pin {
+    /// The component name (registry name, else the repository's short name, else the declared name).
+    pub component: String,
+    /// The name in the CMake declaration (`vllm-flash-attn`).
+    pub declared_name: String,
+    /// `GIT_REPOSITORY` as written after expansion.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repo: Option<String>,
+    /// Its canonical form (`github.com/owner/name`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repo_canonical: Option<String>,
+    /// The component's canonical repository, when the component is known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub component_repo: Option<String>,
+    /// `GIT_TAG` after expansion (a SHA, a short SHA, a tag or a branch).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+    /// `GIT_TAG` as written, when it differs (a `${VAR}`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reference_raw: Option<String>,
+    /// `URL` when the project is fetched as an archive.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// The full commit, once resolved (a full SHA as written, or through a clone).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// How the pin was found.
+    pub found_by: &'static str,
+    /// The file of the pinning declaration.
+    pub file: String,
+    /// The line of `GIT_TAG`'s value (else of the declaration).
+    pub line: u32,
+    /// Patch files applied to the fetched source.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub patches: Vec<String>,
+    /// Variables that bypass the pin.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub overrides: Vec<String>,
+    /// For shipped files: which indexed commits they match (see `pinprobe index build`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<Fingerprint>,
+}
+
+impl Pin {
+    /// A component found in an artifact's files rather than in CMake.
+    pub fn shipped(
+        component: &str,
+        file: &str,
+        reference: Option<String>,
+        commit: Option<String>,
+        found_by: &'static str,
+    ) -> Pin {
+        Pin {
+            component: component.to_string(),
+            declared_name: component.to_string(),
+            repo: None,
+            repo_canonical: None,
+            component_repo: None,
+            reference,
+            reference_raw: None,
+            url: None,
+            commit,
+            found_by,
+            file: file.to_string(),
+            line: 0,
+            patches: Vec::new(),
+            overrides: Vec::new(),
+            fingerprint: None,
+        }
+    }
+}
+
+/// How a shipped copy's files match a fingerprint index (`pinprobe index build`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Fingerprint {
+    pub component: String,
+    /// Commits whose files match best, oldest first.
+    pub commits: Vec<String>,
+    /// Files of the copy that matched, and how many it has.
+    pub matched: usize,
+    pub total: usize,
+    /// Files that differ from (or are missing in) the best commits.
+    pub mismatched: Vec<String>,
+    /// One line saying all of the above.
+    pub summary: String,
+}

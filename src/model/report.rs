@@ -1,0 +1,136 @@
+//! What a scan found: the [`Report`] of one run, a [`TargetReport`] per target, and for container
+//! images the layers each file came from ([`ImageInfo`]).
+
+use super::{Finding, Pin, Status};
+use serde::Serialize;
+
+/// The JSON schema version; bump on incompatible changes.
+pub const SCHEMA: u32 = 1;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Tool {
+    pub name: &'static str,
+    pub version: &'static str,
+}
+
+/// Everything one run found.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub schema: u32,
+    pub tool: Tool,
+    /// Digest of the rule database used.
+    pub rules_digest: String,
+    pub targets: Vec<TargetReport>,
+}
+
+/// What one target holds and what the rules say about it.
+#[derive(Debug, Clone, Serialize)]
+pub struct TargetReport {
+    pub target: String,
+    pub kind: String,
+    pub components: Vec<Pin>,
+    pub findings: Vec<Finding>,
+    /// Why the target as a whole could not be decided (nothing found to check).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undecided: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    /// Container images only: the layers and which layer brought each file that was read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image: Option<ImageInfo>,
+}
+
+/// Where an image target's files came from.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ImageInfo {
+    /// The image manifest's digest (`sha256:...`), when the image has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub manifest: Option<String>,
+    /// The image's platform from its config (`linux/amd64`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub platform: Option<String>,
+    /// Every layer, base layer first (index 0).
+    pub layers: Vec<LayerInfo>,
+    /// How many layers were read (newest first).
+    pub layers_scanned: usize,
+    /// Why the scan stopped before the base layer, when it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped_early: Option<String>,
+    /// Layer bytes read as stored (compressed), i.e. downloaded for a registry.
+    pub bytes_read: u64,
+    /// Each file kept from the image and the index of the layer that brought it.
+    pub files: std::collections::BTreeMap<String, usize>,
+}
+
+/// One image layer.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct LayerInfo {
+    pub index: usize,
+    /// `sha256:...` of the stored blob (the uncompressed diff id for a legacy `docker save` layer).
+    pub digest: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    /// The image history's `created_by` for this layer (empty-layer entries skipped).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created_by: Option<String>,
+    /// Whether the scan read this layer.
+    pub scanned: bool,
+}
+
+impl ImageInfo {
+    /// The layer that brought `path` (for a directory, the newest layer that brought a file
+    /// under it), when it came from this image.
+    pub fn layer_of(&self, path: &str) -> Option<&LayerInfo> {
+        let index = self.files.get(path).copied().or_else(|| {
+            let dir = format!("{}/", path.trim_end_matches('/'));
+            self.files
+                .range(dir.clone()..)
+                .take_while(|(p, _)| p.starts_with(&dir))
+                .map(|(_, &i)| i)
+                .max()
+        })?;
+        self.layers.get(index)
+    }
+}
+
+impl TargetReport {
+    pub fn new(target: String, kind: &str) -> Self {
+        TargetReport {
+            target,
+            kind: kind.to_string(),
+            components: Vec::new(),
+            findings: Vec::new(),
+            undecided: None,
+            warnings: Vec::new(),
+            image: None,
+        }
+    }
+}
+
+impl Report {
+    pub fn new(rules_digest: String, targets: Vec<TargetReport>) -> Self {
+        Report {
+            schema: SCHEMA,
+            tool: Tool {
+                name: env!("CARGO_PKG_NAME"),
+                version: env!("CARGO_PKG_VERSION"),
+            },
+            rules_digest,
+            targets,
+        }
+    }
+
+    pub fn findings(&self) -> impl Iterator<Item = &Finding> {
+        self.targets.iter().flat_map(|t| t.findings.iter())
+    }
+
+    /// Counts by status: (affected, unknown, not_affected).
+    pub fn counts(&self) -> (usize, usize, usize) {
+        let count = |s| self.findings().filter(|f| f.status == s).count();
+        (
+            count(Status::Affected),
+            count(Status::Unknown),
+            count(Status::NotAffected),
+        )
+    }
+}

@@ -1,0 +1,166 @@
+//! What `pinprobe diff` found ([`Review`]): per (component, rule) how a pin bump changes the
+//! verdict ([`Change`]), the pins that moved ([`PinChange`]), and suggested `GIT_TAG`s.
+//!
+//! A [`Change`] carries a finding's fields in its own order (the JSON schema is stable), with
+//! the BASE status beside HEAD's.
+
+use super::{Evidence, EvidenceKind, Location, Severity, Status, Suppression, TargetReport, Tool};
+use serde::Serialize;
+
+/// What a bump does to one (component, rule) finding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeKind {
+    /// Affected at HEAD, not at BASE.
+    Introduced,
+    /// Undecided on a side: the bump's effect cannot be told.
+    Unknown,
+    /// Affected at both.
+    Kept,
+    /// Affected at BASE, not at HEAD.
+    Fixed,
+}
+
+impl std::fmt::Display for ChangeKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ChangeKind::Introduced => "introduced",
+            ChangeKind::Unknown => "unknown",
+            ChangeKind::Kept => "kept",
+            ChangeKind::Fixed => "fixed",
+        })
+    }
+}
+
+/// One (component, rule) pair whose status is, or was, not `not_affected`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Change {
+    pub change: ChangeKind,
+    pub rule: String,
+    pub component: String,
+    /// The status at HEAD (`not_affected` when the rule no longer applies there).
+    pub status: Status,
+    /// The status at BASE; absent when the rule did not apply there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_status: Option<Status>,
+    pub severity: Severity,
+    pub summary: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<EvidenceKind>,
+    /// HEAD's evidence (BASE's when the finding is gone at HEAD).
+    pub evidence: Vec<Evidence>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub location: Option<Location>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suppressed: Option<Suppression>,
+    /// Whether the component's pin changed between the revisions.
+    pub pin_changed: bool,
+}
+
+/// How a pin changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PinChangeKind {
+    Added,
+    Removed,
+    Changed,
+}
+
+/// One side of a pin change.
+#[derive(Debug, Clone, Serialize)]
+pub struct PinSide {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repo: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// Whether the repository is not the component's own (a fork).
+    pub fork: bool,
+    pub file: String,
+    pub line: u32,
+}
+
+/// A pin that differs between BASE and HEAD.
+#[derive(Debug, Clone, Serialize)]
+pub struct PinChange {
+    pub component: String,
+    pub change: PinChangeKind,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base: Option<PinSide>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub head: Option<PinSide>,
+    pub repo_changed: bool,
+    /// `to` a fork, `from` a fork, or absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fork: Option<&'static str>,
+}
+
+/// Unsuppressed changes by kind, and the suppressed ones.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Counts {
+    pub introduced: usize,
+    pub fixed: usize,
+    pub kept: usize,
+    pub unknown: usize,
+    pub suppressed: usize,
+}
+
+/// One revision of the review.
+#[derive(Debug, Clone, Serialize)]
+pub struct Side {
+    pub rev: String,
+    pub target: String,
+}
+
+/// Everything `pinprobe diff` found; every format renders it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Review {
+    pub schema: u32,
+    pub tool: Tool,
+    pub rules_digest: String,
+    pub base: Side,
+    pub head: Side,
+    pub counts: Counts,
+    pub pins: Vec<PinChange>,
+    pub changes: Vec<Change>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub suggestions: Vec<Suggestion>,
+    /// Why HEAD as a whole could not be decided (it pins nothing).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undecided: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    /// HEAD's full scan, for SARIF.
+    #[serde(skip)]
+    pub head_report: TargetReport,
+}
+
+/// A proposed `GIT_TAG`, or why there is none.
+#[derive(Debug, Clone, Serialize)]
+pub struct Suggestion {
+    pub component: String,
+    /// The line to edit.
+    pub file: String,
+    pub line: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub current: Option<String>,
+    /// The commit to pin, when one exists.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// `GIT_TAG <sha>`, ready to paste.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub git_tag: Option<String>,
+    /// The branch searched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// The open findings' rules.
+    pub rules: Vec<String>,
+    /// Fix commits the suggestion contains.
+    pub fixes: Vec<String>,
+    /// Fix commits the clone does not have (not taken into account).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub absent: Vec<String>,
+    /// What to know about the suggestion (or why there is none).
+    pub note: String,
+}

@@ -1,0 +1,129 @@
+//! The one way tests run the binary: [`Pinprobe`] builds the command (working directory,
+//! environment), [`Run`] holds what came back, with the assertions every contract test makes.
+//!
+//! Every run starts from a known environment: no `VLLM_FLASH_ATTN_SRC_DIR` (it bypasses pins),
+//! no registry credentials, an empty Docker config and a private cache, so what a developer has
+//! set in their shell never changes a verdict.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// What one run of the binary gave back.
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// stdout parsed as JSON (panics with both streams when it is not).
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}{}", self.stdout, self.stderr))
+    }
+
+    /// stdout and stderr together, for searching.
+    pub fn all(&self) -> String {
+        format!("{}{}", self.stdout, self.stderr)
+    }
+
+    /// An error: exit 2, exactly one line on stderr naming `names`, no panic.
+    pub fn assert_error(&self, names: &str) {
+        assert_eq!(
+            self.code, 2,
+            "stdout: {}\nstderr: {}",
+            self.stdout, self.stderr
+        );
+        assert_eq!(
+            self.stderr.trim_end().lines().count(),
+            1,
+            "one line: {}",
+            self.stderr
+        );
+        assert!(self.stderr.contains(names), "`{names}` in: {}", self.stderr);
+        assert!(!self.stderr.contains("panicked"), "{}", self.stderr);
+        assert!(
+            self.stdout.is_empty(),
+            "no report on an error: {}",
+            self.stdout
+        );
+    }
+}
+
+/// A command line for the binary, built up and then [`run`](Pinprobe::run).
+pub struct Pinprobe {
+    cmd: Command,
+    _scratch: tempfile::TempDir,
+}
+
+impl Pinprobe {
+    pub fn new<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Pinprobe {
+        let scratch = tempfile::tempdir().expect("tempdir");
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_pinprobe"));
+        cmd.args(args)
+            .env_remove("VLLM_FLASH_ATTN_SRC_DIR")
+            .env_remove("PINPROBE_REGISTRY_USERNAME")
+            .env_remove("PINPROBE_REGISTRY_PASSWORD")
+            .env("DOCKER_CONFIG", scratch.path().join("docker"))
+            .env("PINPROBE_CACHE", scratch.path().join("cache"));
+        Pinprobe {
+            cmd,
+            _scratch: scratch,
+        }
+    }
+
+    /// Run in `dir` (relative targets and `diff`'s repository are read from there).
+    pub fn dir(mut self, dir: &Path) -> Pinprobe {
+        self.cmd.current_dir(dir);
+        self
+    }
+
+    pub fn env(mut self, key: &str, value: impl AsRef<std::ffi::OsStr>) -> Pinprobe {
+        self.cmd.env(key, value);
+        self
+    }
+
+    pub fn envs(mut self, vars: &[(&str, &str)]) -> Pinprobe {
+        for (k, v) in vars {
+            self.cmd.env(k, v);
+        }
+        self
+    }
+
+    pub fn env_remove(mut self, key: &str) -> Pinprobe {
+        self.cmd.env_remove(key);
+        self
+    }
+
+    /// The cache directory (default: a fresh one per run).
+    pub fn cache(self, dir: &Path) -> Pinprobe {
+        self.env("PINPROBE_CACHE", dir)
+    }
+
+    pub fn run(mut self) -> Run {
+        let out = self.cmd.output().expect("pinprobe runs");
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+}
+
+/// Run the binary with `args` in the current directory.
+pub fn pinprobe(args: &[&str]) -> Run {
+    Pinprobe::new(args).run()
+}
+
+/// Run the binary with `args` in `dir`.
+pub fn run_in(dir: &Path, args: &[&str]) -> Run {
+    Pinprobe::new(args).dir(dir).run()
+}
+
+/// The path of a fixture under `fixtures/`.
+pub fn fixture_path(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(rel)
+}
