@@ -72,9 +72,12 @@ fn scan_env(
     let vllm = env.dist("vllm");
     if let Some(dist) = vllm {
         let version_file = env.join("vllm/_version.py");
-        let commit = view
-            .read(&version_file)?
-            .and_then(|b| env::vllm_commit(&String::from_utf8_lossy(&b)));
+        // vLLM's own commit is informational: a link that cannot be resolved leaves it unknown.
+        let bytes = match view.read(&version_file) {
+            Err(TargetError::Unreadable { .. }) => None,
+            other => other?,
+        };
+        let commit = bytes.and_then(|b| env::vllm_commit(&String::from_utf8_lossy(&b)));
         report.components.push(Pin::shipped(
             "vllm",
             &dist.dist_info,
@@ -240,10 +243,15 @@ fn scan_copy(
             Some(sig) => {
                 let mut all = true;
                 for f in sig.files() {
-                    // A file that exists but cannot be read (an unresolved link) counts: the
-                    // signature then says undecidable.
+                    // A file that exists but cannot be read (an image link not resolved)
+                    // counts: the signature then says undecidable. Other read errors are
+                    // errors (exit 2).
                     all &= match copy.view_path(&f) {
-                        Some(p) => !matches!(view.read(&p), Ok(None)),
+                        Some(p) => match view.read(&p) {
+                            Ok(found) => found.is_some(),
+                            Err(TargetError::Unreadable { .. }) => true,
+                            Err(e) => return Err(e),
+                        },
                         None => false,
                     };
                 }

@@ -96,7 +96,7 @@ impl View for MemView {
             return Ok(Some(bytes.clone()));
         }
         match self.unreadable.get(path) {
-            Some(reason) => Err(TargetError::Malformed {
+            Some(reason) => Err(TargetError::Unreadable {
                 path: format!("{}: {path}", self.describe).into(),
                 message: reason.clone(),
             }),

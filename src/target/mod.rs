@@ -201,6 +201,10 @@ pub enum TargetError {
     Git { path: PathBuf, message: String },
     #[error("{path}: {message}")]
     Malformed { path: PathBuf, message: String },
+    /// A path that exists in the view but cannot be read (an image link whose target the
+    /// merged view does not hold): a verdict that needs it is undecidable, not an error.
+    #[error("{path}: {message}")]
+    Unreadable { path: PathBuf, message: String },
 }
 
 /// Open `path` as a view: a directory (optionally a git tree at `rev`).

@@ -389,7 +389,7 @@ impl Sink for Merger {
                     self.unresolved.insert(
                         path.to_string(),
                         format!(
-                            "a hard link (layer {}) to {target}, which that layer does not hold as a kept file",
+                            "a hard link to {target} (layer {}), which that layer does not hold as a kept file",
                             self.layer
                         ),
                     );
