@@ -302,3 +302,57 @@ fn bug_keeping_edits_never_pass() {
     // The property is not vacuous: some cases are decided affected.
     assert!(tally[1] > 0, "{tally:?}");
 }
+
+/// An editable install (`pip install -e`): followed when its source directory is inside the
+/// scanned tree (`.pth` line or `direct_url.json`), `unknown` when it is not; never silent.
+#[test]
+fn editable_installs_are_followed_inside_the_tree_and_unknown_outside() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let outside = tempfile::tempdir().expect("tempdir");
+    for (name, src_inside, by_pth) in [
+        ("pth-inside", true, true),
+        ("direct-url-inside", true, false),
+        ("outside", false, false),
+    ] {
+        let root = tmp.path().join(name);
+        let src = if src_inside {
+            root.join("src/vllm")
+        } else {
+            outside.path().join(name)
+        };
+        write_tree(&src, &files("0.33.0", &fwd_sm90(Sm90Call::Buggy)));
+        let site = root.join("venv/lib/python3.12/site-packages");
+        let di = site.join("vllm-0.33.0.dist-info");
+        std::fs::create_dir_all(&di).expect("mkdir");
+        std::fs::write(
+            di.join("METADATA"),
+            "Metadata-Version: 2.1\nName: vllm\nVersion: 0.33.0\n",
+        )
+        .expect("write");
+        std::fs::write(di.join("RECORD"), "").expect("write");
+        let url = format!("file://{}", src.display());
+        std::fs::write(
+            di.join("direct_url.json"),
+            serde_json::json!({"url": url, "dir_info": {"editable": true}}).to_string(),
+        )
+        .expect("write");
+        if by_pth {
+            std::fs::write(
+                site.join("__editable__.vllm-0.33.0.pth"),
+                format!("{}\n", src.display()),
+            )
+            .expect("write");
+        }
+        let (code, statuses) = scan(root.to_str().expect("utf-8"), &tmp.path().join("cache"));
+        if src_inside {
+            assert_eq!(code, 1, "{name}: {statuses:?}");
+            assert!(
+                statuses.iter().any(|s| s == "affected"),
+                "{name}: {statuses:?}"
+            );
+        } else {
+            assert_eq!(code, 3, "{name}: {statuses:?}");
+            assert!(statuses.iter().all(|s| s == "unknown") && !statuses.is_empty());
+        }
+    }
+}

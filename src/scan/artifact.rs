@@ -43,8 +43,20 @@ pub(crate) fn scan(
 ) -> Result<TargetReport, TargetError> {
     let mut report = TargetReport::new(view.describe(), view.kind());
     let envs = env::find(view)?;
+    // vllm distributions whose FlashAttention copy some environment holds (its own, or the
+    // source directory of an editable install).
+    let mut covered = std::collections::BTreeSet::new();
     for env in &envs {
-        scan_env(view, env, db, cx, &mut report)?;
+        if let Some(vllm) = env.dist("vllm")
+            && shipped::find(view, env)?
+                .iter()
+                .any(|c| c.component == "flash-attention")
+        {
+            covered.insert(vllm.dist_info.clone());
+        }
+    }
+    for env in &envs {
+        scan_env(view, env, db, cx, &covered, &mut report)?;
     }
     if report.components.is_empty() {
         report.undecided = Some(format!(
@@ -67,6 +79,7 @@ fn scan_env(
     env: &Env,
     db: &Database,
     cx: &Context,
+    covered: &std::collections::BTreeSet<String>,
     report: &mut TargetReport,
 ) -> Result<(), TargetError> {
     let vllm = env.dist("vllm");
@@ -90,7 +103,8 @@ fn scan_env(
     let mut records: Vec<(String, Option<Record>)> = Vec::new();
     let copies = shipped::find(view, env)?;
     if let Some(dist) = vllm
-        && !copies.iter().any(|c| c.component == "flash-attention")
+        && !covered.contains(&dist.dist_info)
+        && env.editable_of.is_none()
     {
         missing_copy(view, env, dist, db, report);
     }

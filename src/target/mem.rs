@@ -91,6 +91,24 @@ impl View for MemView {
         Ok(out)
     }
 
+    fn resolve_absolute(&self, abs: &str) -> Option<String> {
+        // An image's merged files are named from its root.
+        if self.kind != "image" || !abs.starts_with('/') {
+            return None;
+        }
+        let mut parts: Vec<&str> = Vec::new();
+        for part in abs.split('/') {
+            match part {
+                "" | "." => {}
+                ".." => {
+                    parts.pop();
+                }
+                p => parts.push(p),
+            }
+        }
+        Some(parts.join("/"))
+    }
+
     fn read(&self, path: &str) -> Result<Option<Vec<u8>>, TargetError> {
         if let Some(bytes) = self.files.get(path) {
             return Ok(Some(bytes.clone()));

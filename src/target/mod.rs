@@ -112,7 +112,10 @@ pub fn is_interesting(path: &str) -> bool {
         .rsplit('/')
         .nth(1)
         .is_some_and(|dir| dir.ends_with(".dist-info"));
-    (in_dist_info && matches!(name, "METADATA" | "RECORD"))
+    let parent = path.rsplit('/').nth(1).unwrap_or("");
+    (in_dist_info && matches!(name, "METADATA" | "RECORD" | "direct_url.json"))
+        // Editable installs: `.pth` path files of an environment.
+        || (name.ends_with(".pth") && matches!(parent, "site-packages" | "dist-packages"))
         || path.ends_with("vllm/_version.py")
         || (name.ends_with(".py")
             && (path.contains("vllm/vllm_flash_attn/")
@@ -140,6 +143,12 @@ pub trait View {
     /// (through symbolic links), for walkers that must not loop; `None` where paths are the
     /// identity (archives, memory).
     fn dir_identity(&self, _dir: &str) -> Option<(u64, u64)> {
+        None
+    }
+    /// The view path of an absolute path as the target's own filesystem names it (an editable
+    /// install's `.pth` line or `direct_url.json` URL), when it lies inside the view; `None`
+    /// when it does not, or when the view has no such filesystem (a wheel).
+    fn resolve_absolute(&self, _abs: &str) -> Option<String> {
         None
     }
     /// The name `path` has in the underlying archive when it differs (a wheel member installed

@@ -45,6 +45,8 @@ pub struct Env {
     /// Relative to the view root (`""` for the root itself), without a trailing slash.
     pub root: String,
     pub dists: Vec<Dist>,
+    /// For an editable install's source directory: the environment that installed it.
+    pub editable_of: Option<String>,
 }
 
 impl Env {
@@ -111,13 +113,87 @@ pub fn find(view: &dyn View) -> Result<Vec<Env>, TargetError> {
     }
     roots.sort();
     roots.dedup();
-    roots
-        .into_iter()
-        .map(|root| {
-            let dists = dists(view, &root)?;
-            Ok(Env { root, dists })
-        })
-        .collect()
+    let mut envs = Vec::new();
+    for root in roots {
+        let dists = dists(view, &root)?;
+        envs.push(Env {
+            root,
+            dists,
+            editable_of: None,
+        });
+    }
+    // Editable installs: their sources are imported from elsewhere. Followed when that place
+    // is inside the view; a vllm left without its copy is `unknown` (see the scanner).
+    let mut editable: Vec<(String, usize)> = Vec::new();
+    for (i, env) in envs.iter().enumerate() {
+        for dir in editable_dirs(view, env)? {
+            if dir != env.root && !editable.iter().any(|(d, _)| *d == dir) {
+                editable.push((dir, i));
+            }
+        }
+    }
+    for (dir, from) in editable {
+        let (root, dists) = (envs[from].root.clone(), envs[from].dists.clone());
+        match envs.iter_mut().find(|e| e.root == dir) {
+            // The source directory was found as a package directory of its own: it is this
+            // environment's editable install.
+            Some(found) if found.dists.is_empty() => {
+                found.dists = dists;
+                found.editable_of = Some(root);
+            }
+            Some(_) => {}
+            None => envs.push(Env {
+                root: dir,
+                dists,
+                editable_of: Some(root),
+            }),
+        }
+    }
+    Ok(envs)
+}
+
+/// The directories an environment imports editable installs from, inside the view: path lines
+/// of its `*.pth` files, and the `file://` URL of an editable distribution's
+/// `direct_url.json`; only those that hold a `vllm` or `flash_attn` package.
+fn editable_dirs(view: &dyn View, env: &Env) -> Result<Vec<String>, TargetError> {
+    let mut candidates = Vec::new();
+    for child in view.children(&env.root)? {
+        if !child.ends_with(".pth") {
+            continue;
+        }
+        let Ok(Some(bytes)) = view.read(&env.join(&child)) else {
+            continue;
+        };
+        for line in String::from_utf8_lossy(&bytes).lines() {
+            let line = line.trim();
+            if line.starts_with('/') {
+                candidates.push(line.to_string());
+            }
+        }
+    }
+    for dist in &env.dists {
+        let Ok(Some(bytes)) = view.read(&format!("{}/direct_url.json", dist.dist_info)) else {
+            continue;
+        };
+        let Ok(json) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+            continue;
+        };
+        if json["dir_info"]["editable"] == true
+            && let Some(path) = json["url"].as_str().and_then(|u| u.strip_prefix("file://"))
+        {
+            candidates.push(path.to_string());
+        }
+    }
+    let mut out = Vec::new();
+    for abs in candidates {
+        if let Some(rel) = view.resolve_absolute(&abs)
+            && holds_packages(view, &rel)?
+            && !out.contains(&rel)
+        {
+            out.push(rel);
+        }
+    }
+    Ok(out)
 }
 
 /// A directory that is an importable package (has `__init__.py`): not worth descending into
