@@ -557,7 +557,14 @@ fn registry_pull_with_early_stop_whiteouts_zstd_and_index() {
     std::fs::create_dir_all(&layout).unwrap();
     build::write_oci(&layout, &[("v1", &built)]);
     reg.push(&layout, "v1", "pp/top", None);
-    let m = open(&reg.reference("pp/top", "v1"), &registry_opts(&reg.host));
+    // --fast-layers: a registry scan downloads only the install layer.
+    let m = open(
+        &reg.reference("pp/top", "v1"),
+        &Options {
+            fast_layers: true,
+            ..registry_opts(&reg.host)
+        },
+    );
     assert!(text(&m, VERSION_PY).contains("0.30.0"));
     assert_eq!(m.info.layers_scanned, 1);
     assert_eq!(m.info.bytes_read, built.layers[2].blob.len() as u64);
