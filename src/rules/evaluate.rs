@@ -709,3 +709,94 @@ fn known_pin_evidence(
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn e(kind: EvidenceKind, status: Status) -> Evidence {
+        Evidence {
+            kind,
+            status,
+            detail: String::new(),
+            file: None,
+            line: None,
+        }
+    }
+
+    fn verdict(items: &[(EvidenceKind, Status, bool)]) -> (Status, Option<EvidenceKind>) {
+        let weighed: Vec<(Evidence, bool)> = items
+            .iter()
+            .map(|(k, s, applies)| (e(*k, *s), *applies))
+            .collect();
+        let v = combine(&weighed);
+        (v.status, v.decided_by)
+    }
+
+    use EvidenceKind::{Ancestry, Integrity, KnownPin, Signature, VersionRange};
+    use Status::{Affected, NotAffected, Unknown};
+
+    #[test]
+    fn the_lattice() {
+        // The strongest applicable evidence decides when nothing says affected.
+        assert_eq!(
+            verdict(&[
+                (Signature, NotAffected, true),
+                (VersionRange, NotAffected, true)
+            ]),
+            (NotAffected, Some(Signature))
+        );
+        // Undecided strong evidence never falls through to a weaker clean answer.
+        assert_eq!(
+            verdict(&[
+                (Signature, Unknown, true),
+                (VersionRange, NotAffected, true)
+            ]),
+            (Unknown, None)
+        );
+        // ... but a weaker `affected` still counts.
+        assert_eq!(
+            verdict(&[(Signature, Unknown, true), (VersionRange, Affected, true)]),
+            (Affected, Some(VersionRange))
+        );
+        // Disagreement: stronger not_affected, weaker affected -> unknown.
+        assert_eq!(
+            verdict(&[
+                (Signature, NotAffected, true),
+                (VersionRange, Affected, true)
+            ]),
+            (Unknown, None)
+        );
+        assert_eq!(
+            verdict(&[(Ancestry, NotAffected, true), (KnownPin, Affected, true)]),
+            (Unknown, None)
+        );
+        // Stronger affected wins over weaker not_affected.
+        assert_eq!(
+            verdict(&[
+                (Signature, Affected, true),
+                (VersionRange, NotAffected, true)
+            ]),
+            (Affected, Some(Signature))
+        );
+        // Evidence that had nothing to look at takes no part.
+        assert_eq!(
+            verdict(&[(Signature, Unknown, false), (KnownPin, NotAffected, true)]),
+            (NotAffected, Some(KnownPin))
+        );
+        assert_eq!(
+            verdict(&[(Ancestry, Unknown, false), (KnownPin, Unknown, false)]),
+            (Unknown, None)
+        );
+        // Informational kinds never decide.
+        assert_eq!(verdict(&[(Integrity, NotAffected, true)]), (Unknown, None));
+        // Order of the input does not matter.
+        assert_eq!(
+            verdict(&[
+                (VersionRange, NotAffected, true),
+                (Signature, Unknown, true)
+            ]),
+            (Unknown, None)
+        );
+    }
+}
