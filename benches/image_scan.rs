@@ -1,7 +1,8 @@
 //! Benchmark: `pinprobe scan` of a generated image (2.1 GB uncompressed over 5 gzip filler
 //! layers plus a small vLLM-install layer) next to `gzip -dc LAYER | tar -t` of every layer, in
-//! the same run: once with the install in the top layer (early stop reads one layer) and once
-//! in the bottom layer (every layer is read). Prints wall times, ratios, pinprobe's peak RSS
+//! the same run: once with the install in the top layer and once in the bottom layer, each with
+//! the sound default (every layer is read) and with `--fast-layers` (the RECORD early stop: one
+//! layer when the install is on top). Prints wall times, ratios, pinprobe's peak RSS
 //! (`/usr/bin/time -f %M`) and, when `docker-registry` and `skopeo` are installed, the same two
 //! scans through a loopback registry with the bytes downloaded.
 //!
@@ -350,8 +351,16 @@ fn main() {
     );
     println!("|---|---:|---:|---:|---:|---:|---:|");
     for tag in ["top", "bottom"] {
-        let scan = pinprobe(&[&format!("oci:{}:{tag}", dir.display())]);
-        row(&format!("{tag} layer (oci dir)"), &scan, base);
+        for (mode, flags) in [
+            ("default", &[][..]),
+            ("--fast-layers", &["--fast-layers"][..]),
+        ] {
+            let target = format!("oci:{}:{tag}", dir.display());
+            let mut args = vec![target.as_str()];
+            args.extend_from_slice(flags);
+            let scan = pinprobe(&args);
+            row(&format!("{tag} layer (oci dir, {mode})"), &scan, base);
+        }
     }
     if !(registry::available("image_scan registry case")) {
         return;
@@ -359,11 +368,15 @@ fn main() {
     let reg = registry::Registry::start(None);
     for tag in ["top", "bottom"] {
         reg.push(&dir, tag, "bench/vllm", None);
-        let scan = pinprobe(&[
-            &reg.reference("bench/vllm", tag),
-            "--insecure-registry",
-            &reg.host,
-        ]);
-        row(&format!("{tag} layer (registry)"), &scan, base);
+        for (mode, flags) in [
+            ("default", &[][..]),
+            ("--fast-layers", &["--fast-layers"][..]),
+        ] {
+            let reference = reg.reference("bench/vllm", tag);
+            let mut args = vec![reference.as_str(), "--insecure-registry", reg.host.as_str()];
+            args.extend_from_slice(flags);
+            let scan = pinprobe(&args);
+            row(&format!("{tag} layer (registry, {mode})"), &scan, base);
+        }
     }
 }

@@ -53,9 +53,9 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let mut source = Layers(layers);
-    for all_layers in [false, true] {
+    for fast_layers in [false, true] {
         let opts = Options {
-            all_layers,
+            fast_layers,
             ..Options::default()
         };
         if let Ok(merged) = merge::run("fuzz", &mut source, resolved.clone(), &platform, &opts) {

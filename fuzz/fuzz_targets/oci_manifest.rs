@@ -8,7 +8,7 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(Document::Index(entries)) = manifest::parse(data, "fuzz") {
         for p in ["linux/amd64", "linux/arm64/v8"] {
             if let Ok(platform) = Platform::parse(p) {
-                let _ = manifest::select(&entries, &platform);
+                let _ = manifest::select(&entries, &platform, &mut Vec::new());
             }
         }
     }

@@ -29,7 +29,7 @@ pinprobe scan . --format sarif > pinprobe.sarif\n  \
 pinprobe scan . --fail-on high --rules ./my-rules\n  \
 pinprobe scan . --fail-on-unknown never              # undecided findings pass, affected ones fail\n  \
 pinprobe scan docker://registry.example/team/vllm:0.30 --platform linux/arm64\n  \
-pinprobe scan oci:./image-layout:v1 --all-layers\n  \
+pinprobe scan oci:./image-layout:v1 --fast-layers\n  \
 pinprobe scan image.tar                              # docker save output\n\n\
 Registry credentials: PINPROBE_REGISTRY_USERNAME / PINPROBE_REGISTRY_PASSWORD, else the Docker \
 config.json (auths).\n\n\
@@ -104,10 +104,15 @@ pub struct Args {
     #[arg(long = "insecure-registry", value_name = "HOST")]
     pub insecure_registries: Vec<String>,
 
-    /// Images: read every layer instead of stopping once the deciding files are resolved
-    /// (finds environments that only older layers hold).
-    #[arg(long)]
+    /// Images: read every layer (the default; kept for compatibility).
+    #[arg(long, conflicts_with = "fast_layers")]
     pub all_layers: bool,
+
+    /// Images: stop once the newest deciding RECORD's files are resolved instead of reading
+    /// every layer. Assumes that RECORD describes the install that matters and that older
+    /// layers hold no other environment; the report says so.
+    #[arg(long)]
+    pub fast_layers: bool,
 
     /// Images: seconds a registry connection or transfer may stall before it fails.
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
@@ -150,7 +155,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         platform: args.platform.clone(),
         ca_file: args.ca_file.clone(),
         insecure_registries: args.insecure_registries.clone(),
-        all_layers: args.all_layers,
+        fast_layers: args.fast_layers,
         registry_timeout: Some(std::time::Duration::from_secs_f64(args.registry_timeout)),
         progress: true,
     };

@@ -19,7 +19,7 @@ pub fn render(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
                 image.layers_scanned,
                 image.layers.len(),
                 if image.stopped_early.is_some() {
-                    " (stopped once the deciding files were resolved; --all-layers reads all)"
+                    " (stopped early; see the image's stopped_early)"
                 } else {
                     ""
                 }

@@ -1,8 +1,10 @@
 //! Evaluation: one rule against one pinned component, producing a [`Finding`] whose evidence is
-//! listed strongest first and whose status is decided by the strongest evidence that decides.
+//! listed strongest first and whose status the evidence lattice ([`combine`]) decides.
 //!
 //! Strength order (DESIGN.md): source signature on the actual files; commit ancestry in a real
-//! repository; a known-pin list in the rule; a package-version range. When nothing decides, the
+//! repository; a known-pin list in the rule; a package-version range. `not_affected` needs the
+//! strongest applicable evidence to say so and no other to say `affected`; strong evidence that
+//! could not decide never falls through to a weaker clean answer; when nothing decides, the
 //! status is `unknown`, never `not_affected`.
 //!
 //! Scoping and conditions:
@@ -92,9 +94,15 @@ pub fn evaluate_with(
     registry: &Registry,
     others: &[OtherPin],
 ) -> Finding {
-    let mut evidence = Vec::new();
+    // Each piece of evidence with whether it applies: evidence that had nothing to look at
+    // (no sources, no clone, no known commit) does not take part in the lattice; evidence that
+    // looked and could not tell does, and blocks weaker clean answers.
+    let mut weighed: Vec<(Evidence, bool)> = Vec::new();
     if let Some(signature) = &rule.database_specific.signature {
-        evidence.push(signature_evidence(signature, subject));
+        weighed.push((
+            signature_evidence(signature, subject),
+            subject.sources.is_some(),
+        ));
     }
     for (affected, range) in rule.git_ranges() {
         if !range_applies(range, subject.component, registry) {
@@ -105,12 +113,15 @@ pub fn evaluate_with(
         if !spec.note.is_empty() && ancestry.status != Status::Unknown {
             ancestry.detail = format!("{} ({})", ancestry.detail, spec.note);
         }
-        evidence.push(ancestry);
+        weighed.push((
+            ancestry,
+            subject.clone.is_some() && subject.commit.is_some(),
+        ));
         if let Some(e) = known_pin_evidence(range, &spec.known_affected_pins, subject) {
-            evidence.push(e);
+            weighed.push((e, true));
         }
         if let Some(e) = prefix_evidence(&spec.known_affected_prefixes, subject) {
-            evidence.push(e);
+            weighed.push((e, true));
         }
     }
     for affected in &rule.affected {
@@ -134,25 +145,30 @@ pub fn evaluate_with(
                         format!("{name} version `{v}` does not parse"),
                     ),
                 };
-                evidence.push(Evidence {
-                    kind: EvidenceKind::VersionRange,
-                    status,
-                    detail,
-                    file: None,
-                    line: None,
-                });
+                weighed.push((
+                    Evidence {
+                        kind: EvidenceKind::VersionRange,
+                        status,
+                        detail,
+                        file: None,
+                        line: None,
+                    },
+                    true,
+                ));
             }
         }
     }
     for (id, e) in &subject.recorded {
         if id.eq_ignore_ascii_case(&rule.id) {
-            evidence.push(e.clone());
+            weighed.push((e.clone(), true));
         }
     }
-    evidence.sort_by_key(|e| e.kind);
-    let decided = evidence.iter().find(|e| e.status != Status::Unknown);
-    let mut status = decided.map_or(Status::Unknown, |e| e.status);
-    let mut decided_by = decided.map(|e| e.kind);
+    weighed.sort_by_key(|(e, _)| e.kind);
+    let Verdict {
+        mut status,
+        mut decided_by,
+    } = combine(&weighed);
+    let mut evidence: Vec<Evidence> = weighed.into_iter().map(|(e, _)| e).collect();
     // `requires`: every condition must hold for the pin's bug to bite.
     for requirement in &rule.database_specific.requires {
         let e = requirement_evidence(requirement, others, registry);
@@ -187,6 +203,67 @@ pub fn evaluate_with(
         location: subject.location.clone(),
         evidence,
         suppressed: None,
+    }
+}
+
+/// The status a finding's evidence supports, and the kind that decided it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Verdict {
+    pub status: Status,
+    pub decided_by: Option<EvidenceKind>,
+}
+
+/// The evidence lattice (README, "How evidence combines"). `weighed` holds each piece of
+/// evidence with whether it applies (it had something to look at), sorted strongest first;
+/// only the strength kinds (signature, ancestry, known pin, version range) take part.
+///
+/// 1. Some applicable evidence says `affected`: the finding is `affected`, decided by the
+///    strongest such evidence, unless stronger applicable evidence says `not_affected`; then
+///    the two disagree and the finding is `unknown` (both stay listed).
+/// 2. Otherwise the strongest applicable evidence decides: `not_affected` if it says so,
+///    `unknown` if it could not tell. Undecided strong evidence (a signature whose file is
+///    missing, bytecode only, over a cap, a link not resolved; ancestry in a clone that lacks
+///    the commit) never falls through to a weaker clean answer.
+/// 3. No applicable evidence: `unknown`.
+pub fn combine(weighed: &[(Evidence, bool)]) -> Verdict {
+    let strength = |k: EvidenceKind| {
+        matches!(
+            k,
+            EvidenceKind::Signature
+                | EvidenceKind::Ancestry
+                | EvidenceKind::Recorded
+                | EvidenceKind::KnownPin
+                | EvidenceKind::VersionRange
+        )
+    };
+    let mut applicable: Vec<&Evidence> = weighed
+        .iter()
+        .filter(|(e, applies)| *applies && strength(e.kind))
+        .map(|(e, _)| e)
+        .collect();
+    applicable.sort_by_key(|e| e.kind);
+    let unknown = Verdict {
+        status: Status::Unknown,
+        decided_by: None,
+    };
+    if let Some(i) = applicable.iter().position(|e| e.status == Status::Affected) {
+        if applicable[..i]
+            .iter()
+            .any(|e| e.status == Status::NotAffected)
+        {
+            return unknown;
+        }
+        return Verdict {
+            status: Status::Affected,
+            decided_by: Some(applicable[i].kind),
+        };
+    }
+    match applicable.first() {
+        Some(e) if e.status == Status::NotAffected => Verdict {
+            status: Status::NotAffected,
+            decided_by: Some(e.kind),
+        },
+        _ => unknown,
     }
 }
 
@@ -650,4 +727,95 @@ fn known_pin_evidence(
         });
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn e(kind: EvidenceKind, status: Status) -> Evidence {
+        Evidence {
+            kind,
+            status,
+            detail: String::new(),
+            file: None,
+            line: None,
+        }
+    }
+
+    fn verdict(items: &[(EvidenceKind, Status, bool)]) -> (Status, Option<EvidenceKind>) {
+        let weighed: Vec<(Evidence, bool)> = items
+            .iter()
+            .map(|(k, s, applies)| (e(*k, *s), *applies))
+            .collect();
+        let v = combine(&weighed);
+        (v.status, v.decided_by)
+    }
+
+    use EvidenceKind::{Ancestry, Integrity, KnownPin, Signature, VersionRange};
+    use Status::{Affected, NotAffected, Unknown};
+
+    #[test]
+    fn the_lattice() {
+        // The strongest applicable evidence decides when nothing says affected.
+        assert_eq!(
+            verdict(&[
+                (Signature, NotAffected, true),
+                (VersionRange, NotAffected, true)
+            ]),
+            (NotAffected, Some(Signature))
+        );
+        // Undecided strong evidence never falls through to a weaker clean answer.
+        assert_eq!(
+            verdict(&[
+                (Signature, Unknown, true),
+                (VersionRange, NotAffected, true)
+            ]),
+            (Unknown, None)
+        );
+        // ... but a weaker `affected` still counts.
+        assert_eq!(
+            verdict(&[(Signature, Unknown, true), (VersionRange, Affected, true)]),
+            (Affected, Some(VersionRange))
+        );
+        // Disagreement: stronger not_affected, weaker affected -> unknown.
+        assert_eq!(
+            verdict(&[
+                (Signature, NotAffected, true),
+                (VersionRange, Affected, true)
+            ]),
+            (Unknown, None)
+        );
+        assert_eq!(
+            verdict(&[(Ancestry, NotAffected, true), (KnownPin, Affected, true)]),
+            (Unknown, None)
+        );
+        // Stronger affected wins over weaker not_affected.
+        assert_eq!(
+            verdict(&[
+                (Signature, Affected, true),
+                (VersionRange, NotAffected, true)
+            ]),
+            (Affected, Some(Signature))
+        );
+        // Evidence that had nothing to look at takes no part.
+        assert_eq!(
+            verdict(&[(Signature, Unknown, false), (KnownPin, NotAffected, true)]),
+            (NotAffected, Some(KnownPin))
+        );
+        assert_eq!(
+            verdict(&[(Ancestry, Unknown, false), (KnownPin, Unknown, false)]),
+            (Unknown, None)
+        );
+        // Informational kinds never decide.
+        assert_eq!(verdict(&[(Integrity, NotAffected, true)]), (Unknown, None));
+        // Order of the input does not matter.
+        assert_eq!(
+            verdict(&[
+                (VersionRange, NotAffected, true),
+                (Signature, Unknown, true)
+            ]),
+            (Unknown, None)
+        );
+    }
 }

@@ -43,8 +43,20 @@ pub(crate) fn scan(
 ) -> Result<TargetReport, TargetError> {
     let mut report = TargetReport::new(view.describe(), view.kind());
     let envs = env::find(view)?;
+    // vllm distributions whose FlashAttention copy some environment holds (its own, or the
+    // source directory of an editable install).
+    let mut covered = std::collections::BTreeSet::new();
     for env in &envs {
-        scan_env(view, env, db, cx, &mut report)?;
+        if let Some(vllm) = env.dist("vllm")
+            && shipped::find(view, env)?
+                .iter()
+                .any(|c| c.component == "flash-attention")
+        {
+            covered.insert(vllm.dist_info.clone());
+        }
+    }
+    for env in &envs {
+        scan_env(view, env, db, cx, &covered, &mut report)?;
     }
     if report.components.is_empty() {
         report.undecided = Some(format!(
@@ -67,14 +79,18 @@ fn scan_env(
     env: &Env,
     db: &Database,
     cx: &Context,
+    covered: &std::collections::BTreeSet<String>,
     report: &mut TargetReport,
 ) -> Result<(), TargetError> {
     let vllm = env.dist("vllm");
     if let Some(dist) = vllm {
         let version_file = env.join("vllm/_version.py");
-        let commit = view
-            .read(&version_file)?
-            .and_then(|b| env::vllm_commit(&String::from_utf8_lossy(&b)));
+        // vLLM's own commit is informational: a link that cannot be resolved leaves it unknown.
+        let bytes = match view.read(&version_file) {
+            Err(TargetError::Unreadable { .. }) => None,
+            other => other?,
+        };
+        let commit = bytes.and_then(|b| env::vllm_commit(&String::from_utf8_lossy(&b)));
         report.components.push(Pin::shipped(
             "vllm",
             &dist.dist_info,
@@ -85,7 +101,14 @@ fn scan_env(
     }
     // Each distribution's RECORD is read once, however many copies it ships.
     let mut records: Vec<(String, Option<Record>)> = Vec::new();
-    for copy in shipped::find(view, env)? {
+    let copies = shipped::find(view, env)?;
+    if let Some(dist) = vllm
+        && !covered.contains(&dist.dist_info)
+        && env.editable_of.is_none()
+    {
+        missing_copy(view, env, dist, db, report);
+    }
+    for copy in copies {
         let record = match &copy.owner {
             Some(owner) => match records.iter().position(|(d, _)| *d == owner.dist_info) {
                 Some(i) => records[i].1.as_ref(),
@@ -99,6 +122,88 @@ fn scan_env(
         scan_copy(view, env, &copy, record, db, cx, report)?;
     }
     Ok(())
+}
+
+/// A `vllm` distribution whose bundled FlashAttention copy is not where vLLM puts it
+/// (`vllm/vllm_flash_attn/cute/*.py`): moved, bytecode only, an editable install whose source
+/// lies elsewhere, a link not resolved. The FlashAttention rules are evaluated with no source
+/// files, so their signature is undecidable and the lattice gives `unknown` (or `affected`
+/// where weaker evidence says so), never a silent pass.
+fn missing_copy(
+    view: &dyn View,
+    env: &Env,
+    dist: &env::Dist,
+    db: &Database,
+    report: &mut TargetReport,
+) {
+    struct NoFiles;
+    impl crate::target::SourceFiles for NoFiles {
+        fn read(&self, _path: &str) -> Result<Option<String>, String> {
+            Ok(None)
+        }
+    }
+    let dir = env.join("vllm/vllm_flash_attn/cute");
+    let editable = view
+        .read(&format!("{}/direct_url.json", dist.dist_info))
+        .ok()
+        .flatten()
+        .is_some_and(|b| {
+            let text = String::from_utf8_lossy(&b);
+            text.contains("\"editable\"") && text.contains("true")
+        });
+    let why = if editable {
+        format!(
+            "{} {} is an editable install (direct_url.json): its sources lie outside {}, where this scan cannot follow them",
+            dist.name,
+            dist.version,
+            view.describe()
+        )
+    } else {
+        format!(
+            "{} {} is installed but no FlashAttention sources were found at {dir} (missing, moved, bytecode only, or behind a link that was not resolved)",
+            dist.name, dist.version
+        )
+    };
+    let mut pin = Pin::shipped(
+        "flash-attention",
+        &dir,
+        Some(format!(
+            "shipped in {} {} (not found)",
+            dist.name, dist.version
+        )),
+        None,
+        "expected bundled copy",
+    );
+    pin.component_repo = db
+        .registry
+        .get("flash-attention")
+        .and_then(|c| crate::pin::url::canonical(&c.repo));
+    report.components.push(pin);
+    let files = NoFiles;
+    for loaded in &db.rules {
+        let rule = &loaded.rule;
+        if !evaluate::applies(rule, "flash-attention", &db.registry) {
+            continue;
+        }
+        let subject = Subject {
+            component: "flash-attention",
+            commit: None,
+            commit_unknown: Some(why.clone()),
+            no_clone: Some(why.clone()),
+            recorded: Vec::new(),
+            clone: None,
+            sources: Some(&files),
+            sources_label: why.clone(),
+            packages: vec![("PyPI".to_string(), "vllm".to_string(), dist.version.clone())],
+            location: Some(Location {
+                file: dist.dist_info.clone(),
+                line: 1,
+            }),
+        };
+        report
+            .findings
+            .push(evaluate::evaluate(rule, &subject, &db.registry));
+    }
 }
 
 fn scan_copy(
@@ -198,8 +303,15 @@ fn scan_copy(
             Some(sig) => {
                 let mut all = true;
                 for f in sig.files() {
+                    // A file that exists but cannot be read (an image link not resolved)
+                    // counts: the signature then says undecidable. Other read errors are
+                    // errors (exit 2).
                     all &= match copy.view_path(&f) {
-                        Some(p) => view.read(&p)?.is_some(),
+                        Some(p) => match view.read(&p) {
+                            Ok(found) => found.is_some(),
+                            Err(TargetError::Unreadable { .. }) => true,
+                            Err(e) => return Err(e),
+                        },
                         None => false,
                     };
                 }

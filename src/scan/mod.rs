@@ -38,8 +38,9 @@ pub struct Options {
     pub ca_file: Option<PathBuf>,
     /// Images: registries reached over plain HTTP (`--insecure-registry HOST`).
     pub insecure_registries: Vec<String>,
-    /// Images: read every layer instead of stopping once the answer is fixed (`--all-layers`).
-    pub all_layers: bool,
+    /// Images: stop on the newest deciding RECORD instead of reading every layer
+    /// (`--fast-layers`, an assumption the report states).
+    pub fast_layers: bool,
     /// Images: registry connect and stall timeout (`--registry-timeout`; `None`: the default).
     pub registry_timeout: Option<std::time::Duration>,
     /// Images: draw a progress bar on stderr when it is a terminal.
@@ -58,7 +59,7 @@ impl Options {
             },
             ca_file: self.ca_file.clone(),
             insecure_registries: self.insecure_registries.clone(),
-            all_layers: self.all_layers,
+            fast_layers: self.fast_layers,
             timeout: self.registry_timeout.unwrap_or(defaults.timeout),
             progress: self.progress,
         }

@@ -110,6 +110,19 @@ impl View for DirView {
         Ok(out)
     }
 
+    fn resolve_absolute(&self, abs: &str) -> Option<String> {
+        let root = std::fs::canonicalize(&self.root).ok()?;
+        let abs = std::fs::canonicalize(abs).ok()?;
+        let rel = abs.strip_prefix(&root).ok()?;
+        rel.to_str().map(|r| r.trim_end_matches('/').to_string())
+    }
+
+    fn dir_identity(&self, dir: &str) -> Option<(u64, u64)> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(self.root.join(dir)).ok()?;
+        Some((meta.dev(), meta.ino()))
+    }
+
     fn read(&self, path: &str) -> Result<Option<Vec<u8>>, TargetError> {
         let abs = self.root.join(path);
         // Follows links (a venv's lib64 -> lib), then checks where they led.

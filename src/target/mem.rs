@@ -9,6 +9,8 @@ pub struct MemView {
     describe: String,
     kind: &'static str,
     files: BTreeMap<String, Vec<u8>>,
+    /// Paths that exist but cannot be read, and why (a link whose target is not held).
+    unreadable: BTreeMap<String, String>,
 }
 
 impl MemView {
@@ -17,7 +19,27 @@ impl MemView {
             describe: describe.into(),
             kind,
             files: BTreeMap::new(),
+            unreadable: BTreeMap::new(),
         }
+    }
+
+    /// A path that exists but cannot be read: listed, and `read` fails with `reason`, so a
+    /// verdict that needs it is undecidable rather than clean.
+    pub fn insert_unreadable(&mut self, path: impl Into<String>, reason: impl Into<String>) {
+        let path = path.into();
+        if !self.files.contains_key(&path) {
+            self.unreadable.insert(path, reason.into());
+        }
+    }
+
+    /// The kept files, by path.
+    pub fn files(&self) -> &BTreeMap<String, Vec<u8>> {
+        &self.files
+    }
+
+    /// The paths that exist but cannot be read, and why.
+    pub fn unreadable(&self) -> &BTreeMap<String, String> {
+        &self.unreadable
     }
 
     pub fn insert(&mut self, path: impl Into<String>, bytes: Vec<u8>) {
@@ -52,19 +74,51 @@ impl View for MemView {
 
     fn files_under(&self, dir: &str) -> Result<Vec<String>, TargetError> {
         let dir = dir.trim_end_matches('/');
-        Ok(self
+        let under = |p: &&String| {
+            dir.is_empty()
+                || p.strip_prefix(dir)
+                    .is_some_and(|rest| rest.starts_with('/'))
+        };
+        let mut out: Vec<String> = self
             .files
             .keys()
-            .filter(|p| {
-                dir.is_empty()
-                    || p.strip_prefix(dir)
-                        .is_some_and(|rest| rest.starts_with('/'))
-            })
+            .chain(self.unreadable.keys())
+            .filter(under)
             .cloned()
-            .collect())
+            .collect();
+        out.sort();
+        out.dedup();
+        Ok(out)
+    }
+
+    fn resolve_absolute(&self, abs: &str) -> Option<String> {
+        // An image's merged files are named from its root.
+        if self.kind != "image" || !abs.starts_with('/') {
+            return None;
+        }
+        let mut parts: Vec<&str> = Vec::new();
+        for part in abs.split('/') {
+            match part {
+                "" | "." => {}
+                ".." => {
+                    parts.pop();
+                }
+                p => parts.push(p),
+            }
+        }
+        Some(parts.join("/"))
     }
 
     fn read(&self, path: &str) -> Result<Option<Vec<u8>>, TargetError> {
-        Ok(self.files.get(path).cloned())
+        if let Some(bytes) = self.files.get(path) {
+            return Ok(Some(bytes.clone()));
+        }
+        match self.unreadable.get(path) {
+            Some(reason) => Err(TargetError::Unreadable {
+                path: format!("{}: {path}", self.describe).into(),
+                message: reason.clone(),
+            }),
+            None => Ok(None),
+        }
     }
 }

@@ -30,8 +30,9 @@ pub enum TargetKind {
 }
 
 /// Classify a target string: image references by prefix, files by extension, directories by
-/// what they hold (`CMakeLists.txt` or `cmake/`: a source tree; `site-packages`, a `pyvenv.cfg`
-/// or `*.dist-info`: an installed environment).
+/// what they hold (`CMakeLists.txt` or `cmake/`: a source tree; `site-packages`, a `pyvenv.cfg`,
+/// `conda-meta/`, `*.dist-info`, or an environment at any depth below: an installed
+/// environment, or a prefix or filesystem holding them).
 pub fn classify(target: &str) -> TargetKind {
     if target.starts_with("docker://") || target.starts_with("oci:") {
         return TargetKind::Image(target.to_string());
@@ -51,16 +52,55 @@ pub fn classify(target: &str) -> TargetKind {
         || path
             .file_name()
             .is_some_and(|n| n == "site-packages" || n == "dist-packages")
+        || path.join("conda-meta").is_dir()
         || std::fs::read_dir(&path).is_ok_and(|entries| {
             entries
                 .filter_map(Result::ok)
                 .any(|e| e.file_name().to_string_lossy().ends_with(".dist-info"))
-        });
+        })
+        || holds_environment(&DirView::installed(&path));
     if installed {
         TargetKind::Installed(path)
     } else {
         TargetKind::SourceTree(path)
     }
+}
+
+/// Whether a `site-packages` / `dist-packages` directory or a `*.dist-info` lies anywhere
+/// below the view's root (`/opt/conda`, `/usr/lib/python3/dist-packages`, a `uv tool`
+/// environment ten levels down). Symbolic links are walked once (by directory identity).
+fn holds_environment(view: &dyn View) -> bool {
+    let mut stack = vec![String::new()];
+    let mut visited = std::collections::HashSet::new();
+    while let Some(dir) = stack.pop() {
+        if let Some(id) = view.dir_identity(&dir)
+            && !visited.insert(id)
+        {
+            continue;
+        }
+        let Ok(children) = view.children(&dir) else {
+            continue;
+        };
+        for child in children {
+            let Some(name) = child.strip_suffix('/') else {
+                continue;
+            };
+            if matches!(name, "site-packages" | "dist-packages") || name.ends_with(".dist-info") {
+                return true;
+            }
+            if !matches!(
+                name,
+                "proc" | "sys" | "dev" | ".git" | "node_modules" | "__pycache__"
+            ) {
+                stack.push(if dir.is_empty() {
+                    name.to_string()
+                } else {
+                    format!("{dir}/{name}")
+                });
+            }
+        }
+    }
+    false
 }
 
 /// Whether a path (relative to a filesystem or archive root) can matter to an artifact scan:
@@ -72,12 +112,18 @@ pub fn is_interesting(path: &str) -> bool {
         .rsplit('/')
         .nth(1)
         .is_some_and(|dir| dir.ends_with(".dist-info"));
-    (in_dist_info && matches!(name, "METADATA" | "RECORD"))
+    let parent = path.rsplit('/').nth(1).unwrap_or("");
+    (in_dist_info && matches!(name, "METADATA" | "RECORD" | "direct_url.json"))
+        // Editable installs: `.pth` path files of an environment.
+        || (name.ends_with(".pth") && matches!(parent, "site-packages" | "dist-packages"))
         || path.ends_with("vllm/_version.py")
         || (name.ends_with(".py")
             && (path.contains("vllm/vllm_flash_attn/")
                 || path.contains("flash_attn/cute/")
-                || path.contains("vllm/third_party/")))
+                || path.contains("vllm/third_party/")
+                // A copy anywhere (`/opt/fa/cute`), reached through a link.
+                || path.contains("/cute/")
+                || path.starts_with("cute/")))
 }
 
 /// The largest file any view reads (a RECORD of a big wheel is a few MB; sources less).
@@ -93,6 +139,23 @@ pub trait View {
     fn files_under(&self, dir: &str) -> Result<Vec<String>, TargetError>;
     /// The bytes of one file, or `None` when it does not exist.
     fn read(&self, path: &str) -> Result<Option<Vec<u8>>, TargetError>;
+    /// An identity for directory `dir` that is equal for two paths reaching the same directory
+    /// (through symbolic links), for walkers that must not loop; `None` where paths are the
+    /// identity (archives, memory).
+    fn dir_identity(&self, _dir: &str) -> Option<(u64, u64)> {
+        None
+    }
+    /// The view path of an absolute path as the target's own filesystem names it (an editable
+    /// install's `.pth` line or `direct_url.json` URL), when it lies inside the view; `None`
+    /// when it does not, or when the view has no such filesystem (a wheel).
+    fn resolve_absolute(&self, _abs: &str) -> Option<String> {
+        None
+    }
+    /// The name `path` has in the underlying archive when it differs (a wheel member installed
+    /// from `NAME.data/purelib/`, or a name pip normalises): what the archive's RECORD lists.
+    fn origin(&self, _path: &str) -> Option<String> {
+        None
+    }
     /// The immediate children of `dir` (names; directories end in `/`), sorted.
     fn children(&self, dir: &str) -> Result<Vec<String>, TargetError> {
         let dir = dir.trim_end_matches('/');
@@ -147,6 +210,10 @@ pub enum TargetError {
     Git { path: PathBuf, message: String },
     #[error("{path}: {message}")]
     Malformed { path: PathBuf, message: String },
+    /// A path that exists in the view but cannot be read (an image link whose target the
+    /// merged view does not hold): a verdict that needs it is undecidable, not an error.
+    #[error("{path}: {message}")]
+    Unreadable { path: PathBuf, message: String },
 }
 
 /// Open `path` as a view: a directory (optionally a git tree at `rev`).

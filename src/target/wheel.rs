@@ -1,9 +1,23 @@
-//! A wheel (a zip file) as a [`View`]: the central directory is read once, and only the
-//! members asked for are inflated, each within a size cap. Nothing is extracted to disk.
+//! A wheel (a zip file) as a [`View`] of what `pip install` puts in site-packages: the central
+//! directory is read once, and only the members asked for are inflated, each within a size
+//! cap. Nothing is extracted to disk.
 //!
-//! A wheel whose member names could not have come from a real build (path traversal, absolute
-//! or backslashed paths, duplicates, names that are not UTF-8) is refused whole: its contents
-//! cannot be trusted to mean what they say.
+//! What the view shows follows pip (`pip/_internal/operations/install/wheel.py`):
+//! - member names are normalised as `os.path.normpath` does (`a//b`, `./a`, `a/x/../b`); a name
+//!   that leaves the install directory is refused, as pip refuses it;
+//! - `NAME.data/purelib/P` and `NAME.data/platlib/P` are installed at `P`, over a root member of
+//!   the same path (pip writes root members first, then `.data` ones, in archive order); a
+//!   `.data` member outside a scheme directory or under a scheme pip does not know is refused,
+//!   as pip refuses it; `headers`, `scripts` and `data` members are not in site-packages.
+//!
+//! The archive is refused whole where pip (Python's `zipfile`) would fail, or where installers
+//! could disagree about what it holds. The central directory is walked entry by entry whatever
+//! the end record declares; a count or size that disagrees with the walk, a name that appears
+//! twice (before or after normalisation), a local header whose name or sizes disagree with its
+//! central-directory entry, and bytes between members or before the central directory that no
+//! entry accounts for (a streaming installer would find a member there that the central
+//! directory hides) are refused. So are names that are absolute, hold `\`, NUL or a drive
+//! letter, or are not UTF-8.
 
 use super::{TargetError, View};
 use std::cell::{Cell, RefCell};
@@ -39,10 +53,12 @@ impl Seek for Counting {
 }
 
 /// One member's place in the archive.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Member {
     index: usize,
     size: u64,
+    /// The archive name when it differs from the installed path (normalised, or `.data`).
+    origin: Option<String>,
 }
 
 pub struct WheelView {
@@ -59,37 +75,306 @@ fn bad(path: &Path, message: String) -> TargetError {
     }
 }
 
-/// Whether a member name is a plain relative path.
-fn safe_name(name: &str) -> bool {
-    !name.is_empty()
-        && !name.starts_with('/')
-        && !name.contains('\\')
-        && !name.contains('\0')
-        && name.as_bytes().get(1) != Some(&b':')
-        && name.split('/').all(|part| part != ".." && part != ".")
+/// A member name normalised as pip does (`os.path.normpath` on POSIX): empty and `.` parts
+/// dropped, `..` removing the part before it. `None` for a name pip would refuse (absolute,
+/// leaving the install directory) or that no build writes (`\`, NUL, a drive letter).
+fn normalise_name(name: &str) -> Option<String> {
+    if name.is_empty()
+        || name.starts_with('/')
+        || name.contains('\\')
+        || name.contains('\0')
+        || name.as_bytes().get(1) == Some(&b':')
+    {
+        return None;
+    }
+    let mut parts: Vec<&str> = Vec::new();
+    for part in name.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            p => parts.push(p),
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("/"))
 }
 
-/// The member count in the end-of-central-directory record (`None` for zip64, where the
-/// 16-bit field is saturated, or when the record is not found: the zip reader reports that).
-fn declared_entries(path: &Path, counter: &Cell<u64>) -> Result<Option<u64>, TargetError> {
+/// Where pip installs a (normalised) member: `Ok(Some(path))` in site-packages, `Ok(None)`
+/// outside it (a `.data` scheme other than purelib/platlib), `Err` where pip refuses.
+fn install_path(name: &str) -> Result<Option<String>, String> {
+    let mut parts = name.splitn(3, '/');
+    let first = parts.next().unwrap_or(name);
+    if !first.ends_with(".data") {
+        return Ok(Some(name.to_string()));
+    }
+    match (parts.next(), parts.next()) {
+        (Some("purelib" | "platlib"), Some(rest)) => Ok(Some(rest.to_string())),
+        (Some("headers" | "scripts" | "data"), Some(_)) => Ok(None),
+        (Some(scheme), Some(_)) => Err(format!(
+            "member `{name}`: unknown .data scheme `{scheme}` (pip refuses this wheel)"
+        )),
+        _ => Err(format!(
+            "member `{name}`: a .data member outside a scheme directory (pip refuses this wheel)"
+        )),
+    }
+}
+
+/// One central-directory entry as walked by [`walk_central_directory`].
+#[derive(Debug, Clone)]
+struct CdEntry {
+    name: Vec<u8>,
+    flags: u16,
+    compressed: u64,
+    size: u64,
+    offset: u64,
+}
+
+fn le16(b: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_le_bytes(
+        b.get(at..at.checked_add(2)?)?.try_into().ok()?,
+    ))
+}
+
+fn le32(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(
+        b.get(at..at.checked_add(4)?)?.try_into().ok()?,
+    ))
+}
+
+fn le64(b: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(
+        b.get(at..at.checked_add(8)?)?.try_into().ok()?,
+    ))
+}
+
+/// The central directory, walked entry by entry from its start to the end record, and checked
+/// against the end record and every local header (see the module doc). Returns the entries in
+/// archive order.
+fn walk_central_directory(
+    path: &Path,
+    file: &File,
+    counter: &Cell<u64>,
+) -> Result<Vec<CdEntry>, TargetError> {
+    use std::os::unix::fs::FileExt;
+    let bad = |p: &Path, m: String| self::bad(p, format!("zip archive: {m}"));
     let io = |source| TargetError::Io {
         path: path.to_path_buf(),
         source,
     };
-    let mut file = File::open(path).map_err(io)?;
-    let len = file.metadata().map_err(io)?.len();
-    let tail = len.min(65_535 + 22);
-    file.seek(SeekFrom::Start(len - tail)).map_err(io)?;
-    let mut buf = Vec::with_capacity(tail as usize);
-    file.take(tail).read_to_end(&mut buf).map_err(io)?;
-    counter.set(counter.get() + buf.len() as u64);
-    let Some(at) = buf.windows(4).rposition(|w| w == b"PK\x05\x06") else {
-        return Ok(None);
+    let read_at = |offset: u64, len: u64| -> Result<Vec<u8>, TargetError> {
+        let mut buf = vec![0u8; len as usize];
+        file.read_exact_at(&mut buf, offset).map_err(io)?;
+        counter.set(counter.get() + len);
+        Ok(buf)
     };
-    let count = buf
-        .get(at + 10..at + 12)
-        .map(|b| u16::from_le_bytes([b[0], b[1]]));
-    Ok(count.filter(|c| *c != u16::MAX).map(u64::from))
+    let len = file.metadata().map_err(io)?.len();
+    let tail_len = len.min(65_535 + 22);
+    let tail_start = len - tail_len;
+    let tail = read_at(tail_start, tail_len)?;
+    let Some(at) = tail.windows(4).rposition(|w| w == b"PK\x05\x06") else {
+        return Err(bad(
+            path,
+            "not a readable zip archive (no end-of-central-directory record)".into(),
+        ));
+    };
+    let eocd_pos = tail_start + at as u64;
+    let short = || bad(path, "truncated end-of-central-directory record".into());
+    let mut declared_count = u64::from(le16(&tail, at + 10).ok_or_else(short)?);
+    let mut declared_size = u64::from(le32(&tail, at + 12).ok_or_else(short)?);
+    let mut cd_offset = u64::from(le32(&tail, at + 16).ok_or_else(short)?);
+    let mut cd_end = eocd_pos;
+    // zip64: a locator just before the end record points at the zip64 end record.
+    if at >= 20 && tail.get(at - 20..at - 16) == Some(b"PK\x06\x07") {
+        let z64 = le64(&tail, at - 12).ok_or_else(short)?;
+        if z64 >= eocd_pos {
+            return Err(bad(path, "zip64 end record points past the end".into()));
+        }
+        let rec = read_at(z64, 56.min(eocd_pos - z64))?;
+        if rec.get(..4) != Some(b"PK\x06\x06") {
+            return Err(bad(
+                path,
+                "zip64 end record not where its locator says".into(),
+            ));
+        }
+        declared_count = le64(&rec, 32).ok_or_else(short)?;
+        declared_size = le64(&rec, 40).ok_or_else(short)?;
+        cd_offset = le64(&rec, 48).ok_or_else(short)?;
+        cd_end = z64;
+    }
+    if cd_offset > cd_end || cd_end - cd_offset > super::MAX_FILE_BYTES {
+        return Err(bad(
+            path,
+            format!(
+                "central directory offset {cd_offset} is not before its end record at {cd_end}"
+            ),
+        ));
+    }
+    let cd = read_at(cd_offset, cd_end - cd_offset)?;
+    let mut entries = Vec::new();
+    let mut pos = 0usize;
+    while cd.get(pos..pos + 4) == Some(b"PK\x01\x02") {
+        let n = entries.len();
+        let truncated = || bad(path, format!("central directory entry {n} is truncated"));
+        let flags = le16(&cd, pos + 8).ok_or_else(truncated)?;
+        let mut compressed = u64::from(le32(&cd, pos + 20).ok_or_else(truncated)?);
+        let mut size = u64::from(le32(&cd, pos + 24).ok_or_else(truncated)?);
+        let name_len = usize::from(le16(&cd, pos + 28).ok_or_else(truncated)?);
+        let extra_len = usize::from(le16(&cd, pos + 30).ok_or_else(truncated)?);
+        let comment_len = usize::from(le16(&cd, pos + 32).ok_or_else(truncated)?);
+        let mut offset = u64::from(le32(&cd, pos + 42).ok_or_else(truncated)?);
+        let name_at = pos + 46;
+        let name = cd
+            .get(name_at..name_at + name_len)
+            .ok_or_else(truncated)?
+            .to_vec();
+        let extra = cd
+            .get(name_at + name_len..name_at + name_len + extra_len)
+            .ok_or_else(truncated)?;
+        // zip64 extended information: the saturated fields, in this order.
+        let mut e = 0usize;
+        while e + 4 <= extra.len() {
+            let id = le16(extra, e).unwrap_or(0);
+            let field_len = usize::from(le16(extra, e + 2).unwrap_or(0));
+            if id == 1 {
+                let mut f = e + 4;
+                for value in [&mut size, &mut compressed, &mut offset] {
+                    if *value == u64::from(u32::MAX) {
+                        *value = le64(extra, f).ok_or_else(truncated)?;
+                        f += 8;
+                    }
+                }
+            }
+            e += 4 + field_len;
+        }
+        entries.push(CdEntry {
+            name,
+            flags,
+            compressed,
+            size,
+            offset,
+        });
+        pos = name_at + name_len + extra_len + comment_len;
+    }
+    if pos != cd.len() {
+        return Err(bad(
+            path,
+            format!(
+                "{} bytes between the central directory's last entry and the end record",
+                cd.len().saturating_sub(pos)
+            ),
+        ));
+    }
+    if entries.len() as u64 != declared_count || pos as u64 != declared_size {
+        return Err(bad(
+            path,
+            format!(
+                "the end-of-central-directory record declares {declared_count} members in {declared_size} bytes, but the central directory holds {} in {pos}: readers disagree on what the wheel holds",
+                entries.len()
+            ),
+        ));
+    }
+    // A declared size far beyond the compressed one is a bomb, whatever the local header says.
+    for entry in &entries {
+        if entry.size > MAX_MEMBER_BYTES.saturating_mul(16)
+            || entry.size > entry.compressed.saturating_mul(MAX_RATIO).max(1 << 20)
+        {
+            return Err(bad(
+                path,
+                format!(
+                    "member `{}` declares {} bytes from {} compressed (a zip bomb?)",
+                    String::from_utf8_lossy(&entry.name),
+                    entry.size,
+                    entry.compressed
+                ),
+            ));
+        }
+    }
+    // Every local header agrees with its entry, and members tile the file up to the central
+    // directory with nothing between them.
+    let mut order: Vec<usize> = (0..entries.len()).collect();
+    order.sort_by_key(|&i| entries[i].offset);
+    let mut expected_offset = 0u64;
+    for &i in &order {
+        let entry = &entries[i];
+        let shown = String::from_utf8_lossy(&entry.name).into_owned();
+        if entry.offset != expected_offset {
+            return Err(bad(
+                path,
+                format!(
+                    "member `{shown}` starts at byte {} but the previous member ends at {expected_offset}: data outside the central directory",
+                    entry.offset
+                ),
+            ));
+        }
+        if entry.offset.saturating_add(30) > cd_offset {
+            return Err(bad(
+                path,
+                format!("member `{shown}`: local header past the central directory"),
+            ));
+        }
+        let header = read_at(entry.offset, 30)?;
+        if header.get(..4) != Some(b"PK\x03\x04") {
+            return Err(bad(
+                path,
+                format!("member `{shown}`: no local header at byte {}", entry.offset),
+            ));
+        }
+        let name_len = u64::from(le16(&header, 26).unwrap_or(0));
+        let extra_len = u64::from(le16(&header, 28).unwrap_or(0));
+        let local_name = read_at(
+            entry.offset + 30,
+            name_len.min(cd_offset.saturating_sub(entry.offset + 30)),
+        )?;
+        if local_name != entry.name {
+            return Err(bad(
+                path,
+                format!(
+                    "member `{shown}`: its local header names `{}` (pip refuses: the names differ)",
+                    String::from_utf8_lossy(&local_name)
+                ),
+            ));
+        }
+        let (lc, ls) = (
+            u64::from(le32(&header, 18).unwrap_or(0)),
+            u64::from(le32(&header, 22).unwrap_or(0)),
+        );
+        let descriptor = entry.flags & 0x8 != 0;
+        // (A member over the read cap is refused when read, with that reason.)
+        if !descriptor
+            && lc != u64::from(u32::MAX)
+            && entry.size <= MAX_MEMBER_BYTES
+            && (lc != entry.compressed || ls != entry.size)
+        {
+            return Err(bad(
+                path,
+                format!(
+                    "member `{shown}`: local header sizes {lc}/{ls} disagree with the central directory's {}/{}",
+                    entry.compressed, entry.size
+                ),
+            ));
+        }
+        let mut end = entry.offset + 30 + name_len + extra_len + entry.compressed;
+        if descriptor {
+            // An optional signature, the CRC, then 4- or 8-byte sizes.
+            let sig = read_at(end, 4.min(cd_offset.saturating_sub(end)))?;
+            let signed = if sig == b"PK\x07\x08" { 4 } else { 0 };
+            let zip64 =
+                entry.size >= u64::from(u32::MAX) || entry.compressed >= u64::from(u32::MAX);
+            end += signed + if zip64 { 20 } else { 12 };
+        }
+        expected_offset = end;
+    }
+    if expected_offset != cd_offset {
+        return Err(bad(
+            path,
+            format!(
+                "{} bytes between the last member and the central directory: data outside the central directory",
+                cd_offset.abs_diff(expected_offset)
+            ),
+        ));
+    }
+    Ok(entries)
 }
 
 impl WheelView {
@@ -99,49 +384,55 @@ impl WheelView {
             source,
         })?;
         let bytes_read = Rc::new(Cell::new(0));
+        let entries = walk_central_directory(path, &file, &bytes_read)?;
         let reader = Counting {
             file,
             read: Rc::clone(&bytes_read),
         };
-        let declared = declared_entries(path, &bytes_read)?;
         let mut archive = zip::ZipArchive::new(reader)
             .map_err(|e| bad(path, format!("not a readable zip archive: {e}")))?;
-        // The zip reader indexes members by name, so a repeated name would vanish silently:
-        // compare with the count the end-of-central-directory record declares.
-        if let Some(declared) = declared
-            && declared != archive.len() as u64
-        {
+        if archive.len() != entries.len() {
             return Err(bad(
                 path,
                 format!(
-                    "the central directory declares {declared} members but {} distinct names: a member name appears twice",
+                    "the central directory holds {} entries but {} distinct names: a member name appears twice",
+                    entries.len(),
                     archive.len()
                 ),
             ));
         }
         let mut members = BTreeMap::new();
+        let mut data = Vec::new();
         let mut seen = HashSet::new();
-        for index in 0..archive.len() {
+        for (index, walked) in entries.iter().enumerate() {
             let entry = archive
                 .by_index_raw(index)
                 .map_err(|e| bad(path, format!("central directory entry {index}: {e}")))?;
-            let raw = entry.name_raw().to_vec();
-            let Ok(name) = String::from_utf8(raw) else {
+            if entry.name_raw() != walked.name.as_slice() {
+                return Err(bad(
+                    path,
+                    format!("central directory entry {index} is not where the walk found it"),
+                ));
+            }
+            let Ok(raw) = String::from_utf8(walked.name.clone()) else {
                 return Err(bad(
                     path,
                     format!("member {index} has a name that is not UTF-8"),
                 ));
             };
-            if !safe_name(&name) {
+            let Some(name) = normalise_name(&raw) else {
                 return Err(bad(
                     path,
-                    format!("member `{name}` is not a plain relative path (path traversal?)"),
+                    format!("member `{raw}` is not a plain relative path (path traversal?)"),
+                ));
+            };
+            if !seen.insert(name.clone()) {
+                return Err(bad(
+                    path,
+                    format!("member `{name}` appears twice (names normalised as pip does)"),
                 ));
             }
-            if !seen.insert(name.clone()) {
-                return Err(bad(path, format!("member `{name}` appears twice")));
-            }
-            if entry.is_dir() {
+            if raw.ends_with('/') {
                 continue;
             }
             let (size, compressed) = (entry.size(), entry.compressed_size());
@@ -155,7 +446,32 @@ impl WheelView {
                     ),
                 ));
             }
-            members.insert(name, Member { index, size });
+            match install_path(&name).map_err(|m| bad(path, m))? {
+                Some(installed) if installed != name => data.push((
+                    installed,
+                    Member {
+                        index,
+                        size,
+                        origin: Some(raw.clone()),
+                    },
+                )),
+                _ => {
+                    let origin = (name != raw).then(|| raw.clone());
+                    members.insert(
+                        name,
+                        Member {
+                            index,
+                            size,
+                            origin,
+                        },
+                    );
+                }
+            }
+        }
+        // pip writes the root members first, then the `.data` ones in archive order: the last
+        // write of a path is what is installed.
+        for (installed, member) in data {
+            members.insert(installed, member);
         }
         Ok(WheelView {
             path: path.to_path_buf(),
@@ -200,6 +516,10 @@ impl View for WheelView {
         Ok(self.under(dir).cloned().collect())
     }
 
+    fn origin(&self, path: &str) -> Option<String> {
+        self.members.get(path).and_then(|m| m.origin.clone())
+    }
+
     fn children(&self, dir: &str) -> Result<Vec<String>, TargetError> {
         let dir = dir.trim_end_matches('/');
         let skip = if dir.is_empty() { 0 } else { dir.len() + 1 };
@@ -220,7 +540,7 @@ impl View for WheelView {
     }
 
     fn read(&self, path: &str) -> Result<Option<Vec<u8>>, TargetError> {
-        let Some(member) = self.members.get(path).copied() else {
+        let Some(member) = self.members.get(path).cloned() else {
             return Ok(None);
         };
         if member.size > MAX_MEMBER_BYTES {

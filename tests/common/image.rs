@@ -23,6 +23,8 @@ pub enum Node {
     File(Vec<u8>),
     Dir,
     Symlink(String),
+    /// A hard link to another path of the same layer.
+    Hardlink(String),
 }
 
 /// One layer: entries in tar order, how it is compressed, the build step that made it.
@@ -66,6 +68,12 @@ impl Layer {
         self
     }
 
+    pub fn hardlink(mut self, path: &str, target: &str) -> Self {
+        self.entries
+            .push((path.to_string(), Node::Hardlink(target.to_string())));
+        self
+    }
+
     /// `.wh.NAME` next to `path`: deletes `path` in older layers.
     pub fn whiteout(self, path: &str) -> Self {
         let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
@@ -104,6 +112,12 @@ impl Layer {
                 Node::Symlink(target) => {
                     h.set_entry_type(tar::EntryType::Symlink);
                     h.set_mode(0o777);
+                    h.set_size(0);
+                    b.append_link(&mut h, path, target).unwrap();
+                }
+                Node::Hardlink(target) => {
+                    h.set_entry_type(tar::EntryType::Link);
+                    h.set_mode(0o644);
                     h.set_size(0);
                     b.append_link(&mut h, path, target).unwrap();
                 }

@@ -8,6 +8,7 @@ mod common;
 
 use common::image as build;
 mod fault;
+mod reference;
 mod registry;
 
 use build::{Compression, Image, Layer, SITE};
@@ -52,9 +53,18 @@ fn open(target: &str, opts: &Options) -> Merged {
     image::open(target, opts).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// The default: every layer is read.
 fn all_layers() -> Options {
     Options {
-        all_layers: true,
+        fast_layers: false,
+        ..Options::default()
+    }
+}
+
+/// `--fast-layers`: the RECORD-based early stop, an assumption the report states.
+fn fast() -> Options {
+    Options {
+        fast_layers: true,
         ..Options::default()
     }
 }
@@ -73,7 +83,7 @@ fn text(m: &Merged, path: &str) -> String {
 fn oci_layout_merges_layers_and_records_provenance() {
     let dir = tempfile::tempdir().unwrap();
     let target = oci(dir.path(), &standard(), "v1");
-    let m = open(&target, &Options::default());
+    let m = open(&target, &fast());
     assert!(text(&m, VERSION_PY).contains("0.30.0"));
     assert!(text(&m, SM90).contains("self.is_split_kv"));
     assert!(m.view.read(RECORD).unwrap().is_some());
@@ -111,6 +121,8 @@ fn oci_layout_merges_layers_and_records_provenance() {
     assert_eq!(all.info.layers_scanned, 3);
     assert!(all.info.stopped_early.is_none());
     assert_eq!(all.view.len(), m.view.len());
+    // The default reads every layer.
+    assert_eq!(open(&target, &Options::default()).info.layers_scanned, 3);
 }
 
 #[test]
@@ -122,7 +134,7 @@ fn early_stop_reads_only_the_top_layer_when_it_holds_the_install() {
             .file("usr/share/doc/x", vec![b'x'; 100_000]),
         Layer::new("RUN pip install vllm==0.30.0", Compression::Gzip).files(vllm("0.30.0")),
     ]);
-    let m = open(&oci(dir.path(), &image, "v1"), &Options::default());
+    let m = open(&oci(dir.path(), &image, "v1"), &fast());
     assert_eq!(m.info.layers_scanned, 1);
     let top = image.build().layers[2].blob.len() as u64;
     assert_eq!(m.info.bytes_read, top);
@@ -139,7 +151,7 @@ fn whiteouts_delete_a_vllm_install() {
             .whiteout(&format!("{SITE}/vllm-0.30.0.dist-info")),
     ]);
     let target = oci(dir.path(), &image, "v1");
-    let m = open(&target, &Options::default());
+    let m = open(&target, &fast());
     assert!(m.view.is_empty(), "{:?}", m.view.files_under(""));
     assert_eq!(m.info.layers_scanned, 1, "the deletion fixes the answer");
     assert!(m.info.stopped_early.unwrap().contains("(deleted)"));
@@ -246,7 +258,7 @@ fn docker_save_archives_legacy_gzip_and_oci_forms() {
             layer.created_by.as_deref(),
             Some("RUN pip install vllm==0.30.0")
         );
-        assert_eq!(m.info.layers_scanned, 2, "{}", path.display());
+        assert_eq!(m.info.layers_scanned, 3, "{}", path.display());
     }
     // Legacy layers are checked against the config's diff ids.
     let m = open(legacy.to_str().unwrap(), &Options::default());
@@ -312,13 +324,34 @@ fn cli_reports_layers_and_provenance_in_json() {
     assert_eq!(t["kind"], "image");
     assert_eq!(t["target"], target.as_str());
     let image = &t["image"];
-    assert_eq!(image["layers_scanned"], 2);
+    assert_eq!(image["layers_scanned"], 3);
     assert_eq!(image["files"][VERSION_PY], 1);
     assert_eq!(
         image["layers"][1]["created_by"],
         "RUN pip install vllm==0.30.0"
     );
-    assert_eq!(image["layers"][0]["scanned"], false);
+    assert_eq!(image["layers"][0]["scanned"], true);
+    // --fast-layers stops after the install layer and says what it assumed.
+    let run = pinprobe(&["scan", &target, "--format", "json", "--fast-layers"], &[]);
+    let json: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let t = &json["targets"][0];
+    assert_eq!(t["image"]["layers_scanned"], 2);
+    assert_eq!(t["image"]["layers"][0]["scanned"], false);
+    assert!(
+        t["image"]["stopped_early"]
+            .as_str()
+            .unwrap()
+            .contains("ASSUMED"),
+        "{t:#}"
+    );
+    assert!(
+        t["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("--fast-layers")),
+        "{t:#}"
+    );
 }
 
 #[test]
@@ -477,7 +510,7 @@ fn bearer_token_challenge() {
         ),
         &opts,
     );
-    assert_eq!(m.info.layers_scanned, 2);
+    assert_eq!(m.info.layers_scanned, 3);
 }
 
 #[test]
@@ -524,14 +557,21 @@ fn registry_pull_with_early_stop_whiteouts_zstd_and_index() {
     std::fs::create_dir_all(&layout).unwrap();
     build::write_oci(&layout, &[("v1", &built)]);
     reg.push(&layout, "v1", "pp/top", None);
-    let m = open(&reg.reference("pp/top", "v1"), &registry_opts(&reg.host));
+    // --fast-layers: a registry scan downloads only the install layer.
+    let m = open(
+        &reg.reference("pp/top", "v1"),
+        &Options {
+            fast_layers: true,
+            ..registry_opts(&reg.host)
+        },
+    );
     assert!(text(&m, VERSION_PY).contains("0.30.0"));
     assert_eq!(m.info.layers_scanned, 1);
     assert_eq!(m.info.bytes_read, built.layers[2].blob.len() as u64);
     let all = open(
         &reg.reference("pp/top", "v1"),
         &Options {
-            all_layers: true,
+            fast_layers: false,
             ..registry_opts(&reg.host)
         },
     );
@@ -691,7 +731,7 @@ fn table_names_the_layer_that_brought_each_file() {
     let target = oci(dir.path(), &standard(), "v1");
     let run = pinprobe(&["scan", &target], &[]);
     assert_ne!(run.code, 2, "{}", run.stderr);
-    assert!(run.stdout.contains("layers read: 2 of 3"), "{}", run.stdout);
+    assert!(run.stdout.contains("layers read: 3 of 3"), "{}", run.stdout);
     assert!(
         run.stdout.contains("RUN pip install vllm==0.30.0"),
         "{}",

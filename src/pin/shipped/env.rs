@@ -1,12 +1,12 @@
-//! Python environments inside a view: every `site-packages` / `dist-packages` directory (or the
-//! view root, for a wheel or a site-packages directory given directly), and the distributions
-//! installed in each (`*.dist-info/METADATA`).
+//! Python environments inside a view, as pip, uv and conda lay them out: every directory that
+//! holds an installed distribution (`*.dist-info/`) or a `vllm` / `flash_attn` package, at any
+//! depth: `site-packages` and `dist-packages` of virtual environments, `uv tool` environments,
+//! conda prefixes (`conda-meta/` beside `lib/pythonX.Y/site-packages`), system prefixes
+//! (`/usr/lib/python3/dist-packages`), `pip install --target` directories, and the view root
+//! itself for a wheel or a site-packages directory given directly. No `pyvenv.cfg` is needed.
+//! The distributions installed in each come from `*.dist-info/METADATA`.
 
 use crate::target::{TargetError, View};
-
-/// How deep below the root a `site-packages` directory is looked for
-/// (`usr/local/lib/python3.12/site-packages` is 5; venvs under `/opt` add two).
-const MAX_DEPTH: usize = 8;
 
 /// One installed distribution.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,6 +45,8 @@ pub struct Env {
     /// Relative to the view root (`""` for the root itself), without a trailing slash.
     pub root: String,
     pub dists: Vec<Dist>,
+    /// For an editable install's source directory: the environment that installed it.
+    pub editable_of: Option<String>,
 }
 
 impl Env {
@@ -71,17 +73,24 @@ fn holds_packages(view: &dyn View, dir: &str) -> Result<bool, TargetError> {
         .any(|c| c.ends_with(".dist-info/") || c == "vllm/" || c == "flash_attn/"))
 }
 
-/// Every environment in the view: the root if it holds packages, and every `site-packages` or
-/// `dist-packages` directory below it.
+/// Every environment in the view: each directory, at any depth, that holds packages. The walk
+/// does not enter pseudo filesystems (`proc`, `sys`, `dev`), `.git`, `node_modules`,
+/// `__pycache__`, `*.dist-info`, or the importable packages of an environment found.
 pub fn find(view: &dyn View) -> Result<Vec<Env>, TargetError> {
     let mut roots = Vec::new();
-    if holds_packages(view, "")? {
-        roots.push(String::new());
-    }
-    let mut stack = vec![(String::new(), 0usize)];
-    while let Some((dir, depth)) = stack.pop() {
-        if depth >= MAX_DEPTH {
+    let mut stack = vec![String::new()];
+    // Directories already walked, by identity: symbolic links (`lib64 -> lib`, a loop) reach
+    // each directory once.
+    let mut visited = std::collections::HashSet::new();
+    while let Some(dir) = stack.pop() {
+        if let Some(id) = view.dir_identity(&dir)
+            && !visited.insert(id)
+        {
             continue;
+        }
+        let is_env = holds_packages(view, &dir)?;
+        if is_env {
+            roots.push(dir.clone());
         }
         for child in view.children(&dir)? {
             let Some(name) = child.strip_suffix('/') else {
@@ -92,29 +101,99 @@ pub fn find(view: &dyn View) -> Result<Vec<Env>, TargetError> {
             } else {
                 format!("{dir}/{name}")
             };
-            if matches!(name, "site-packages" | "dist-packages") {
-                if holds_packages(view, &path)? {
-                    roots.push(path);
-                }
-            } else if !matches!(
+            let skip = matches!(
                 name,
                 "proc" | "sys" | "dev" | ".git" | "node_modules" | "__pycache__"
-            ) && !name.ends_with(".dist-info")
-                && (depth > 0 || !roots.contains(&String::new()) || !is_package_dir(view, &path)?)
-            {
-                stack.push((path, depth + 1));
+            ) || name.ends_with(".dist-info")
+                || (is_env && is_package_dir(view, &path)?);
+            if !skip {
+                stack.push(path);
             }
         }
     }
     roots.sort();
     roots.dedup();
-    roots
-        .into_iter()
-        .map(|root| {
-            let dists = dists(view, &root)?;
-            Ok(Env { root, dists })
-        })
-        .collect()
+    let mut envs = Vec::new();
+    for root in roots {
+        let dists = dists(view, &root)?;
+        envs.push(Env {
+            root,
+            dists,
+            editable_of: None,
+        });
+    }
+    // Editable installs: their sources are imported from elsewhere. Followed when that place
+    // is inside the view; a vllm left without its copy is `unknown` (see the scanner).
+    let mut editable: Vec<(String, usize)> = Vec::new();
+    for (i, env) in envs.iter().enumerate() {
+        for dir in editable_dirs(view, env)? {
+            if dir != env.root && !editable.iter().any(|(d, _)| *d == dir) {
+                editable.push((dir, i));
+            }
+        }
+    }
+    for (dir, from) in editable {
+        let (root, dists) = (envs[from].root.clone(), envs[from].dists.clone());
+        match envs.iter_mut().find(|e| e.root == dir) {
+            // The source directory was found as a package directory of its own: it is this
+            // environment's editable install.
+            Some(found) if found.dists.is_empty() => {
+                found.dists = dists;
+                found.editable_of = Some(root);
+            }
+            Some(_) => {}
+            None => envs.push(Env {
+                root: dir,
+                dists,
+                editable_of: Some(root),
+            }),
+        }
+    }
+    Ok(envs)
+}
+
+/// The directories an environment imports editable installs from, inside the view: path lines
+/// of its `*.pth` files, and the `file://` URL of an editable distribution's
+/// `direct_url.json`; only those that hold a `vllm` or `flash_attn` package.
+fn editable_dirs(view: &dyn View, env: &Env) -> Result<Vec<String>, TargetError> {
+    let mut candidates = Vec::new();
+    for child in view.children(&env.root)? {
+        if !child.ends_with(".pth") {
+            continue;
+        }
+        let Ok(Some(bytes)) = view.read(&env.join(&child)) else {
+            continue;
+        };
+        for line in String::from_utf8_lossy(&bytes).lines() {
+            let line = line.trim();
+            if line.starts_with('/') {
+                candidates.push(line.to_string());
+            }
+        }
+    }
+    for dist in &env.dists {
+        let Ok(Some(bytes)) = view.read(&format!("{}/direct_url.json", dist.dist_info)) else {
+            continue;
+        };
+        let Ok(json) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+            continue;
+        };
+        if json["dir_info"]["editable"] == true
+            && let Some(path) = json["url"].as_str().and_then(|u| u.strip_prefix("file://"))
+        {
+            candidates.push(path.to_string());
+        }
+    }
+    let mut out = Vec::new();
+    for abs in candidates {
+        if let Some(rel) = view.resolve_absolute(&abs)
+            && holds_packages(view, &rel)?
+            && !out.contains(&rel)
+        {
+            out.push(rel);
+        }
+    }
+    Ok(out)
 }
 
 /// A directory that is an importable package (has `__init__.py`): not worth descending into

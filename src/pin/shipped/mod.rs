@@ -147,11 +147,16 @@ impl SourceFiles for ShippedFiles<'_> {
         let Some(bytes) = self.view.read(&view_path).map_err(|e| e.to_string())? else {
             return Ok(None);
         };
-        let in_env = format!(
-            "{}/{}",
-            self.copy.dir_in_env(self.env),
-            &view_path[self.copy.dir.len() + 1..]
-        );
+        // A wheel member installed from `NAME.data/purelib/` (or a name pip normalises) is
+        // listed in RECORD under its archive name.
+        let in_env = match self.view.origin(&view_path) {
+            Some(origin) if self.env.root.is_empty() => origin,
+            _ => format!(
+                "{}/{}",
+                self.copy.dir_in_env(self.env),
+                &view_path[self.copy.dir.len() + 1..]
+            ),
+        };
         self.reads.borrow_mut().push(FileRead {
             path: view_path.clone(),
             check: self.record.map(|r| r.check(&in_env, &bytes)),

@@ -25,6 +25,11 @@
 //! positional argument at 0-based `position`, or else its keyword argument `keyword`, exists and
 //! its value matches `value` if given).
 //!
+//! Matching is three-valued: a `call` whose `*args` / `**kwargs` may supply the argument asked
+//! for, or whose callee is not a plain name, *may* match; a condition whose best node may match
+//! is undecidable (see `matcher.rs`). A call's `name` sees through import aliases
+//! (`from m import BlockInfo as BI`, `import m as x`) and local assignments (`BI = BlockInfo`).
+//!
 //! Evaluation reads and parses each file once. A missing, unreadable, oversized or unparsable
 //! file (any syntax error) makes its conditions undecidable; so does running out of the step
 //! budget. Any undecidable condition makes the whole outcome [`Outcome::Undecidable`], even if
@@ -44,7 +49,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use compile::Mode;
-use matcher::{STEP_BUDGET, Search};
+use matcher::{Found, STEP_BUDGET, Search};
 use tree::SourceTree;
 
 /// A rule's signature: conditions over named files that together identify the bug's shape.
@@ -226,17 +231,22 @@ impl Signature {
                     "condition `{id}`: step budget exhausted on `{file}` \
                      (file too large or too deeply nested for this matcher)"
                 )),
-                (Mode::Exists, Ok(Some(index))) => hits.push(Hit {
+                (Mode::Exists, Ok(Found::Match(index))) => hits.push(Hit {
                     condition: id.clone(),
                     file: file.to_owned(),
                     line: tree.node(index).line,
                 }),
-                (Mode::Exists, Ok(None)) => {
+                (Mode::Exists, Ok(Found::None)) => {
                     failed.push(format!("condition `{id}`: no match in `{file}`"));
                 }
-                (Mode::Absent, Ok(None)) => {}
-                (Mode::Absent, Ok(Some(index))) => failed.push(format!(
+                (Mode::Absent, Ok(Found::None)) => {}
+                (Mode::Absent, Ok(Found::Match(index))) => failed.push(format!(
                     "condition `{id}`: `{file}` line {} matches a pattern that must be absent",
+                    tree.node(index).line
+                )),
+                (_, Ok(Found::Maybe(index))) => undecidable.push(format!(
+                    "condition `{id}`: `{file}` line {} may match and the matcher cannot tell \
+                     (an argument splat, or a callee that is not a plain name)",
                     tree.node(index).line
                 )),
             }

@@ -15,7 +15,9 @@ use std::io::{self, BufRead, BufReader, Read};
 pub enum EntryKind {
     File,
     Dir,
-    Symlink,
+    /// A symbolic link and its target as stored (relative to the link's directory, or
+    /// absolute within the image).
+    Symlink(String),
     /// A hard link to another path in the same layer.
     Hardlink(String),
     /// Devices, FIFOs and the like.
@@ -158,7 +160,12 @@ fn walk(
             let kind = match header.entry_type() {
                 tar::EntryType::Regular | tar::EntryType::Continuous => EntryKind::File,
                 tar::EntryType::Directory => EntryKind::Dir,
-                tar::EntryType::Symlink => EntryKind::Symlink,
+                tar::EntryType::Symlink => EntryKind::Symlink(
+                    entry
+                        .link_name()?
+                        .map(|l| l.to_string_lossy().into_owned())
+                        .unwrap_or_default(),
+                ),
                 tar::EntryType::Link => EntryKind::Hardlink(
                     entry
                         .link_name()?

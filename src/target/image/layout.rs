@@ -47,13 +47,16 @@ impl Source for OciDir {
         }
         let index_path = self.dir.join("index.json");
         let index = read_capped(File::open(&index_path), &index_path)?;
-        let desc = choose(&index, self.tag.as_deref(), platform)?;
-        manifest::resolve(desc, platform, &mut |digest, what| {
+        let mut warnings = Vec::new();
+        let desc = choose(&index, self.tag.as_deref(), platform, &mut warnings)?;
+        let mut resolved = manifest::resolve(desc, platform, &mut |digest, what| {
             let path = self.blob_path(digest);
             let bytes = read_capped(File::open(&path), &path)?;
             manifest::verify(&bytes, digest, what)?;
             Ok(bytes)
-        })
+        })?;
+        resolved.warnings.splice(0..0, warnings);
+        Ok(resolved)
     }
 
     fn open_layer(&mut self, layer: &LayerRef) -> Result<Box<dyn Read + '_>, Fault> {
@@ -64,7 +67,12 @@ impl Source for OciDir {
 }
 
 /// Pick the manifest an `index.json` names for `tag` (or its only one, or `platform`).
-fn choose(index: &[u8], tag: Option<&str>, platform: &Platform) -> Result<Descriptor, Fault> {
+fn choose(
+    index: &[u8],
+    tag: Option<&str>,
+    platform: &Platform,
+    warnings: &mut Vec<String>,
+) -> Result<Descriptor, Fault> {
     let Document::Index(entries) = manifest::parse(index, "index.json")? else {
         return Err(Fault::malformed("index.json", "not an image index"));
     };
@@ -91,7 +99,7 @@ fn choose(index: &[u8], tag: Option<&str>, platform: &Platform) -> Result<Descri
         [] => Err(Fault::malformed("index.json", "lists no manifests")),
         [one] => Ok(one.clone()),
         many if many.iter().all(|d| d.platform.is_some()) => {
-            Ok(manifest::select(many, platform)?.clone())
+            Ok(manifest::select(many, platform, warnings)?.clone())
         }
         many => Err(Fault::Unsupported(format!(
             "index.json lists {} images: name one as oci:DIR:TAG (tags: {})",
@@ -360,12 +368,14 @@ impl Source for Archive {
         }
         if self.members.contains_key("index.json") {
             let index = self.read_member("index.json")?;
-            let desc = choose(&index, None, platform)?;
+            let mut warnings = Vec::new();
+            let desc = choose(&index, None, platform, &mut warnings)?;
             let mut resolved = manifest::resolve(desc, platform, &mut |digest, kind| {
                 let bytes = self.read_member(&Archive::blob_name(digest))?;
                 manifest::verify(&bytes, digest, kind)?;
                 Ok(bytes)
             })?;
+            resolved.warnings.splice(0..0, warnings);
             for l in &mut resolved.layers {
                 l.location = Archive::blob_name(&l.location);
             }

@@ -61,16 +61,14 @@ impl Platform {
         }
     }
 
-    /// Whether an index entry's platform is this one (a missing variant matches any, and
-    /// arm64's default variant is `v8`).
+    /// Whether an index entry's platform is exactly this one: os, architecture and variant all
+    /// equal (arm64 without a variant is `v8`, its default; no other variant is assumed).
     pub fn matches(&self, other: &Platform) -> bool {
         let norm = |p: &Platform| match (p.architecture.as_str(), p.variant.as_deref()) {
             ("arm64", None) => Some("v8".to_string()),
             (_, v) => v.map(str::to_string),
         };
-        self.os == other.os
-            && self.architecture == other.architecture
-            && (self.variant.is_none() || norm(self) == norm(other))
+        self.os == other.os && self.architecture == other.architecture && norm(self) == norm(other)
     }
 }
 
@@ -185,19 +183,37 @@ pub fn parse(bytes: &[u8], what: &str) -> Result<Document, Fault> {
     Ok(Document::Manifest { config, layers })
 }
 
-/// Pick `platform` from an index's entries.
-pub fn select<'a>(entries: &'a [Descriptor], platform: &Platform) -> Result<&'a Descriptor, Fault> {
-    entries
+/// Pick `platform` from an index's entries: os, architecture and variant must match exactly.
+/// When several entries match, the first is taken and a warning says so (pushed on `warnings`).
+pub fn select<'a>(
+    entries: &'a [Descriptor],
+    platform: &Platform,
+    warnings: &mut Vec<String>,
+) -> Result<&'a Descriptor, Fault> {
+    let matching: Vec<&Descriptor> = entries
         .iter()
-        .find(|d| d.platform.as_ref().is_some_and(|p| platform.matches(p)))
-        .ok_or_else(|| Fault::Platform {
-            platform: platform.to_string(),
-            available: entries
+        .filter(|d| d.platform.as_ref().is_some_and(|p| platform.matches(p)))
+        .collect();
+    if matching.len() > 1 {
+        warnings.push(format!(
+            "{} index entries match platform {platform} ({}); the first, {}, was scanned",
+            matching.len(),
+            matching
                 .iter()
-                .filter_map(|d| d.platform.as_ref().map(Platform::to_string))
+                .map(|d| d.digest.as_str())
                 .collect::<Vec<_>>()
                 .join(", "),
-        })
+            matching[0].digest
+        ));
+    }
+    matching.first().copied().ok_or_else(|| Fault::Platform {
+        platform: platform.to_string(),
+        available: entries
+            .iter()
+            .filter_map(|d| d.platform.as_ref().map(Platform::to_string))
+            .collect::<Vec<_>>()
+            .join(", "),
+    })
 }
 
 /// An image config: platform, history and layer diff ids.
@@ -278,12 +294,15 @@ pub fn resolve(
     platform: &Platform,
     fetch: &mut Fetch<'_>,
 ) -> Result<Resolved, Fault> {
+    let mut warnings = Vec::new();
     for _ in 0..MAX_DEPTH {
         let bytes = fetch(&desc.digest, "manifest")?;
         match parse(&bytes, &format!("manifest {}", desc.digest))? {
-            Document::Index(entries) => desc = select(&entries, platform)?.clone(),
+            Document::Index(entries) => desc = select(&entries, platform, &mut warnings)?.clone(),
             Document::Manifest { config, layers } => {
-                return from_manifest(Some(desc.digest), &config, &layers, fetch);
+                let mut resolved = from_manifest(Some(desc.digest), &config, &layers, fetch)?;
+                resolved.warnings.splice(0..0, warnings);
+                return Ok(resolved);
             }
         }
     }
@@ -326,6 +345,13 @@ mod tests {
         let v8 = Platform::parse("linux/arm64/v8").unwrap();
         assert!(p.matches(&v8) && v8.matches(&p));
         assert!(!Platform::parse("linux/amd64").unwrap().matches(&v8));
+        // Variants match exactly: linux/amd64 is not linux/amd64/v3, arm/v6 is not arm/v7.
+        let amd64 = Platform::parse("linux/amd64").unwrap();
+        let v3 = Platform::parse("linux/amd64/v3").unwrap();
+        assert!(!amd64.matches(&v3) && !v3.matches(&amd64));
+        let v6 = Platform::parse("linux/arm/v6").unwrap();
+        assert!(!v6.matches(&Platform::parse("linux/arm/v7").unwrap()));
+        assert!(!p.matches(&Platform::parse("linux/arm64/v9").unwrap()));
         assert!(Platform::parse("linux").is_err());
     }
 

@@ -8,19 +8,31 @@
 //! [`MAX_FILE`]); other entries are streamed past. To stay bounded, a non-directory that is not
 //! interesting is remembered (as hiding what lies under it) only when its name could be an
 //! ancestor of an environment (`site-packages`, `lib`, `python3.12`, `vllm`, `*.dist-info`...).
-//! Symbolic links are not followed.
+//! Links are resolved inside the image's filesystem, never the host's: every symbolic link
+//! is remembered with its target (relative to its directory, or absolute from the image root)
+//! and, once the layers are merged, the files kept under (or at) the target are shown at the
+//! link's path too, through chains of links (`cute -> /opt/fa/cute`, `/opt/fa -> /srv/fa`). A
+//! hard link is resolved to the file its layer holds. A link on an interesting path whose
+//! target is not held (a target outside the kept files, a dangling or looping link) is kept as
+//! an unreadable path: the signature that needs it is undecidable, never absent. FlashAttention
+//! sources are also kept wherever they lie (any `*.py` under a `cute/` directory), so a link to
+//! a copy outside `site-packages` finds its files.
 //!
-//! Early stop (unless `--all-layers`): after each layer, the scan stops when
-//! 1. at least one deciding package was met: a `RECORD` of `vllm`, `flash_attn` or
-//!    `flash_attn_4` was kept, or a whiteout deleted such a `*.dist-info` (or a `vllm` package
-//!    directory in `site-packages`/`dist-packages`), and
-//! 2. for every deciding `RECORD` kept, every interesting file it lists (its `METADATA`,
-//!    `vllm/_version.py`, the FlashAttention sources) is resolved: kept from a layer read so
-//!    far, or hidden from older layers by one.
+//! Which layers are read:
+//! - By default, **every layer**. The only early stop is one that is provably safe: an opaque
+//!   whiteout at the image root (`/.wh..wh..opq`) in a layer read, which hides everything older.
+//! - `--fast-layers` (the former default) stops after the first layer at which
+//!   1. at least one deciding package was met: a `RECORD` of `vllm`, `flash_attn` or
+//!      `flash_attn_4` was kept, or a whiteout deleted such a `*.dist-info` (or a `vllm`
+//!      package directory in `site-packages`/`dist-packages`), and
+//!   2. for every deciding `RECORD` kept, every interesting file it lists (its `METADATA`,
+//!      `vllm/_version.py`, the FlashAttention sources) is resolved: kept from a layer read
+//!      so far, or hidden from older layers by one.
 //!
-//! Older layers can then change none of those files. Environments that only older layers hold
-//! are not looked for (the deciding install was found, or deleted); `--all-layers` reads them.
-//! When no deciding package is met, every layer is read.
+//!   This *assumes* that the newest deciding `RECORD` describes the install that matters and
+//!   that no other environment lives in older layers: a decoy `RECORD` that lists nothing, or a
+//!   whiteout of a dist-info that never existed, stops the scan above the real install. The
+//!   report's `stopped_early` and a warning say so.
 
 use super::layer::{self, Entry, EntryKind, Expect, Sink};
 use super::manifest::Platform;
@@ -33,6 +45,11 @@ use std::io::{self, Read};
 
 /// The largest file kept from an image.
 pub const MAX_FILE: u64 = 8 << 20;
+/// How many rounds of link resolution (the longest chain of links followed).
+const MAX_LINK_ROUNDS: usize = 40;
+/// How many symbolic links are remembered; more makes the merge warn that links past it were
+/// not followed (files behind them are then missing, which the verdict reports as undecidable).
+const MAX_LINKS: usize = 1_000_000;
 /// Packages whose `RECORD` decides an environment's answer (normalized project names).
 const DECIDING: &[&str] = &["vllm", "flash_attn", "flash_attn_4"];
 
@@ -61,7 +78,10 @@ pub fn run(
     };
     let total: u64 = resolved.layers.iter().filter_map(|l| l.size).sum();
     let bar = progress::bar(opts.progress, total);
-    let mut merger = Merger::new(opts.all_layers);
+    let mut merger = Merger::new(opts.fast_layers);
+    if opts.fast_layers {
+        warnings.push("--fast-layers: layers older than the newest deciding RECORD's files may not be read; this assumes that RECORD describes the install that matters and that older layers hold no other environment".to_string());
+    }
     let count = resolved.layers.len();
     for (idx, layer) in resolved.layers.iter().enumerate().rev() {
         merger.begin_layer(idx);
@@ -102,7 +122,8 @@ pub fn run(
 /// The merge state while layers are read newest first.
 #[derive(Debug, Default)]
 pub struct Merger {
-    all_layers: bool,
+    /// `--fast-layers`: stop on the RECORD rule (see the module doc) instead of reading all.
+    fast: bool,
     layer: usize,
     /// Kept files and the layer each came from.
     files: BTreeMap<String, (Vec<u8>, usize)>,
@@ -117,6 +138,10 @@ pub struct Merger {
     packages: BTreeMap<String, Vec<String>>,
     /// Deciding installs deleted by whiteouts.
     removed: BTreeSet<String>,
+    /// Symbolic links read (not hidden), by path: the target as an image path.
+    links: BTreeMap<String, String>,
+    /// Interesting paths that are hard links to files not kept, and why.
+    unresolved: BTreeMap<String, String>,
     warnings: Vec<String>,
 }
 
@@ -130,9 +155,11 @@ struct Pending {
 }
 
 impl Merger {
-    pub fn new(all_layers: bool) -> Self {
+    /// A merger that reads every layer (`fast: false`, the default) or stops on the RECORD
+    /// rule (`fast: true`, `--fast-layers`).
+    pub fn new(fast: bool) -> Self {
         Merger {
-            all_layers,
+            fast,
             ..Merger::default()
         }
     }
@@ -145,7 +172,11 @@ impl Merger {
 
     /// Whether layers read so far hide `path` in the layer being read.
     fn hidden(&self, path: &str) -> bool {
-        if self.seen.contains(path) || self.deleted.contains(path) || self.covers.contains(path) {
+        if self.seen.contains(path)
+            || self.deleted.contains(path)
+            || self.covers.contains(path)
+            || self.opaque.contains("")
+        {
             return true;
         }
         path.match_indices('/').any(|(i, _)| {
@@ -162,7 +193,13 @@ impl Merger {
         self.covers.extend(p.covers);
         self.deleted.extend(p.deleted);
         self.opaque.extend(p.opaque);
-        if self.all_layers || (self.packages.is_empty() && self.removed.is_empty()) {
+        if self.opaque.contains("") {
+            return Some(format!(
+                "stopped at layer {}: an opaque whiteout at the image root hides every older layer",
+                self.layer
+            ));
+        }
+        if !self.fast || (self.packages.is_empty() && self.removed.is_empty()) {
             return None;
         }
         let mut files = 0;
@@ -185,21 +222,79 @@ impl Merger {
                 .map(|d| format!("{} (deleted)", d.rsplit('/').next().unwrap_or(d))),
         );
         Some(format!(
-            "stopped at layer {}: {} and the {files} files that decide it are resolved; older layers cannot change them (--all-layers reads every layer)",
+            "--fast-layers stopped at layer {}: {} and the {files} files its RECORD lists are resolved; ASSUMED that this RECORD describes the install that matters and that older layers hold no other environment (the default reads every layer)",
             self.layer,
             what.join(", ")
         ))
     }
 
-    /// The merged view, each kept file's layer, and warnings.
-    pub fn finish(self, target: &str) -> (MemView, BTreeMap<String, usize>, Vec<String>) {
+    /// The merged view, each kept file's layer, and warnings. Links are resolved here (see
+    /// the module doc).
+    pub fn finish(mut self, target: &str) -> (MemView, BTreeMap<String, usize>, Vec<String>) {
+        let mut unreadable = std::mem::take(&mut self.unresolved);
+        self.resolve_links(&mut unreadable);
         let mut view = MemView::new(target, "image");
         let mut layers = BTreeMap::new();
         for (path, (bytes, layer)) in self.files {
             layers.insert(path.clone(), layer);
             view.insert(path, bytes);
         }
+        for (path, reason) in unreadable {
+            self.warnings.push(format!("{path}: {reason}"));
+            view.insert_unreadable(path, reason);
+        }
         (view, layers, self.warnings)
+    }
+
+    /// Show the files kept under each link's target at the link's path too, through chains
+    /// of links (a fixed point, at most [`MAX_LINK_ROUNDS`] rounds). An interesting link whose
+    /// target holds nothing kept is unreadable.
+    fn resolve_links(&mut self, unreadable: &mut BTreeMap<String, String>) {
+        for _ in 0..MAX_LINK_ROUNDS {
+            let mut added = Vec::new();
+            for (link, target) in &self.links {
+                if let Some((bytes, layer)) = self.files.get(target) {
+                    if !self.files.contains_key(link) {
+                        added.push((link.clone(), bytes.clone(), *layer));
+                    }
+                    continue;
+                }
+                let prefix = format!("{target}/");
+                for (path, (bytes, layer)) in self
+                    .files
+                    .range(prefix.clone()..)
+                    .take_while(|(p, _)| p.starts_with(&prefix))
+                {
+                    let alias = format!("{link}/{}", &path[prefix.len()..]);
+                    if !self.files.contains_key(&alias) {
+                        added.push((alias, bytes.clone(), *layer));
+                    }
+                }
+            }
+            if added.is_empty() {
+                break;
+            }
+            for (path, bytes, layer) in added {
+                self.files.entry(path).or_insert((bytes, layer));
+            }
+        }
+        for (link, target) in &self.links {
+            let prefix = format!("{link}/");
+            let resolved = self.files.contains_key(link)
+                || self
+                    .files
+                    .range(prefix.clone()..)
+                    .next()
+                    .is_some_and(|(p, _)| p.starts_with(&prefix));
+            if !resolved && is_interesting(link) {
+                unreadable.insert(
+                    link.clone(),
+                    format!(
+                        "a symbolic link to /{target}, which the image does not hold as a kept file (dangling, looping, or outside the files a scan keeps)"
+                    ),
+                );
+            }
+        }
     }
 
     fn register_record(&mut self, path: &str, bytes: &[u8]) {
@@ -246,6 +341,24 @@ impl Sink for Merger {
         if entry.kind == EntryKind::Dir || self.hidden(path) {
             return Ok(());
         }
+        if let EntryKind::Symlink(to) = &entry.kind {
+            // A link hides whatever older layers hold at and under its path.
+            self.pending.covers.push(path.to_string());
+            self.pending.seen.push(path.to_string());
+            if self.links.len() < MAX_LINKS {
+                let target = if to.starts_with('/') {
+                    super::layout::normalize(to)
+                } else {
+                    super::layout::normalize(&format!("{parent}/{to}"))
+                };
+                self.links.insert(path.to_string(), target);
+            } else if self.links.len() == MAX_LINKS {
+                self.warnings.push(format!(
+                    "more than {MAX_LINKS} symbolic links: later ones are not followed"
+                ));
+            }
+            return Ok(());
+        }
         if !is_interesting(path) {
             if may_hold_environment(name) {
                 self.pending.covers.push(path.to_string());
@@ -272,12 +385,17 @@ impl Sink for Merger {
                     self.register_record(path, &bytes);
                     self.files.insert(path.to_string(), (bytes, self.layer));
                 }
-                _ => self.warnings.push(format!(
-                    "{path} (layer {}): a hard link to {target}, which this layer does not keep",
-                    self.layer
-                )),
+                _ => {
+                    self.unresolved.insert(
+                        path.to_string(),
+                        format!(
+                            "a hard link to {target} (layer {}), which that layer does not hold as a kept file",
+                            self.layer
+                        ),
+                    );
+                }
             },
-            EntryKind::Symlink | EntryKind::Other | EntryKind::Dir => {}
+            EntryKind::Symlink(_) | EntryKind::Other | EntryKind::Dir => {}
         }
         Ok(())
     }
@@ -371,7 +489,7 @@ mod tests {
 
     #[test]
     fn whiteouts_hide_older_layers_only() {
-        let mut m = Merger::new(true);
+        let mut m = Merger::new(false);
         m.begin_layer(1);
         feed(&mut m, &format!("{SP}/.wh.vllm"), EntryKind::File, "");
         feed(
@@ -402,9 +520,14 @@ mod tests {
 
     #[test]
     fn opaque_directories_and_covering_files() {
-        let mut m = Merger::new(true);
+        let mut m = Merger::new(false);
         m.begin_layer(2);
-        feed(&mut m, "opt/venv", EntryKind::Symlink, "");
+        feed(
+            &mut m,
+            "opt/venv",
+            EntryKind::Symlink("/srv/venv".into()),
+            "",
+        );
         feed(
             &mut m,
             &format!("{SP}/vllm/.wh..wh..opq"),
@@ -438,7 +561,7 @@ mod tests {
 
     #[test]
     fn stops_when_record_files_are_resolved() {
-        let mut m = Merger::new(false);
+        let mut m = Merger::new(true);
         let record = "vllm/_version.py,sha256=x,1\nvllm/engine.py,,\n\"vllm/vllm_flash_attn/cute/block_info.py\",,\nvllm-0.30.0.dist-info/RECORD,,\n../../../bin/vllm,,\n";
         m.begin_layer(3);
         feed(
@@ -467,7 +590,7 @@ mod tests {
 
     #[test]
     fn deleted_install_stops() {
-        let mut m = Merger::new(false);
+        let mut m = Merger::new(true);
         m.begin_layer(1);
         feed(
             &mut m,
@@ -476,7 +599,7 @@ mod tests {
             "",
         );
         assert!(m.end_layer().unwrap().contains("(deleted)"));
-        assert!(Merger::new(true).end_layer().is_none());
+        assert!(Merger::new(false).end_layer().is_none());
     }
 
     #[test]

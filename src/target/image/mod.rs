@@ -4,9 +4,9 @@
 //! An image becomes an in-memory [`MemView`] of the files an artifact scan needs
 //! ([`crate::target::is_interesting`]), merged from its layers with whiteout semantics, plus the
 //! layer that brought each file. Layers are streamed (gzip, zstd or plain tar, told apart by
-//! their first bytes), never extracted to disk, and read newest first so the scan can stop as
-//! soon as the answer is fixed (see [`merge`] for the rule); a registry scan downloads only the
-//! layers it reads. Every manifest, config and layer that is read is checked against its digest.
+//! their first bytes), never extracted to disk, and read newest first. Every layer is read
+//! unless an early stop is provably safe, or `--fast-layers` asks for the assumption-based
+//! early stop (see [`merge`]); a registry scan downloads only the layers it reads. Every manifest, config and layer that is read is checked against its digest.
 //!
 //! - [`reference`]: what a target string names.
 //! - [`manifest`]: manifests, indexes, configs and platform choice.
@@ -48,8 +48,9 @@ pub struct Options {
     pub ca_file: Option<PathBuf>,
     /// Registries (`host[:port]`) reached over plain HTTP.
     pub insecure_registries: Vec<String>,
-    /// Read every layer instead of stopping once the answer is fixed.
-    pub all_layers: bool,
+    /// `--fast-layers`: stop once the newest deciding RECORD's files are resolved (an
+    /// assumption the report states) instead of reading every layer (see [`merge`]).
+    pub fast_layers: bool,
     /// Connect and per-read timeout for registry transfers.
     pub timeout: Duration,
     /// Show a progress bar on stderr (only drawn when stderr is a terminal).
@@ -62,7 +63,7 @@ impl Default for Options {
             platform: DEFAULT_PLATFORM.to_string(),
             ca_file: None,
             insecure_registries: Vec::new(),
-            all_layers: false,
+            fast_layers: false,
             timeout: DEFAULT_TIMEOUT,
             progress: false,
         }

@@ -300,8 +300,11 @@ impl Source for Registry {
         };
         let mut resolved = match manifest::parse(&bytes, &format!("manifest {reference}"))? {
             Document::Index(entries) => {
-                let desc = manifest::select(&entries, platform)?.clone();
-                manifest::resolve(desc, platform, &mut fetch)?
+                let mut warnings = Vec::new();
+                let desc = manifest::select(&entries, platform, &mut warnings)?.clone();
+                let mut resolved = manifest::resolve(desc, platform, &mut fetch)?;
+                resolved.warnings.splice(0..0, warnings);
+                resolved
             }
             Document::Manifest { config, layers } => {
                 manifest::from_manifest(Some(digest), &config, &layers, &mut fetch)?
