@@ -1,0 +1,487 @@
+//! pinprobe's CMake evaluation against real CMake.
+//!
+//! Each case is a source tree; CMake configures it with the recording stand-ins of
+//! `tests/cmake_oracle/` first on `CMAKE_MODULE_PATH`, so `include(FetchContent)` /
+//! `include(ExternalProject)` / `include(CPM)` record what would be fetched and nothing is
+//! downloaded. pinprobe evaluates the same tree. Required, for CMake's default run (no `-D`,
+//! none of the case's environment variables) and for every variant run (with `-D` / environment
+//! values): each fetch CMake records is among pinprobe's possible fetches of that name; the
+//! default configuration pinprobe identifies fetches exactly what CMake's default run does; and
+//! a tree without unknown inputs has exactly one configuration, every value exact.
+//!
+//! Needs `cmake` (`pip install cmake`). Without it the tests print a skip line, unless
+//! `PINPROBE_REQUIRE_CMAKE` is set (CI sets it), which makes a missing cmake a failure.
+//! `PINPROBE_CMAKE_CASES=N` sets the number of generated programs (default 120).
+
+use pinprobe::pin::cmake::{self, Evaluation, Fetch};
+use pinprobe::target::DirView;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+// ---------------------------------------------------------------------------------------------
+// The oracle
+// ---------------------------------------------------------------------------------------------
+
+fn cmake_available() -> bool {
+    let ok = Command::new("cmake")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        if std::env::var_os("PINPROBE_REQUIRE_CMAKE").is_some() {
+            panic!("PINPROBE_REQUIRE_CMAKE is set but `cmake --version` does not run");
+        }
+        eprintln!("skipped: cmake not found (pip install cmake); differential tests not run");
+    }
+    ok
+}
+
+/// One fetch as recorded: command, name, repository, tag, URL, local source directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Record {
+    command: String,
+    name: String,
+    repo: String,
+    tag: String,
+    url: String,
+    local: bool,
+}
+
+/// A CMake run's records and whether CMake stopped with an error.
+#[derive(Debug)]
+struct Outcome {
+    records: Vec<Record>,
+    failed: bool,
+    log: String,
+}
+
+fn oracle_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cmake_oracle")
+}
+
+/// Configure `src` with CMake, `-D` values and environment variables as given.
+fn run_cmake(src: &Path, defs: &[(String, String)], env: &[(String, String)]) -> Outcome {
+    let work = tempfile::tempdir().expect("tempdir");
+    let out = work.path().join("fetches.txt");
+    let mut cmd = Command::new("cmake");
+    cmd.arg("-S")
+        .arg(src)
+        .arg("-B")
+        .arg(work.path().join("build"))
+        .arg(format!("-DCMAKE_MODULE_PATH={}", oracle_dir().display()))
+        .arg(format!("-DPINPROBE_ORACLE_OUT={}", out.display()));
+    for (k, v) in defs {
+        cmd.arg(format!("-D{k}={v}"));
+    }
+    for (k, _) in std::env::vars() {
+        if k.starts_with("PP_") {
+            cmd.env_remove(k);
+        }
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let o = cmd.output().expect("cmake runs");
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let text = std::fs::read_to_string(&out).unwrap_or_default();
+    let records = text
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split('|').collect();
+            let g = |i: usize| f.get(i).copied().unwrap_or("").to_string();
+            Record {
+                command: g(0),
+                name: g(1),
+                repo: g(2),
+                tag: g(3),
+                url: g(4),
+                local: !g(5).is_empty(),
+            }
+        })
+        .collect();
+    let failed = !o.status.success() && !log.contains("pinprobe-done");
+    Outcome {
+        records,
+        failed,
+        log,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Comparison
+// ---------------------------------------------------------------------------------------------
+
+fn write_tree(files: &BTreeMap<String, String>) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (path, text) in files {
+        let p = dir.path().join(path);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).expect("mkdir");
+        }
+        std::fs::write(&p, text).expect("write");
+    }
+    dir
+}
+
+fn evaluate(src: &Path) -> Evaluation {
+    let view = DirView::new(src);
+    cmake::evaluate(&view).expect("pinprobe evaluates")
+}
+
+fn same_fetch(f: &Fetch, r: &Record) -> bool {
+    let text = |v: &Option<cmake::Value>| v.as_ref().map(|v| v.text.clone()).unwrap_or_default();
+    let matches = |v: &Option<cmake::Value>, want: &str| match v {
+        Some(v) => v.text == want || !v.is_exact(),
+        None => want.is_empty(),
+    };
+    f.name.eq_ignore_ascii_case(&r.name)
+        && if r.local {
+            f.local_source.is_some() || !f.bypass.is_empty()
+        } else {
+            f.local_source.is_none()
+                && matches(&f.repository, &r.repo)
+                && matches(&f.tag, &r.tag)
+                && (matches(&f.url, &r.url) || text(&f.url) == r.url)
+        }
+}
+
+fn describe(e: &Evaluation) -> String {
+    serde_json::to_string_pretty(e).unwrap_or_default()
+}
+
+/// A case: files, whether it reads unknown inputs, and variant runs.
+struct Case {
+    name: String,
+    files: BTreeMap<String, String>,
+    has_inputs: bool,
+    variants: Vec<(Vec<(String, String)>, Vec<(String, String)>)>,
+}
+
+/// Check one case; `Err` explains the disagreement.
+fn check(case: &Case) -> Result<(), String> {
+    let dir = write_tree(&case.files);
+    let eval = evaluate(dir.path());
+    let ctx = |msg: String, o: Option<&Outcome>| {
+        let files: String = case
+            .files
+            .iter()
+            .map(|(p, t)| format!("--- {p}\n{t}"))
+            .collect();
+        format!(
+            "case {}: {msg}\n{files}\ncmake: {}\npinprobe: {}",
+            case.name,
+            o.map(|o| format!("{:?}\n{}", o.records, o.log)).unwrap_or_default(),
+            describe(&eval)
+        )
+    };
+    if let Some(reason) = &eval.undecided {
+        return Err(ctx(format!("pinprobe undecided: {reason}"), None));
+    }
+    let default = run_cmake(dir.path(), &[], &[]);
+    // The default configuration.
+    let defaults: Vec<_> = eval.configurations.iter().filter(|c| c.default).collect();
+    if defaults.len() != 1 {
+        return Err(ctx(
+            format!("{} default configurations", defaults.len()),
+            Some(&default),
+        ));
+    }
+    let d = defaults[0];
+    if d.failed.is_some() != default.failed {
+        return Err(ctx(
+            format!("default run failed: pinprobe {:?}, cmake {}", d.failed, default.failed),
+            Some(&default),
+        ));
+    }
+    let exact_default = d.fetches.len() == default.records.len()
+        && d.fetches.iter().zip(&default.records).all(|(f, r)| {
+            let t = |v: &Option<cmake::Value>| v.as_ref().map(|v| v.text.clone()).unwrap_or_default();
+            f.name.eq_ignore_ascii_case(&r.name)
+                && (r.local == (f.local_source.is_some()))
+                && (r.local || (t(&f.repository) == r.repo && t(&f.tag) == r.tag && t(&f.url) == r.url))
+        });
+    if !exact_default {
+        return Err(ctx("default configuration differs from CMake's run".into(), Some(&default)));
+    }
+    if !case.has_inputs {
+        if eval.configurations.len() != 1 {
+            return Err(ctx(
+                format!("{} configurations without inputs", eval.configurations.len()),
+                Some(&default),
+            ));
+        }
+        let inexact = d.fetches.iter().any(|f| {
+            [&f.repository, &f.tag, &f.url]
+                .iter()
+                .any(|v| v.as_ref().is_some_and(|v| !v.is_exact()))
+        });
+        if inexact {
+            return Err(ctx("an inexact value without inputs".into(), Some(&default)));
+        }
+    }
+    // Soundness over the variants (and the default run).
+    let mut runs = vec![default];
+    for (defs, env) in &case.variants {
+        runs.push(run_cmake(dir.path(), defs, env));
+    }
+    for run in &runs {
+        for r in &run.records {
+            let found = eval
+                .configurations
+                .iter()
+                .any(|c| c.fetches.iter().any(|f| same_fetch(f, r)));
+            if !found {
+                return Err(ctx(format!("CMake's fetch {r:?} is not among pinprobe's"), Some(run)));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn files(list: &[(&str, &str)]) -> BTreeMap<String, String> {
+    list.iter()
+        .map(|(p, t)| (p.to_string(), t.to_string()))
+        .collect()
+}
+
+fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+const HEAD: &str = "cmake_minimum_required(VERSION 3.26)\nproject(t LANGUAGES NONE)\ninclude(FetchContent)\n";
+const FA: &str = "https://github.com/vllm-project/flash-attention.git";
+const AFFECTED: &str = "506341a143fcabd4bb79052a7605ada727d6b3f5";
+const FIX: &str = "6d11b3c1b6ca7dac0b111bb0db63ca16eeb19a46";
+
+fn case(name: &str, list: &[(&str, &str)], has_inputs: bool) -> Case {
+    let mut f = files(list);
+    if let Some(top) = f.get_mut("CMakeLists.txt") {
+        *top = format!("{HEAD}{top}");
+    }
+    Case {
+        name: name.into(),
+        files: f,
+        has_inputs,
+        variants: Vec::new(),
+    }
+}
+
+fn run_case(c: Case) {
+    if !cmake_available() {
+        return;
+    }
+    if let Err(e) = check(&c) {
+        panic!("{e}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// One hand-written case per class of issue 13
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn conditions_are_evaluated() {
+    let top = format!(
+        r#"set(TAG {AFFECTED})
+if(FALSE)
+  set(TAG {FIX})
+elseif("a" STREQUAL "b" OR (1 LESS 0 AND NOT OFF))
+  set(TAG deadbeef)
+elseif(3.10 VERSION_GREATER 3.9 AND DEFINED TAG AND TAG MATCHES "^5063")
+  set(TAG "${{TAG}}")
+else()
+  set(TAG {FIX})
+endif()
+if(FALSE)
+  FetchContent_Declare(vllm-flash-attn GIT_REPOSITORY {FA} GIT_TAG {FIX})
+endif()
+FetchContent_Declare(vllm-flash-attn GIT_REPOSITORY {FA} GIT_TAG ${{TAG}})
+FetchContent_MakeAvailable(vllm-flash-attn)
+"#
+    );
+    run_case(case("conditions", &[("CMakeLists.txt", &top)], false));
+}
+
+#[test]
+fn function_macro_and_cache_scopes() {
+    let top = format!(
+        r#"set(TAG {AFFECTED})
+function(pick value)
+  set(TAG ${{value}})
+  set(OTHER ${{ARGN}} PARENT_SCOPE)
+endfunction()
+pick({FIX} extra)
+macro(choose v)
+  set(MTAG ${{v}})
+  set(MARGS "${{ARGN}}")
+endmacro()
+choose(${{TAG}} a b)
+set(PARENT_ONLY x PARENT_SCOPE)
+set(TAG {FIX} CACHE STRING "over a normal variable")
+set(C1 {AFFECTED} CACHE STRING "first")
+set(C1 {FIX} CACHE STRING "second, no FORCE")
+set(C2 {FIX} CACHE STRING "")
+set(C2 ${{C1}} CACHE STRING "" FORCE)
+option(USE_FIX "" OFF)
+if(USE_FIX)
+  set(MTAG {FIX})
+endif()
+FetchContent_Declare(vllm-flash-attn GIT_REPOSITORY {FA} GIT_TAG ${{MTAG}})
+FetchContent_MakeAvailable(vllm-flash-attn)
+FetchContent_Declare(other GIT_REPOSITORY https://example.invalid/o.git GIT_TAG ${{C2}})
+FetchContent_MakeAvailable(other)
+"#
+    );
+    let mut c = case("scopes", &[("CMakeLists.txt", &top)], true);
+    c.variants = vec![
+        (pairs(&[("USE_FIX", "ON")]), vec![]),
+        (pairs(&[("C1", "cafe")]), vec![]),
+    ];
+    run_case(c);
+}
+
+#[test]
+fn strings_lists_and_files() {
+    let top = r#"include(ExternalProject)
+string(CONCAT A "506341a1" "43fcabd4")
+set(B "bb79052a7605")
+string(APPEND B "ada727d6b3f5")
+string(REPLACE "bb" "bb" B "${B}")
+set(L "")
+list(APPEND L x "${A}${B}" y)
+list(GET L 1 TAG)
+string(TOUPPER "${TAG}" UP)
+string(TOLOWER "${UP}" TAG)
+file(STRINGS ${CMAKE_CURRENT_SOURCE_DIR}/pins/deepgemm.txt DG REGEX "^[0-9a-f]+$")
+file(READ ${CMAKE_CURRENT_SOURCE_DIR}/pins/qutlass.txt QT)
+string(STRIP "${QT}" QT)
+string(SUBSTRING "${QT}" 0 40 QT)
+math(EXPR N "2 * (3 + 4)")
+set(COUNT "")
+foreach(i RANGE 1 3)
+  string(APPEND COUNT "${i}")
+endforeach()
+set(K 0)
+while(K LESS 3)
+  math(EXPR K "${K} + 1")
+endwhile()
+FetchContent_Declare(vllm-flash-attn GIT_REPOSITORY https://github.com/vllm-project/flash-attention.git GIT_TAG ${TAG})
+FetchContent_MakeAvailable(vllm-flash-attn)
+FetchContent_Declare(deepgemm GIT_REPOSITORY https://github.com/vllm-project/DeepGEMM.git GIT_TAG ${DG})
+FetchContent_MakeAvailable(deepgemm)
+ExternalProject_Add(qutlass GIT_REPOSITORY https://github.com/IST-DASLab/qutlass.git GIT_TAG ${QT} SOURCE_DIR q-${N}-${COUNT}-${K})
+"#;
+    run_case(case(
+        "strings",
+        &[
+            ("CMakeLists.txt", top),
+            ("pins/deepgemm.txt", "# a comment\ne21c821f39a2056d68067a466c64ddc942200106\n"),
+            ("pins/qutlass.txt", "  830d2c4537c7396e14a02a46fbddd18b5d107c65\n\n"),
+        ],
+        false,
+    ));
+}
+
+#[test]
+fn include_and_subdirectory_order() {
+    let top = r#"set(TAG first)
+include(third_party/fa.cmake)
+set(TAG third)
+add_subdirectory(sub)
+list(APPEND CMAKE_MODULE_PATH ${CMAKE_CURRENT_SOURCE_DIR}/modules)
+include(pinmod)
+FetchContent_MakeAvailable(vllm-flash-attn sub-dep mod-dep)
+"#;
+    let fa = format!(
+        "set(TAG {AFFECTED})\nFetchContent_Declare(vllm-flash-attn GIT_REPOSITORY {FA} GIT_TAG ${{TAG}})\n"
+    );
+    let sub = "set(TAG ${TAG}-sub)\nset(SUBDIR ${CMAKE_CURRENT_SOURCE_DIR})\nFetchContent_Declare(sub-dep GIT_REPOSITORY https://example.invalid/s.git GIT_TAG ${TAG})\n";
+    let module = "FetchContent_Declare(mod-dep GIT_REPOSITORY https://example.invalid/m.git GIT_TAG ${TAG}-mod)\n";
+    run_case(case(
+        "includes",
+        &[
+            ("CMakeLists.txt", top),
+            ("third_party/fa.cmake", &fa),
+            ("sub/CMakeLists.txt", sub),
+            ("modules/pinmod.cmake", module),
+        ],
+        false,
+    ));
+}
+
+#[test]
+fn fetchcontent_semantics() {
+    let top = format!(
+        r#"FetchContent_Declare(vllm-flash-attn GIT_REPOSITORY {FA})
+FetchContent_Declare(vllm-flash-attn GIT_REPOSITORY {FA} GIT_TAG {FIX})
+FetchContent_GetProperties(vllm-flash-attn)
+if(NOT vllm-flash-attn_POPULATED)
+  FetchContent_Populate(vllm-flash-attn)
+endif()
+FetchContent_MakeAvailable(vllm-flash-attn)
+FetchContent_Populate(
+  deepgemm
+  SUBBUILD_DIR ${{CMAKE_BINARY_DIR}}/_deps/deepgemm-subbuild
+  SOURCE_DIR ${{CMAKE_BINARY_DIR}}/_deps/deepgemm-src
+  GIT_REPOSITORY https://github.com/vllm-project/DeepGEMM.git
+  GIT_TAG e21c821f39a2056d68067a466c64ddc942200106
+)
+FetchContent_Declare(local-dep GIT_REPOSITORY https://example.invalid/l.git GIT_TAG {AFFECTED})
+FetchContent_MakeAvailable(local-dep)
+include(CPM)
+CPMAddPackage(NAME fmt GITHUB_REPOSITORY fmtlib/fmt VERSION 10.2.1)
+CPMAddPackage(NAME fmt GITHUB_REPOSITORY fmtlib/fmt GIT_TAG other)
+"#
+    );
+    let mut c = case("fetchcontent", &[("CMakeLists.txt", &top)], true);
+    c.variants = vec![(pairs(&[("FETCHCONTENT_SOURCE_DIR_LOCAL-DEP", "/tmp")]), vec![])];
+    run_case(c);
+}
+
+#[test]
+fn environment_and_presets_are_possible_values() {
+    let top = format!(
+        r#"if(DEFINED ENV{{PP_FA_TAG}})
+  set(TAG $ENV{{PP_FA_TAG}})
+else()
+  set(TAG {FIX})
+endif()
+set(FA_REPO {FA} CACHE STRING "")
+FetchContent_Declare(vllm-flash-attn GIT_REPOSITORY ${{FA_REPO}} GIT_TAG ${{TAG}})
+FetchContent_MakeAvailable(vllm-flash-attn)
+"#
+    );
+    let presets = format!(
+        r#"{{"version": 3, "configurePresets": [{{"name": "mirror", "binaryDir": "b", "cacheVariables": {{"FA_REPO": "https://mirror.invalid/fa.git"}}}}]}}"#
+    );
+    let mut c = case(
+        "env",
+        &[("CMakeLists.txt", &top), ("CMakePresets.json", &presets)],
+        true,
+    );
+    c.variants = vec![
+        (vec![], pairs(&[("PP_FA_TAG", AFFECTED)])),
+        (pairs(&[("FA_REPO", "https://mirror.invalid/fa.git")]), vec![]),
+    ];
+    run_case(c);
+    // The preset is a configuration of its own, with the mirror.
+    let dir = write_tree(&files(&[
+        ("CMakeLists.txt", &format!("{HEAD}{top}")),
+        ("CMakePresets.json", &presets),
+    ]));
+    let eval = evaluate(dir.path());
+    assert!(eval.configurations.iter().any(|c| c.preset.as_deref() == Some("mirror")
+        && c.fetches.iter().any(|f| f
+            .repository
+            .as_ref()
+            .is_some_and(|r| r.text == "https://mirror.invalid/fa.git"))));
+}
