@@ -485,3 +485,375 @@ FetchContent_MakeAvailable(vllm-flash-attn)
             .as_ref()
             .is_some_and(|r| r.text == "https://mirror.invalid/fa.git"))));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Generated programs
+// ---------------------------------------------------------------------------------------------
+
+const TAGS: &[&str] = &["t0", "t1", "t2", "v1.2", AFFECTED, FIX];
+const NVARS: usize = 4;
+
+/// Random CMake programs built from the constructs the evaluator claims to follow.
+struct Gen {
+    rng: StdRng,
+    /// Whether unknown inputs (environment, user cache variables) may be read.
+    inputs: bool,
+    used_input: bool,
+    files: BTreeMap<String, String>,
+    counter: usize,
+    env_names: Vec<String>,
+    cache_names: Vec<String>,
+}
+
+impl Gen {
+    fn new(seed: u64, inputs: bool) -> Gen {
+        Gen {
+            rng: StdRng::seed_from_u64(seed),
+            inputs,
+            used_input: false,
+            files: BTreeMap::new(),
+            counter: 0,
+            env_names: Vec::new(),
+            cache_names: Vec::new(),
+        }
+    }
+
+    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+        xs[self.rng.random_range(0..xs.len())]
+    }
+
+    fn var(&mut self) -> String {
+        format!("V{}", self.rng.random_range(0..NVARS))
+    }
+
+    fn fresh(&mut self) -> usize {
+        self.counter += 1;
+        self.counter
+    }
+
+    fn env_input(&mut self) -> String {
+        self.used_input = true;
+        let n = format!("PP_E{}", self.rng.random_range(0..2));
+        if !self.env_names.contains(&n) {
+            self.env_names.push(n.clone());
+        }
+        n
+    }
+
+    fn cache_input(&mut self) -> String {
+        self.used_input = true;
+        let n = format!("PP_C{}", self.rng.random_range(0..2));
+        if !self.cache_names.contains(&n) {
+            self.cache_names.push(n.clone());
+        }
+        n
+    }
+
+    fn expr(&mut self) -> String {
+        let choice = self.rng.random_range(0..if self.inputs { 7 } else { 5 });
+        match choice {
+            0 | 1 => self.pick(TAGS).to_string(),
+            2 => format!("${{{}}}", self.var()),
+            3 => format!("\"${{{}}}\"", self.var()),
+            4 => format!("{}-${{{}}}", self.pick(&["x", "y"]), self.var()),
+            5 => format!("$ENV{{{}}}", self.env_input()),
+            _ => format!("${{{}}}", self.cache_input()),
+        }
+    }
+
+    fn cond(&mut self, depth: usize) -> String {
+        let n = if self.inputs { 14 } else { 11 };
+        match self.rng.random_range(0..n) {
+            0 => self
+                .pick(&["TRUE", "FALSE", "0", "1", "ON", "OFF", "\"\"", "Y", "NOTFOUND", "x-NOTFOUND", "2.5"])
+                .to_string(),
+            1 => format!("DEFINED {}", self.var()),
+            2 => {
+                let v = self.var();
+                let t = self.pick(TAGS);
+                if self.rng.random_bool(0.5) {
+                    format!("{v} STREQUAL \"{t}\"")
+                } else {
+                    format!("{v} STREQUAL {t}")
+                }
+            }
+            3 => format!("\"${{{}}}\" STREQUAL \"${{{}}}\"", self.var(), self.var()),
+            4 => format!("{} MATCHES \"^t[0-1]$\"", self.var()),
+            5 => self.var(),
+            6 => format!(
+                "{} {} {}",
+                self.pick(&["1", "2", "10"]),
+                self.pick(&["LESS", "EQUAL", "GREATER_EQUAL"]),
+                self.pick(&["2", "10"])
+            ),
+            7 => format!(
+                "\"{}\" {} \"{}\"",
+                self.pick(&["1.2.3", "1.10", "2.0"]),
+                self.pick(&["VERSION_LESS", "VERSION_EQUAL", "VERSION_GREATER_EQUAL"]),
+                self.pick(&["1.2", "1.10.0", "2"])
+            ),
+            8 if depth < 2 => format!("NOT {}", self.cond(depth + 1)),
+            9 if depth < 2 => format!(
+                "{} {} {}",
+                self.cond(depth + 1),
+                self.pick(&["AND", "OR"]),
+                self.cond(depth + 1)
+            ),
+            10 if depth < 2 => format!("({})", self.cond(depth + 1)),
+            11 => format!("DEFINED ENV{{{}}}", self.env_input()),
+            12 => format!("\"$ENV{{{}}}\" STREQUAL \"{}\"", self.env_input(), self.pick(TAGS)),
+            13 => self.cache_input(),
+            _ => "TRUE".into(),
+        }
+    }
+
+    fn fetch(&mut self) -> Vec<String> {
+        let c = format!("c{}", self.rng.random_range(0..3));
+        let repo = format!("https://example.invalid/{c}.git");
+        let tag = self.expr();
+        match self.rng.random_range(0..5) {
+            0 | 1 => vec![
+                format!("FetchContent_Declare({c} GIT_REPOSITORY {repo} GIT_TAG {tag})"),
+                format!("FetchContent_MakeAvailable({c})"),
+            ],
+            2 => vec![format!("FetchContent_Declare({c} GIT_REPOSITORY {repo} GIT_TAG {tag})")],
+            3 => vec![format!(
+                "FetchContent_Populate(p{} SOURCE_DIR ${{CMAKE_BINARY_DIR}}/p GIT_REPOSITORY {repo} GIT_TAG {tag})",
+                self.fresh()
+            )],
+            _ => vec![format!(
+                "ExternalProject_Add(e{} GIT_REPOSITORY {repo} GIT_TAG {tag})",
+                self.fresh()
+            )],
+        }
+    }
+
+    fn block(&mut self, depth: usize, out: &mut Vec<String>) {
+        let n = self.rng.random_range(1..5);
+        for _ in 0..n {
+            self.stmt(depth, out);
+        }
+    }
+
+    fn stmt(&mut self, depth: usize, out: &mut Vec<String>) {
+        let deep = depth < 3;
+        match self.rng.random_range(0..16) {
+            0 | 1 => {
+                let (v, e) = (self.var(), self.expr());
+                out.push(format!("set({v} {e})"));
+            }
+            2 => {
+                let (v, e) = (self.var(), self.expr());
+                out.push(format!("set({v} {e} CACHE STRING \"\" FORCE)"));
+            }
+            3 | 4 if deep => {
+                let c = self.cond(0);
+                out.push(format!("if({c})"));
+                self.block(depth + 1, out);
+                if self.rng.random_bool(0.4) {
+                    let c = self.cond(0);
+                    out.push(format!("elseif({c})"));
+                    self.block(depth + 1, out);
+                }
+                if self.rng.random_bool(0.5) {
+                    out.push("else()".into());
+                    self.block(depth + 1, out);
+                }
+                out.push("endif()".into());
+            }
+            5 => {
+                let (v, e) = (self.var(), self.expr());
+                let w = self.var();
+                out.push(match self.rng.random_range(0..5) {
+                    0 => format!("string(APPEND {v} {e})"),
+                    1 => format!("string(CONCAT {v} {e} \"-\" ${{{w}}})"),
+                    2 => format!("string(REPLACE \"t\" \"T\" {v} \"${{{w}}}\")"),
+                    3 => format!("string(TOLOWER \"${{{w}}}\" {v})"),
+                    _ => format!("string(PREPEND {v} {e})"),
+                });
+            }
+            6 => {
+                let (v, a, b) = (self.var(), self.expr(), self.expr());
+                let i = self.rng.random_range(0..3);
+                out.push(format!("set(L{i} \"\")"));
+                out.push(format!("list(APPEND L{i} {a} {b})"));
+                out.push(format!("list(LENGTH L{i} N{i})"));
+                out.push(format!("if(N{i} GREATER 0)"));
+                out.push(format!("  list(GET L{i} -1 {v})"));
+                out.push("endif()".into());
+            }
+            7 if deep => {
+                let f = self.fresh();
+                let (v, w) = (self.var(), self.var());
+                out.push(format!("function(f{f} p)"));
+                out.push(format!("  set({v} ${{p}}-f)"));
+                let mut body = Vec::new();
+                self.block(depth + 1, &mut body);
+                out.extend(body.into_iter().map(|l| format!("  {l}")));
+                out.push(format!("  set({w} \"${{{v}}}\" PARENT_SCOPE)"));
+                out.push("endfunction()".into());
+                let e = self.expr();
+                out.push(format!("f{f}({e})"));
+            }
+            8 if deep => {
+                let f = self.fresh();
+                let v = self.var();
+                out.push(format!("macro(m{f} p)"));
+                out.push(format!("  set({v} \"${{p}}${{ARGN}}\")"));
+                out.push("endmacro()".into());
+                let e = self.expr();
+                out.push(format!("m{f}({e} z)"));
+            }
+            9 if deep => {
+                let (v, a, b) = (self.var(), self.expr(), self.expr());
+                out.push(format!("foreach(item IN ITEMS {a} {b})"));
+                out.push(format!("  set({v} \"${{item}}\")"));
+                if self.rng.random_bool(0.3) {
+                    out.push("  break()".into());
+                }
+                out.push("endforeach()".into());
+            }
+            10 if deep => {
+                let f = self.fresh();
+                let path = format!("inc/f{f}.cmake");
+                let mut body = Vec::new();
+                self.block(depth + 1, &mut body);
+                self.files.insert(path.clone(), body.join("\n") + "\n");
+                out.push(format!("include(${{CMAKE_SOURCE_DIR}}/{path})"));
+                let _ = &path;
+            }
+            11 if deep => {
+                let f = self.fresh();
+                let dir = format!("sd{f}");
+                let mut body = Vec::new();
+                self.block(depth + 1, &mut body);
+                let v = self.var();
+                body.push(format!("set({v} \"${{{v}}}\" PARENT_SCOPE)"));
+                self.files.insert(format!("{dir}/CMakeLists.txt"), body.join("\n") + "\n");
+                out.push(format!("add_subdirectory({dir})"));
+            }
+            12 => {
+                let f = self.fresh();
+                let tag = self.pick(TAGS);
+                let v = self.var();
+                self.files.insert(format!("pins/p{f}.txt"), format!("# pin\n{tag}\n"));
+                out.push(format!(
+                    "file(STRINGS ${{CMAKE_SOURCE_DIR}}/pins/p{f}.txt {v} REGEX \"^[^#]\")"
+                ));
+            }
+            13 if deep => {
+                let f = self.fresh();
+                let v = self.var();
+                out.push(format!("set(K{f} 0)"));
+                out.push(format!("while(K{f} LESS 2)"));
+                out.push(format!("  math(EXPR K{f} \"${{K{f}}} + 1\")"));
+                out.push(format!("  string(APPEND {v} \"${{K{f}}}\")"));
+                out.push("endwhile()".into());
+            }
+            14 if self.inputs => {
+                let (v, e) = (self.var(), self.expr());
+                let c = self.cache_input();
+                let _ = c;
+                out.push(format!("set({v} {e} CACHE STRING \"\")"));
+                self.used_input = true;
+            }
+            _ => out.extend(self.fetch()),
+        }
+    }
+
+    fn program(mut self) -> Case {
+        let mut out = Vec::new();
+        for i in 0..NVARS {
+            let t = self.pick(TAGS);
+            out.push(format!("set(V{i} {t})"));
+        }
+        out.push("include(ExternalProject)".into());
+        self.block(0, &mut out);
+        // Every program fetches something at the end.
+        let tag = self.expr();
+        out.push(format!(
+            "FetchContent_Declare(c0 GIT_REPOSITORY https://example.invalid/c0.git GIT_TAG {tag})"
+        ));
+        out.push("FetchContent_MakeAvailable(c0)".into());
+        let mut files = std::mem::take(&mut self.files);
+        files.insert("CMakeLists.txt".into(), format!("{HEAD}{}\n", out.join("\n")));
+        // Variant runs: each input set to a tag, or the cache ones to ON.
+        let mut variants = Vec::new();
+        if self.used_input {
+            for _ in 0..2 {
+                let env: Vec<(String, String)> = self
+                    .env_names
+                    .clone()
+                    .into_iter()
+                    .map(|n| (n, self.pick(TAGS).to_string()))
+                    .collect();
+                let mut names = self.cache_names.clone();
+                for i in 0..NVARS {
+                    if self.rng.random_bool(0.2) {
+                        names.push(format!("V{i}"));
+                    }
+                }
+                let defs: Vec<(String, String)> = names
+                    .into_iter()
+                    .map(|n| (n, self.pick(&["ON", "t1", AFFECTED]).to_string()))
+                    .collect();
+                variants.push((defs, env));
+            }
+        }
+        Case {
+            name: String::new(),
+            files,
+            has_inputs: self.used_input,
+            variants,
+        }
+    }
+}
+
+fn generated_cases() -> usize {
+    std::env::var("PINPROBE_CMAKE_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(120)
+}
+
+/// Generated programs, half without unknown inputs (one configuration, exact), half with
+/// environment and cache inputs (CMake's fetches under several input values must be among
+/// pinprobe's). Two threads.
+#[test]
+fn generated_programs_agree_with_cmake() {
+    if !cmake_available() {
+        return;
+    }
+    let n = generated_cases();
+    let base: u64 = std::env::var("PINPROBE_CMAKE_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(13);
+    let failures = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for t in 0..2u64 {
+            let failures = &failures;
+            s.spawn(move || {
+                for i in (t as usize..n).step_by(2) {
+                    let seed = base * 1_000_003 + i as u64;
+                    let mut case = Gen::new(seed, i % 2 == 1).program();
+                    case.name = format!("generated seed {seed}");
+                    if let Err(e) = check(&case) {
+                        failures.lock().expect("lock").push(e);
+                    }
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().expect("lock");
+    if let Some(dir) = std::env::var_os("PINPROBE_CMAKE_FAILURES") {
+        std::fs::create_dir_all(&dir).expect("failure directory");
+        for (i, f) in failures.iter().enumerate() {
+            std::fs::write(Path::new(&dir).join(format!("{i}.txt")), f).expect("write failure");
+        }
+    }
+    if let Some(first) = failures.first() {
+        panic!("{} of {n} generated programs disagree; first:\n{first}", failures.len());
+    }
+    eprintln!("{n} generated programs agree with cmake");
+}

@@ -63,7 +63,7 @@ const UNARY: &[&str] = &[
     "IS_EXECUTABLE",
 ];
 
-const BINARY: &[&str] = &[
+pub(super) const BINARY: &[&str] = &[
     "MATCHES",
     "LESS",
     "GREATER",

@@ -144,8 +144,8 @@ pub fn evaluate_with(view: &dyn View, limits: Limits) -> Result<Evaluation, Cmak
             let mut run = Run::new(&mut m, choices.clone(), cache);
             let result = run.top();
             let failed = match result {
-                Ok(()) => None,
-                Err(Stop::Fatal(msg)) => Some(msg),
+                Ok(()) => run.errors.first().cloned(),
+                Err(Stop::Fatal(msg) | Stop::Error(msg)) => Some(msg),
                 Err(Stop::Undecided(reason)) => {
                     out.undecided = Some(reason);
                     reached.extend(run.reached.iter().cloned());
@@ -302,23 +302,32 @@ fn variable_names(view: &dyn View) -> Result<std::collections::HashSet<String>, 
         for line in text.lines() {
             let l = line.trim_start();
             let lower = l.to_ascii_lowercase();
-            // Bare names tested by a condition: `if(USE_X)`, `if(DEFINED X)`, `X STREQUAL y`.
+            // Bare names tested by a condition (`if(USE_X)`, `if(DEFINED X)`,
+            // `X STREQUAL y`): every identifier that is not a keyword, a constant, or the right
+            // operand of a binary operator (a literal there, as in `X STREQUAL Release`).
             if ["if(", "if (", "elseif(", "elseif (", "while("]
                 .iter()
                 .any(|p| lower.starts_with(p))
             {
                 let body = l.split_once('(').map_or("", |(_, b)| b);
-                for word in body.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+                let mut after_binary = false;
+                for word in body
+                    .split(|c: char| c.is_whitespace() || c == '(' || c == ')')
+                    .filter(|w| !w.is_empty())
+                {
                     let is_name = word
                         .chars()
                         .next()
-                        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+                        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                        && word.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
                     if is_name
+                        && !after_binary
                         && !CONDITION_WORDS.contains(&word)
                         && super::cond::constant(word).is_none()
                     {
                         names.insert(word.to_string());
                     }
+                    after_binary = super::cond::BINARY.contains(&word);
                 }
             }
             for cmd in ["set(", "option(", "unset("] {

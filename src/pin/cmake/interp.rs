@@ -110,8 +110,11 @@ pub(super) fn parse(invocations: Vec<Invocation>) -> Result<Vec<Node>, (u32, Str
 /// Why a run stopped early.
 #[derive(Debug)]
 pub(super) enum Stop {
-    /// CMake would stop with an error here (`message(FATAL_ERROR)`, a missing file...).
+    /// CMake stops here (`message(FATAL_ERROR)`, a malformed condition).
     Fatal(String),
+    /// A command fails: CMake reports it and goes on with the next command (the
+    /// configuration fails in the end).
+    Error(String),
     /// pinprobe cannot follow (over budget, an unsupported construct): the evaluation is unknown.
     Undecided(String),
     /// A syntax error in a file CMake reads.
@@ -254,6 +257,8 @@ pub(super) struct Run<'m, 'v> {
     pub reached: BTreeSet<(String, u32)>,
     /// Files CMake would read that pinprobe cannot (outside the tree, a path from an input).
     pub unread: BTreeSet<String>,
+    /// Errors CMake reports and goes on after.
+    pub errors: Vec<String>,
     written: HashSet<String>,
     policy_version: (u64, u64),
     policies: HashMap<String, bool>,
@@ -443,6 +448,7 @@ impl<'m, 'v> Run<'m, 'v> {
             fetches: Vec::new(),
             reached: BTreeSet::new(),
             unread: BTreeSet::new(),
+            errors: Vec::new(),
             written: HashSet::new(),
             policy_version: (3, 0),
             policies: HashMap::new(),
@@ -457,7 +463,7 @@ impl<'m, 'v> Run<'m, 'v> {
         let Some(nodes) = self.m.load("CMakeLists.txt")? else {
             return Err(Stop::Fatal("no top-level CMakeLists.txt".into()));
         };
-        self.block(&nodes)?;
+        self.block(&nodes, false)?;
         Ok(())
     }
 
@@ -519,17 +525,33 @@ impl<'m, 'v> Run<'m, 'v> {
         format!("{file}:{line}")
     }
 
-    fn expand_args(&self, tokens: &[Token]) -> Result<Vec<Arg>, Stop> {
+    fn expand_args(&mut self, tokens: &[Token]) -> Result<Vec<Arg>, Stop> {
         let mut out = Vec::new();
         let mut total = 0usize;
         for t in tokens {
-            let args = expand(t, self).map_err(|ExpandError::TooLong| {
+            let mut args = expand(t, self).map_err(|ExpandError::TooLong| {
                 Stop::Undecided(format!(
                     "{}: a value over {} bytes",
                     self.here(t.line),
                     super::value::MAX_VALUE
                 ))
             })?;
+            // An unquoted reference to an unknown value that is empty by default: CMake drops
+            // the argument when it is empty, so whether it is is a decision.
+            if let [only] = args.as_slice()
+                && !only.quoted
+                && only.text.is_empty()
+                && !only.taint.is_empty()
+            {
+                let t_ = Truth {
+                    value: true,
+                    taint: only.taint.clone(),
+                };
+                let what = format!("{}: `{}` is empty", self.here(t.line), t.text);
+                if self.decide(t_, what) {
+                    args.clear();
+                }
+            }
             total += args.iter().map(|a| a.text.len()).sum::<usize>();
             if total > 16 * super::value::MAX_VALUE {
                 return Err(Stop::Undecided(format!(
@@ -575,11 +597,20 @@ impl<'m, 'v> Run<'m, 'v> {
         Ok(self.decide(t, what))
     }
 
-    fn block(&mut self, nodes: &[Node]) -> Result<Flow, Stop> {
+    /// Run a block. `function_body`: the body of a function or macro, which CMake leaves at
+    /// its first failing command (an error in a nested `if`/`foreach` body does not leave it).
+    fn block(&mut self, nodes: &[Node], function_body: bool) -> Result<Flow, Stop> {
         for node in nodes {
             self.step()?;
             let flow = match node {
-                Node::Cmd(inv) => self.command(inv)?,
+                Node::Cmd(inv) => match self.command(inv) {
+                    Err(Stop::Error(e)) if function_body => return Err(Stop::Error(e)),
+                    Err(Stop::Error(e)) => {
+                        self.errors.push(e);
+                        Flow::Next
+                    }
+                    other => other?,
+                },
                 Node::If(branches) => {
                     let mut flow = Flow::Next;
                     for (cond, body) in branches {
@@ -588,18 +619,24 @@ impl<'m, 'v> Run<'m, 'v> {
                             None => true,
                         };
                         if take {
-                            flow = self.block(body)?;
+                            flow = self.block(body, false)?;
                             break;
                         }
                     }
                     flow
                 }
-                Node::Foreach(head, body) => self.foreach(head, body)?,
+                Node::Foreach(head, body) => match self.foreach(head, body) {
+                    Err(Stop::Error(e)) => {
+                        self.errors.push(e);
+                        Flow::Next
+                    }
+                    other => other?,
+                },
                 Node::While(head, body) => {
                     let mut flow = Flow::Next;
                     while self.condition(head)? {
                         self.step()?;
-                        match self.block(body)? {
+                        match self.block(body, false)? {
                             Flow::Break => break,
                             Flow::Return => {
                                 flow = Flow::Return;
@@ -633,7 +670,7 @@ impl<'m, 'v> Run<'m, 'v> {
                 Node::Block(body) => {
                     let copy = self.scopes.last().cloned().unwrap_or_default();
                     self.scopes.push(copy);
-                    let flow = self.block(body);
+                    let flow = self.block(body, false);
                     self.scopes.pop();
                     flow?
                 }
@@ -648,7 +685,7 @@ impl<'m, 'v> Run<'m, 'v> {
     fn foreach(&mut self, head: &Invocation, body: &[Node]) -> Result<Flow, Stop> {
         let args = self.expand_args(&head.args)?;
         let Some((var, rest)) = args.split_first() else {
-            return Err(Stop::Fatal(format!("{}: foreach() without arguments", self.here(head.line))));
+            return Err(Stop::Error(format!("{}: foreach() without arguments", self.here(head.line))));
         };
         let kw = |a: &Arg, k: &str| !a.quoted && a.text == k;
         let mut items: Vec<Val> = Vec::new();
@@ -660,7 +697,7 @@ impl<'m, 'v> Run<'m, 'v> {
             for a in &nums {
                 taint.extend(a.taint.iter().cloned());
                 n.push(a.text.trim().parse::<i64>().map_err(|_| {
-                    Stop::Fatal(format!("{}: foreach(RANGE) needs integers", self.here(head.line)))
+                    Stop::Error(format!("{}: foreach(RANGE) needs integers", self.here(head.line)))
                 })?);
             }
             if !taint.is_empty() {
@@ -673,13 +710,13 @@ impl<'m, 'v> Run<'m, 'v> {
                 [stop] => (0, *stop, 1),
                 [start, stop] => (*start, *stop, 1),
                 [start, stop, step] => (*start, *stop, *step),
-                _ => return Err(Stop::Fatal(format!("{}: foreach(RANGE) arguments", self.here(head.line)))),
+                _ => return Err(Stop::Error(format!("{}: foreach(RANGE) arguments", self.here(head.line)))),
             };
             if step <= 0 || stop < start {
                 if stop < start {
-                    return Err(Stop::Fatal(format!("{}: foreach(RANGE) stop before start", self.here(head.line))));
+                    return Err(Stop::Error(format!("{}: foreach(RANGE) stop before start", self.here(head.line))));
                 }
-                return Err(Stop::Fatal(format!("{}: foreach(RANGE) step", self.here(head.line))));
+                return Err(Stop::Error(format!("{}: foreach(RANGE) step", self.here(head.line))));
             }
             let mut i = start;
             while i <= stop {
@@ -721,7 +758,7 @@ impl<'m, 'v> Run<'m, 'v> {
                         }
                     }
                     _ => {
-                        return Err(Stop::Fatal(format!(
+                        return Err(Stop::Error(format!(
                             "{}: foreach(IN) without LISTS or ITEMS",
                             self.here(head.line)
                         )));
@@ -744,7 +781,7 @@ impl<'m, 'v> Run<'m, 'v> {
         for item in items {
             self.step()?;
             self.set_var(&name, item);
-            match self.block(body)? {
+            match self.block(body, false)? {
                 Flow::Break => break,
                 Flow::Return => {
                     flow = Flow::Return;
@@ -773,6 +810,9 @@ impl<'m, 'v> Run<'m, 'v> {
         {
             return self.call(inv, def);
         }
+        if NO_EFFECT.contains(&name.as_str()) {
+            return Ok(Flow::Next);
+        }
         let args = self.expand_args(&inv.args)?;
         match name.as_str() {
             "set" => self.cmd_set(&args, inv.line)?,
@@ -787,6 +827,9 @@ impl<'m, 'v> Run<'m, 'v> {
             "project" => self.cmd_project(&args),
             "cmake_minimum_required" | "cmake_policy" => self.cmd_policy(&args),
             "message" => {
+                if args.first().is_some_and(|a| a.text == "SEND_ERROR") {
+                    return Err(Stop::Error(format!("{}: message(SEND_ERROR)", self.here(inv.line))));
+                }
                 if args.first().is_some_and(|a| a.text == "FATAL_ERROR") {
                     let msg: Vec<&str> = args.iter().skip(1).map(|a| a.text.as_str()).collect();
                     return Err(Stop::Fatal(format!("{}: {}", self.here(inv.line), msg.concat())));
@@ -885,7 +928,7 @@ impl<'m, 'v> Run<'m, 'v> {
         }
         let args = self.expand_args(&inv.args)?;
         if args.len() < def.params.len() {
-            return Err(Stop::Fatal(format!(
+            return Err(Stop::Error(format!(
                 "{}: {}() called with {} arguments, needs {}",
                 self.here(inv.line),
                 inv.name,
@@ -910,7 +953,7 @@ impl<'m, 'v> Run<'m, 'v> {
         self.depth += 1;
         let result = if def.is_macro {
             self.macro_frames.push(Some(frame));
-            let r = self.block(&def.body);
+            let r = self.block(&def.body, true);
             self.macro_frames.pop();
             r
         } else {
@@ -918,7 +961,7 @@ impl<'m, 'v> Run<'m, 'v> {
             scope.extend(frame);
             self.scopes.push(scope);
             self.macro_frames.push(None);
-            let r = self.block(&def.body);
+            let r = self.block(&def.body, true);
             self.macro_frames.pop();
             self.scopes.pop();
             r.map(|_| Flow::Next)
@@ -1153,7 +1196,7 @@ impl<'m, 'v> Run<'m, 'v> {
                 return Ok(Flow::Next);
             }
             None => {
-                return Err(Stop::Fatal(format!(
+                return Err(Stop::Error(format!(
                     "{}: include could not find `{}`",
                     self.here(line),
                     target.text
@@ -1175,7 +1218,7 @@ impl<'m, 'v> Run<'m, 'v> {
             list_file: rel,
         });
         self.depth += 1;
-        let r = self.block(&nodes);
+        let r = self.block(&nodes, false);
         self.depth -= 1;
         self.dirs.pop();
         r.map(|_| Flow::Next)
@@ -1197,7 +1240,7 @@ impl<'m, 'v> Run<'m, 'v> {
             format!("{rel}/CMakeLists.txt")
         };
         let Some(nodes) = self.m.load(&file)? else {
-            return Err(Stop::Fatal(format!(
+            return Err(Stop::Error(format!(
                 "{}: add_subdirectory: no {file}",
                 self.here(line)
             )));
@@ -1215,7 +1258,7 @@ impl<'m, 'v> Run<'m, 'v> {
             list_file: file,
         });
         self.depth += 1;
-        let r = self.block(&nodes);
+        let r = self.block(&nodes, false);
         self.depth -= 1;
         self.dirs.pop();
         self.scopes.pop();
@@ -1228,7 +1271,7 @@ impl<'m, 'v> Run<'m, 'v> {
                 let n: usize = args
                     .get(1)
                     .and_then(|a| a.text.parse().ok())
-                    .ok_or_else(|| Stop::Fatal(format!("{}: PARSE_ARGV index", self.here(line))))?;
+                    .ok_or_else(|| Stop::Error(format!("{}: PARSE_ARGV index", self.here(line))))?;
                 let argc: usize = self.var("ARGC").text.parse().unwrap_or(0);
                 let vals = (n..argc).map(|i| self.var(&format!("ARGV{i}"))).collect();
                 (vals, args.get(2), args.get(3), args.get(4), args.get(5))
@@ -1368,21 +1411,21 @@ impl<'m, 'v> Run<'m, 'v> {
 
     fn cmd_list(&mut self, args: &[Arg], line: u32) -> Result<(), Stop> {
         let sets = super::builtins::list(args, &|n| self.read_var(n))
-            .map_err(|e| Stop::Fatal(format!("{}: {e}", self.here(line))))?;
+            .map_err(|e| Stop::Error(format!("{}: {e}", self.here(line))))?;
         self.apply(sets, args, "list");
         Ok(())
     }
 
     fn cmd_string(&mut self, args: &[Arg], line: u32) -> Result<(), Stop> {
         let sets = super::builtins::string(args, &|n| self.read_var(n))
-            .map_err(|e| Stop::Fatal(format!("{}: {e}", self.here(line))))?;
+            .map_err(|e| Stop::Error(format!("{}: {e}", self.here(line))))?;
         self.apply(sets, args, "string");
         Ok(())
     }
 
     fn cmd_math(&mut self, args: &[Arg], line: u32) -> Result<(), Stop> {
         let sets = super::builtins::math(args)
-            .map_err(|e| Stop::Fatal(format!("{}: {e}", self.here(line))))?;
+            .map_err(|e| Stop::Error(format!("{}: {e}", self.here(line))))?;
         self.apply(sets, args, "math");
         Ok(())
     }
@@ -1396,7 +1439,7 @@ impl<'m, 'v> Run<'m, 'v> {
         match op.text.as_str() {
             "READ" | "STRINGS" => {
                 let Some(var) = args.get(2) else {
-                    return Err(Stop::Fatal(format!("{}: file({}) needs a variable", self.here(line), op.text)));
+                    return Err(Stop::Error(format!("{}: file({}) needs a variable", self.here(line), op.text)));
                 };
                 let full = self.path_arg(first);
                 let rel = view_path(&full).filter(|_| first.taint.is_empty());
@@ -1406,7 +1449,7 @@ impl<'m, 'v> Run<'m, 'v> {
                 };
                 let Some(bytes) = content else {
                     if rel.is_some() && !self.written.contains(rel.as_deref().unwrap_or("")) {
-                        return Err(Stop::Fatal(format!(
+                        return Err(Stop::Error(format!(
                             "{}: file({}) cannot read `{}`",
                             self.here(line),
                             op.text,
