@@ -170,7 +170,7 @@ fn predicate(op: &str, a: &Arg, env: &mut dyn Env) -> (bool, Taint) {
                 let (v, mut t) = env.defined(&a.text);
                 // Set from an unknown value that is empty by default: maybe not set at all.
                 if let Some(v) = &v
-                    && v.text.is_empty()
+                    && (v.text.is_empty() || v.taint.iter().any(|i| matches!(i, Input::Join(_))))
                 {
                     t.extend(v.taint.iter().cloned());
                 }

@@ -55,6 +55,10 @@ pub struct Fetch {
     pub args: Vec<(String, u32)>,
     /// Where `FetchContent_MakeAvailable` / `_Populate(name)` fetched it.
     pub populated_at: Option<(String, u32)>,
+    /// Conditions (joined, see the evaluator) under which alone this fetch happens; empty when
+    /// it happens in this configuration.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub only_if: Vec<String>,
 }
 
 /// A decision a configuration took.
@@ -125,6 +129,10 @@ pub fn evaluate_with(view: &dyn View, limits: Limits) -> Result<Evaluation, Cmak
     m.var_names = variable_names(view)?;
     let mut setups: Vec<(Option<String>, Vec<(String, String)>)> = vec![(None, Vec::new())];
     setups.extend(presets(view)?.into_iter().map(|(n, c)| (Some(n), c)));
+    let scripted = build_script_definitions(view)?;
+    if !scripted.is_empty() {
+        setups.push((Some("build scripts".to_string()), scripted));
+    }
     let mut out = Evaluation::default();
     let mut reached: BTreeSet<(String, u32)> = BTreeSet::new();
     let has_root = view.read("CMakeLists.txt")?.is_some();
@@ -144,12 +152,12 @@ pub fn evaluate_with(view: &dyn View, limits: Limits) -> Result<Evaluation, Cmak
             let mut run = Run::new(&mut m, choices.clone(), cache);
             let result = run.top();
             let failed = match result {
-                Ok(()) => run.errors.first().cloned(),
+                Ok(()) => run.st.errors.first().cloned(),
                 Err(Stop::Fatal(msg) | Stop::Error(msg)) => Some(msg),
                 Err(Stop::Undecided(reason)) => {
-                    out.undecided = Some(reason);
-                    reached.extend(run.reached.iter().cloned());
-                    break 'setups;
+                    out.undecided.get_or_insert(reason);
+                    reached.extend(run.st.reached.iter().cloned());
+                    continue 'setups;
                 }
                 Err(Stop::Syntax {
                     file,
@@ -169,8 +177,9 @@ pub fn evaluate_with(view: &dyn View, limits: Limits) -> Result<Evaluation, Cmak
                 next.push(!run.trace.get(k).is_some_and(|d| d.outcome));
                 queue.push(next);
             }
-            reached.extend(run.reached.iter().cloned());
+            reached.extend(run.st.reached.iter().cloned());
             let default = preset.is_none()
+                && !run.no_default
                 && run
                     .trace
                     .iter()
@@ -187,9 +196,9 @@ pub fn evaluate_with(view: &dyn View, limits: Limits) -> Result<Evaluation, Cmak
                         inputs: d.inputs.iter().cloned().collect(),
                     })
                     .collect(),
-                fetches: std::mem::take(&mut run.fetches),
+                fetches: std::mem::take(&mut run.st.fetches),
                 failed,
-                unread: run.unread.iter().cloned().collect(),
+                unread: run.st.unread.iter().cloned().collect(),
             });
         }
     }
@@ -348,6 +357,48 @@ fn variable_names(view: &dyn View) -> Result<std::collections::HashSet<String>, 
         }
     }
     Ok(names)
+}
+
+/// The text standing for a `-D` value a build script computes (truthy, like a path).
+pub(super) const SCRIPTED_VALUE: &str = "<set by a build script>";
+
+/// `-D<NAME>=<value>` written in the tree's build scripts (`setup.py`, `*.sh`, `Dockerfile*`),
+/// as one more setup: literal values as written, computed ones (`{}`, `$X`, conflicting) as
+/// [`SCRIPTED_VALUE`].
+fn build_script_definitions(view: &dyn View) -> Result<Vec<(String, String)>, CmakeError> {
+    let re = regex::Regex::new(r#"-D([A-Za-z_][A-Za-z0-9_]*)(?::[A-Z]+)?=([^\s"',\])]*)"#)
+        .map_err(|e| CmakeError::Syntax {
+            file: String::new(),
+            line: 0,
+            message: e.to_string(),
+        })?;
+    let mut defs: Vec<(String, String)> = Vec::new();
+    for file in view.files_under("")? {
+        let base = file.rsplit('/').next().unwrap_or(&file);
+        let is_script = base == "setup.py" || base.ends_with(".sh") || base.starts_with("Dockerfile");
+        if !is_script || file.split('/').count() > 3 {
+            continue;
+        }
+        let Some(bytes) = view.read(&file)? else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        for c in re.captures_iter(&text) {
+            let (Some(name), Some(value)) = (c.get(1), c.get(2)) else {
+                continue;
+            };
+            let name = name.as_str().to_string();
+            let v = value.as_str();
+            let computed = v.is_empty() || v.contains(['{', '$', '%']);
+            let v = if computed { SCRIPTED_VALUE } else { v };
+            match defs.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, old)) if old != v => *old = SCRIPTED_VALUE.to_string(),
+                Some(_) => {}
+                None => defs.push((name, v.to_string())),
+            }
+        }
+    }
+    Ok(defs)
 }
 
 /// Keywords of conditions, never variable names there.

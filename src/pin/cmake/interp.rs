@@ -24,6 +24,9 @@ pub(super) const SOURCE_ROOT: &str = "/pinprobe-source";
 pub(super) const BINARY_ROOT: &str = "/pinprobe-build";
 /// Nesting of `include()`, `add_subdirectory()` and calls (CMake's default limit is 1000).
 const MAX_DEPTH: usize = 200;
+/// Decisions a run forks on before it joins conditions instead (at most 2^6 configurations
+/// per setup from forks alone).
+const FORK_LIMIT: usize = 6;
 /// Nesting of blocks (`if`, `foreach`, ...) in one file.
 const MAX_NESTING: usize = 1000;
 
@@ -221,7 +224,15 @@ struct Def {
     is_macro: bool,
 }
 
-#[derive(Clone)]
+impl PartialEq for Def {
+    fn eq(&self, other: &Def) -> bool {
+        self.params == other.params
+            && self.is_macro == other.is_macro
+            && Rc::ptr_eq(&self.body, &other.body)
+    }
+}
+
+#[derive(Clone, PartialEq)]
 struct Dirs {
     /// View-relative directory of the `CMakeLists.txt` being processed.
     source_dir: String,
@@ -230,18 +241,16 @@ struct Dirs {
 }
 
 /// What `FetchContent_Declare` stored for a name.
-#[derive(Clone)]
+#[derive(Clone, PartialEq)]
 struct Details {
     args: Vec<Arg>,
     file: String,
     line: u32,
 }
 
-/// One run of the program under one sequence of decisions.
-pub(super) struct Run<'m, 'v> {
-    m: &'m mut Machine<'v>,
-    choices: Vec<bool>,
-    pub trace: Vec<Decision>,
+/// Everything a run changes: what CMake's state would be.
+#[derive(Clone, PartialEq)]
+pub(super) struct State {
     scopes: Vec<HashMap<String, Val>>,
     /// Cache entries the program (or a preset) created; `None`: removed by `unset(CACHE)`.
     cache: HashMap<String, Option<Val>>,
@@ -264,6 +273,21 @@ pub(super) struct Run<'m, 'v> {
     policies: HashMap<String, bool>,
     depth: usize,
     project_dir: Option<String>,
+    /// Names unset on the default path that a joined branch may have set, with why.
+    maybe: HashMap<String, Taint>,
+    /// Prefixes of variable names set where the rest of the name was unknown.
+    wild: Vec<(String, Input)>,
+}
+
+/// One run of the program under one sequence of decisions.
+pub(super) struct Run<'m, 'v> {
+    m: &'m mut Machine<'v>,
+    choices: Vec<bool>,
+    pub trace: Vec<Decision>,
+    pub st: State,
+    /// A condition without a default was joined (or a joined default branch failed): this
+    /// run's values are not the default configuration's.
+    pub no_default: bool,
 }
 
 fn is_identifier(s: &str) -> bool {
@@ -304,7 +328,7 @@ fn parent_dir(rel: &str) -> &str {
 
 impl Lookup for Run<'_, '_> {
     fn var(&self, name: &str) -> Val {
-        if let Some(Some(frame)) = self.macro_frames.last()
+        if let Some(Some(frame)) = self.st.macro_frames.last()
             && let Some(v) = frame.get(name)
         {
             return v.clone();
@@ -319,7 +343,7 @@ impl Lookup for Run<'_, '_> {
     }
 
     fn env(&self, name: &str) -> Val {
-        match self.env.get(name) {
+        match self.st.env.get(name) {
             Some(Some(v)) => v.clone(),
             Some(None) => Val::default(),
             None => Val::with("", Input::Env(name.to_string())),
@@ -327,7 +351,7 @@ impl Lookup for Run<'_, '_> {
     }
 
     fn cache(&self, name: &str) -> Val {
-        match self.cache.get(name) {
+        match self.st.cache.get(name) {
             Some(Some(v)) => v.clone(),
             Some(None) => Val::default(),
             None => Val::with("", input_for(name)),
@@ -341,14 +365,14 @@ impl cond::Env for Run<'_, '_> {
     }
 
     fn env_defined(&self, name: &str) -> (bool, Taint) {
-        match self.env.get(name) {
+        match self.st.env.get(name) {
             Some(v) => (v.is_some(), Taint::new()),
             None => (false, [Input::Env(name.to_string())].into_iter().collect()),
         }
     }
 
     fn cache_defined(&self, name: &str) -> (bool, Taint) {
-        match self.cache.get(name) {
+        match self.st.cache.get(name) {
             Some(v) => (
                 v.is_some(),
                 v.iter().flat_map(|v| v.taint.iter().cloned()).collect(),
@@ -363,7 +387,7 @@ impl cond::Env for Run<'_, '_> {
 
     fn is_command(&self, name: &str) -> bool {
         let l = name.to_ascii_lowercase();
-        self.commands.contains_key(&l) || BUILTIN_COMMANDS.contains(&l.as_str())
+        self.st.commands.contains_key(&l) || BUILTIN_COMMANDS.contains(&l.as_str())
     }
 
     fn exists(&self, path: &str, directory: bool) -> Option<bool> {
@@ -427,33 +451,45 @@ impl<'m, 'v> Run<'m, 'v> {
     ) -> Self {
         let cache = initial_cache
             .iter()
-            .map(|(k, v)| (k.clone(), Some(Val::with(v.clone(), Input::Cache(k.clone())))))
+            .map(|(k, v)| {
+                let input = if v == super::evaluate::SCRIPTED_VALUE {
+                    Input::Opaque(format!("-D{k} from a build script"))
+                } else {
+                    Input::Cache(k.clone())
+                };
+                (k.clone(), Some(Val::with(v.clone(), input)))
+            })
             .collect();
         Run {
             m,
             choices,
             trace: Vec::new(),
-            scopes: vec![HashMap::new()],
-            cache,
-            env: HashMap::new(),
-            commands: HashMap::new(),
-            macro_frames: vec![None],
-            dirs: vec![Dirs {
-                source_dir: String::new(),
-                list_file: "CMakeLists.txt".into(),
-            }],
-            declared: HashMap::new(),
-            populated: HashSet::new(),
-            cpm_added: HashSet::new(),
-            fetches: Vec::new(),
-            reached: BTreeSet::new(),
-            unread: BTreeSet::new(),
-            errors: Vec::new(),
-            written: HashSet::new(),
-            policy_version: (3, 0),
-            policies: HashMap::new(),
-            depth: 0,
-            project_dir: None,
+            st: State {
+                scopes: vec![HashMap::new()],
+                cache,
+                env: HashMap::new(),
+                commands: HashMap::new(),
+                macro_frames: vec![None],
+                dirs: vec![Dirs {
+                    source_dir: String::new(),
+                    list_file: "CMakeLists.txt".into(),
+                }],
+                declared: HashMap::new(),
+                populated: HashSet::new(),
+                cpm_added: HashSet::new(),
+                fetches: Vec::new(),
+                reached: BTreeSet::new(),
+                unread: BTreeSet::new(),
+                errors: Vec::new(),
+                written: HashSet::new(),
+                policy_version: (3, 0),
+                policies: HashMap::new(),
+                depth: 0,
+                project_dir: None,
+                maybe: HashMap::new(),
+                wild: Vec::new(),
+            },
+            no_default: false,
         }
     }
 
@@ -468,11 +504,11 @@ impl<'m, 'v> Run<'m, 'v> {
     }
 
     fn scope_mut(&mut self) -> &mut HashMap<String, Val> {
-        if self.scopes.is_empty() {
-            self.scopes.push(HashMap::new());
+        if self.st.scopes.is_empty() {
+            self.st.scopes.push(HashMap::new());
         }
-        let n = self.scopes.len() - 1;
-        &mut self.scopes[n]
+        let n = self.st.scopes.len() - 1;
+        &mut self.st.scopes[n]
     }
 
     fn set_var(&mut self, name: &str, v: Val) {
@@ -480,25 +516,52 @@ impl<'m, 'v> Run<'m, 'v> {
     }
 
     fn defined_val(&self, name: &str) -> (Option<Val>, Taint) {
-        if let Some(v) = self.scopes.last().and_then(|s| s.get(name)) {
+        let (v, mut t) = self.defined_val_plain(name);
+        let wild: Taint = self
+            .st
+            .wild
+            .iter()
+            .filter(|(p, _)| name.starts_with(p.as_str()))
+            .map(|(_, i)| i.clone())
+            .collect();
+        if wild.is_empty() {
+            return (v, t);
+        }
+        match v {
+            Some(mut v) => {
+                v.taint.extend(wild);
+                (Some(v), t)
+            }
+            None => {
+                t.extend(wild);
+                (None, t)
+            }
+        }
+    }
+
+    fn defined_val_plain(&self, name: &str) -> (Option<Val>, Taint) {
+        if let Some(v) = self.st.scopes.last().and_then(|s| s.get(name)) {
             return (Some(v.clone()), Taint::new());
         }
-        match self.cache.get(name) {
+        let maybe = self.st.maybe.get(name).cloned().unwrap_or_default();
+        match self.st.cache.get(name) {
             Some(Some(v)) => return (Some(v.clone()), Taint::new()),
-            Some(None) => return (None, Taint::new()),
+            Some(None) => return (None, maybe),
             None => {}
         }
         if let Some(v) = self.builtin(name) {
             return (Some(v), Taint::new());
         }
-        (None, [input_for(name)].into_iter().collect())
+        let mut taint = maybe;
+        taint.insert(input_for(name));
+        (None, taint)
     }
 
     fn builtin(&self, name: &str) -> Option<Val> {
-        let dirs = self.dirs.last()?;
+        let dirs = self.st.dirs.last()?;
         Some(match name {
             "CMAKE_SOURCE_DIR" => Val::exact(SOURCE_ROOT),
-            "PROJECT_SOURCE_DIR" => Val::exact(abs(self.project_dir.as_deref().unwrap_or(""))),
+            "PROJECT_SOURCE_DIR" => Val::exact(abs(self.st.project_dir.as_deref().unwrap_or(""))),
             "CMAKE_CURRENT_SOURCE_DIR" => Val::exact(abs(&dirs.source_dir)),
             "CMAKE_CURRENT_LIST_DIR" => Val::exact(abs(parent_dir(&dirs.list_file))),
             "CMAKE_CURRENT_LIST_FILE" => Val::exact(abs(&dirs.list_file)),
@@ -521,7 +584,7 @@ impl<'m, 'v> Run<'m, 'v> {
     }
 
     fn here(&self, line: u32) -> String {
-        let file = self.dirs.last().map(|d| d.list_file.as_str()).unwrap_or("");
+        let file = self.st.dirs.last().map(|d| d.list_file.as_str()).unwrap_or("");
         format!("{file}:{line}")
     }
 
@@ -548,7 +611,12 @@ impl<'m, 'v> Run<'m, 'v> {
                     taint: only.taint.clone(),
                 };
                 let what = format!("{}: `{}` is empty", self.here(t.line), t.text);
-                if self.decide(t_, what) {
+                let forks = self.trace.len() < FORK_LIMIT && t_.taint.iter().all(Input::has_default);
+                // Past the fork limit the element stays, standing for any value (sound; the
+                // default configuration's argument count may then differ).
+                if !forks {
+                    self.no_default = true;
+                } else if self.decide(t_, what) {
                     args.clear();
                 }
             }
@@ -606,28 +674,15 @@ impl<'m, 'v> Run<'m, 'v> {
                 Node::Cmd(inv) => match self.command(inv) {
                     Err(Stop::Error(e)) if function_body => return Err(Stop::Error(e)),
                     Err(Stop::Error(e)) => {
-                        self.errors.push(e);
+                        self.st.errors.push(e);
                         Flow::Next
                     }
                     other => other?,
                 },
-                Node::If(branches) => {
-                    let mut flow = Flow::Next;
-                    for (cond, body) in branches {
-                        let take = match cond {
-                            Some(inv) => self.condition(inv)?,
-                            None => true,
-                        };
-                        if take {
-                            flow = self.block(body, false)?;
-                            break;
-                        }
-                    }
-                    flow
-                }
+                Node::If(branches) => self.if_chain(branches)?,
                 Node::Foreach(head, body) => match self.foreach(head, body) {
                     Err(Stop::Error(e)) => {
-                        self.errors.push(e);
+                        self.st.errors.push(e);
                         Flow::Next
                     }
                     other => other?,
@@ -656,7 +711,7 @@ impl<'m, 'v> Run<'m, 'v> {
                                 self.here(head.line)
                             )));
                         }
-                        self.commands.insert(
+                        self.st.commands.insert(
                             name.text.to_ascii_lowercase(),
                             Def {
                                 params: params.iter().map(|p| p.text.clone()).collect(),
@@ -668,10 +723,10 @@ impl<'m, 'v> Run<'m, 'v> {
                     Flow::Next
                 }
                 Node::Block(body) => {
-                    let copy = self.scopes.last().cloned().unwrap_or_default();
-                    self.scopes.push(copy);
+                    let copy = self.st.scopes.last().cloned().unwrap_or_default();
+                    self.st.scopes.push(copy);
                     let flow = self.block(body, false);
-                    self.scopes.pop();
+                    self.st.scopes.pop();
                     flow?
                 }
             };
@@ -680,6 +735,183 @@ impl<'m, 'v> Run<'m, 'v> {
             }
         }
         Ok(Flow::Next)
+    }
+
+    /// `if()`/`elseif()`/`else()`. A condition that depends on an input is either a decision
+    /// (the driver runs both outcomes as separate configurations) or, past
+    /// [`FORK_LIMIT`] decisions in this run or when it has no default (the compiler,
+    /// `find_package`), *joined*: both sides run here, from the same state, and the states are
+    /// merged, every value that differs marked as depending on the condition (the default
+    /// side's text kept), and fetches only the other side makes kept with the condition.
+    fn if_chain(&mut self, branches: &[(Option<Invocation>, Vec<Node>)]) -> Result<Flow, Stop> {
+        let Some(((cond, body), rest)) = branches.split_first() else {
+            return Ok(Flow::Next);
+        };
+        let Some(inv) = cond else {
+            return self.block(body, false);
+        };
+        let args = self.expand_args(&inv.args)?;
+        let t = cond::evaluate(&args, self).map_err(|e| {
+            Stop::Fatal(format!("{}: {}(): {}", self.here(inv.line), inv.name, e.0))
+        })?;
+        let what = self.condition_text(inv);
+        if t.taint.is_empty() {
+            return if t.value {
+                self.block(body, false)
+            } else {
+                self.if_chain(rest)
+            };
+        }
+        let opaque = t.taint.iter().any(|i| !i.has_default());
+        let flow_inside = branches.iter().any(|(_, b)| has_control_flow(b));
+        let join = !flow_inside && (opaque || self.trace.len() >= FORK_LIMIT);
+        if !join {
+            return if self.decide(t, what) {
+                self.block(body, false)
+            } else {
+                self.if_chain(rest)
+            };
+        }
+        if opaque {
+            self.no_default = true;
+        }
+        let mark = Input::Join(what);
+        let start = self.st.clone();
+        let first = if t.value {
+            self.block(body, false)
+        } else {
+            self.if_chain(rest)
+        };
+        let taken = std::mem::replace(&mut self.st, start);
+        let second = if t.value {
+            self.if_chain(rest)
+        } else {
+            self.block(body, false)
+        };
+        let other = std::mem::replace(&mut self.st, taken);
+        match (first, second) {
+            (Ok(Flow::Next), Ok(Flow::Next)) => {
+                self.join(other, &mark)?;
+                Ok(Flow::Next)
+            }
+            (Err(Stop::Fatal(_)), Ok(Flow::Next)) => {
+                // The default side stops CMake: the configurations that go on are the other
+                // side's.
+                self.st = other;
+                self.no_default = true;
+                Ok(Flow::Next)
+            }
+            (Ok(Flow::Next), Err(Stop::Fatal(_))) => Ok(Flow::Next),
+            (Err(e), _) | (_, Err(e)) => Err(e),
+            _ => Err(Stop::Undecided(format!(
+                "{}: return()/break()/continue() under a condition on an input",
+                self.here(inv.line)
+            ))),
+        }
+    }
+
+    fn condition_text(&self, inv: &Invocation) -> String {
+        let text: Vec<String> = inv
+            .args
+            .iter()
+            .map(|t| match t.quoting {
+                Quoting::Quoted => format!("\"{}\"", t.text),
+                _ => t.text.clone(),
+            })
+            .collect();
+        format!("{}: {}({})", self.here(inv.line), inv.name, text.join(" "))
+    }
+
+    /// Merge the state of the other side of a joined condition into this (the default side's).
+    fn join(&mut self, other: State, mark: &Input) -> Result<(), Stop> {
+        fn merge_map<K: Clone + Eq + std::hash::Hash>(
+            a: &mut HashMap<K, Val>,
+            b: HashMap<K, Val>,
+            mark: &Input,
+            maybe: &mut dyn FnMut(&K),
+        ) {
+            for (k, va) in a.iter_mut() {
+                if b.get(k) != Some(va) {
+                    va.taint.insert(mark.clone());
+                }
+            }
+            for k in b.keys() {
+                if !a.contains_key(k) {
+                    maybe(k);
+                }
+            }
+        }
+        let State {
+            scopes,
+            cache,
+            env,
+            commands,
+            declared,
+            fetches,
+            reached,
+            unread,
+            written,
+            ..
+        } = other;
+        if commands != self.st.commands {
+            return Err(Stop::Undecided(
+                "a function or macro defined differently under a condition on an input".into(),
+            ));
+        }
+        if scopes.len() != self.st.scopes.len() {
+            return Err(Stop::Undecided("scopes differ after a condition".into()));
+        }
+        let mut maybe_names: Vec<String> = Vec::new();
+        for (a, b) in self.st.scopes.iter_mut().zip(scopes) {
+            merge_map(a, b, mark, &mut |k: &String| maybe_names.push(k.clone()));
+        }
+        let flatten = |m: HashMap<String, Option<Val>>| -> HashMap<String, Val> {
+            m.into_iter().filter_map(|(k, v)| v.map(|v| (k, v))).collect()
+        };
+        let mut cache_a = flatten(std::mem::take(&mut self.st.cache));
+        merge_map(&mut cache_a, flatten(cache), mark, &mut |k: &String| {
+            maybe_names.push(k.clone())
+        });
+        self.st.cache = cache_a.into_iter().map(|(k, v)| (k, Some(v))).collect();
+        let mut env_a = flatten(std::mem::take(&mut self.st.env));
+        merge_map(&mut env_a, flatten(env), mark, &mut |k: &String| {
+            maybe_names.push(k.clone())
+        });
+        self.st.env = env_a.into_iter().map(|(k, v)| (k, Some(v))).collect();
+        for n in maybe_names {
+            self.st.maybe.entry(n).or_default().insert(mark.clone());
+        }
+        for (k, mut d) in declared {
+            match self.st.declared.get_mut(&k) {
+                Some(mine) if *mine == d => {}
+                Some(mine) => mine.args.iter_mut().for_each(|a| {
+                    a.taint.insert(mark.clone());
+                }),
+                None => {
+                    d.args.iter_mut().for_each(|a| {
+                        a.taint.insert(mark.clone());
+                    });
+                    self.st.declared.insert(k, d);
+                }
+            }
+        }
+        let common = self
+            .st
+            .fetches
+            .iter()
+            .zip(&fetches)
+            .take_while(|(a, b)| a == b)
+            .count();
+        for mut f in fetches.into_iter().skip(common) {
+            if !self.st.fetches.contains(&f) {
+                f.only_if.push(mark.to_string());
+                self.st.fetches.push(f);
+            }
+        }
+        self.st.reached.extend(reached);
+        self.st.unread.extend(unread);
+        self.st.written.extend(written);
+        Ok(())
     }
 
     fn foreach(&mut self, head: &Invocation, body: &[Node]) -> Result<Flow, Stop> {
@@ -776,7 +1008,7 @@ impl<'m, 'v> Run<'m, 'v> {
             items = rest.iter().map(Arg::val).collect();
         }
         let name = vars.first().cloned().unwrap_or_default();
-        let saved = self.scopes.last().and_then(|s| s.get(&name)).cloned();
+        let saved = self.st.scopes.last().and_then(|s| s.get(&name)).cloned();
         let mut flow = Flow::Next;
         for item in items {
             self.step()?;
@@ -806,7 +1038,7 @@ impl<'m, 'v> Run<'m, 'v> {
         // Fetch commands are always the real ones (CPM.cmake defines CPMAddPackage as a
         // function that downloads; its effect is what is modelled here).
         if !is_fetch_command(&name)
-            && let Some(def) = self.commands.get(&name).cloned()
+            && let Some(def) = self.st.commands.get(&name).cloned()
         {
             return self.call(inv, def);
         }
@@ -815,7 +1047,10 @@ impl<'m, 'v> Run<'m, 'v> {
         }
         let args = self.expand_args(&inv.args)?;
         match name.as_str() {
-            "set" => self.cmd_set(&args, inv.line)?,
+            "set" => {
+                let raw = inv.args.first().map(|t| t.text.as_str()).unwrap_or("");
+                self.cmd_set(&args, raw, inv.line)?
+            }
             "unset" => self.cmd_unset(&args),
             "option" => self.cmd_option(&args),
             "list" => self.cmd_list(&args, inv.line)?,
@@ -860,33 +1095,33 @@ impl<'m, 'v> Run<'m, 'v> {
                 }
             }
             "fetchcontent_populate" => {
-                self.reached.insert((self.file(), inv.line));
+                self.st.reached.insert((self.file(), inv.line));
                 match args.as_slice() {
                     [] => {}
                     [name] => self.fc_populate_declared(name, inv.line)?,
                     [name, rest @ ..] => {
                         let f = self.fetch(Command::FetchContentPopulate, name, rest, inv.line);
-                        self.fetches.push(f);
+                        self.st.fetches.push(f);
                     }
                 }
             }
             "fetchcontent_getproperties" => {
                 if let Some(n) = args.first() {
                     let lc = n.text.to_ascii_lowercase();
-                    if self.populated.contains(&lc) {
+                    if self.st.populated.contains(&lc) {
                         self.set_var(&format!("{lc}_POPULATED"), Val::exact("TRUE"));
                     }
                 }
             }
             "externalproject_add" => {
-                self.reached.insert((self.file(), inv.line));
+                self.st.reached.insert((self.file(), inv.line));
                 if let Some((name, rest)) = args.split_first() {
                     let f = self.fetch(Command::ExternalProjectAdd, name, rest, inv.line);
-                    self.fetches.push(f);
+                    self.st.fetches.push(f);
                 }
             }
             "cpmaddpackage" => {
-                self.reached.insert((self.file(), inv.line));
+                self.st.reached.insert((self.file(), inv.line));
                 self.cpm(&args, inv.line);
             }
             "cmake_language" | "variable_watch" | "load_cache" => {
@@ -903,7 +1138,7 @@ impl<'m, 'v> Run<'m, 'v> {
     }
 
     fn file(&self) -> String {
-        self.dirs.last().map(|d| d.list_file.clone()).unwrap_or_default()
+        self.st.dirs.last().map(|d| d.list_file.clone()).unwrap_or_default()
     }
 
     /// A command pinprobe does not model may set any variable named in its arguments.
@@ -911,7 +1146,7 @@ impl<'m, 'v> Run<'m, 'v> {
         let what = Input::Opaque(format!("{command}()"));
         for a in args.iter().filter(|a| is_identifier(&a.text)) {
             let mut v = self.var(&a.text);
-            if !self.scopes.last().is_some_and(|s| s.contains_key(&a.text)) {
+            if !self.st.scopes.last().is_some_and(|s| s.contains_key(&a.text)) {
                 v = Val::default();
             }
             v.taint.insert(what.clone());
@@ -920,7 +1155,7 @@ impl<'m, 'v> Run<'m, 'v> {
     }
 
     fn call(&mut self, inv: &Invocation, def: Def) -> Result<Flow, Stop> {
-        if self.depth >= MAX_DEPTH {
+        if self.st.depth >= MAX_DEPTH {
             return Err(Stop::Undecided(format!(
                 "{}: calls and includes nested deeper than {MAX_DEPTH}",
                 self.here(inv.line)
@@ -950,40 +1185,52 @@ impl<'m, 'v> Run<'m, 'v> {
         for (p, a) in def.params.iter().zip(&args) {
             frame.insert(p.clone(), a.val());
         }
-        self.depth += 1;
+        self.st.depth += 1;
         let result = if def.is_macro {
-            self.macro_frames.push(Some(frame));
+            self.st.macro_frames.push(Some(frame));
             let r = self.block(&def.body, true);
-            self.macro_frames.pop();
+            self.st.macro_frames.pop();
             r
         } else {
-            let mut scope = self.scopes.last().cloned().unwrap_or_default();
+            let mut scope = self.st.scopes.last().cloned().unwrap_or_default();
             scope.extend(frame);
-            self.scopes.push(scope);
-            self.macro_frames.push(None);
+            self.st.scopes.push(scope);
+            self.st.macro_frames.push(None);
             let r = self.block(&def.body, true);
-            self.macro_frames.pop();
-            self.scopes.pop();
+            self.st.macro_frames.pop();
+            self.st.scopes.pop();
             r.map(|_| Flow::Next)
         };
-        self.depth -= 1;
+        self.st.depth -= 1;
         result
     }
 
-    fn cmd_set(&mut self, args: &[Arg], line: u32) -> Result<(), Stop> {
+    fn cmd_set(&mut self, args: &[Arg], raw_name: &str, line: u32) -> Result<(), Stop> {
         let Some((var, values)) = args.split_first() else {
             return Ok(());
         };
+        let mut values = values.to_vec();
         if !var.taint.is_empty() {
-            return Err(Stop::Undecided(format!(
-                "{}: set() of a variable whose name comes from an input",
-                self.here(line)
-            )));
+            // `set(CMAKE_${LANG}_FLAGS ...)`: the name is unknown past its written prefix.
+            // Every variable with that prefix may have been set from here on.
+            let prefix = raw_name.split('$').next().unwrap_or("");
+            if prefix.is_empty() || prefix.starts_with("ENV{") {
+                return Err(Stop::Undecided(format!(
+                    "{}: set() of a variable whose name comes from an input",
+                    self.here(line)
+                )));
+            }
+            let mark = Input::Opaque(format!("{}: set({raw_name} ...)", self.here(line)));
+            self.st.wild.push((prefix.to_string(), mark.clone()));
+            for v in &mut values {
+                v.taint.insert(mark.clone());
+            }
         }
+        let values = values.as_slice();
         let name = var.text.clone();
         if let Some(env) = name.strip_prefix("ENV{").and_then(|s| s.strip_suffix('}')) {
             let v = values.first().map(Arg::val);
-            self.env
+            self.st.env
                 .insert(env.to_string(), v.filter(|v| !v.text.is_empty() || !v.taint.is_empty()));
             return Ok(());
         }
@@ -995,9 +1242,9 @@ impl<'m, 'v> Run<'m, 'v> {
             let value = join(values.get(..at).unwrap_or_default());
             let force = values.iter().skip(at).any(|a| !a.quoted && a.text == "FORCE");
             let cmp0126_new = self.policy("CMP0126", (3, 21));
-            let exists = matches!(self.cache.get(&name), Some(Some(_)));
+            let exists = matches!(self.st.cache.get(&name), Some(Some(_)));
             if force {
-                self.cache.insert(name.clone(), Some(value));
+                self.st.cache.insert(name.clone(), Some(value));
                 if !cmp0126_new {
                     self.scope_mut().remove(&name);
                 }
@@ -1006,7 +1253,7 @@ impl<'m, 'v> Run<'m, 'v> {
                     // The user may have passed -D<name>: then this keeps theirs.
                     let mut v = value;
                     v.taint.insert(Input::Cache(name.clone()));
-                    self.cache.insert(name.clone(), Some(v));
+                    self.st.cache.insert(name.clone(), Some(v));
                 }
                 if !cmp0126_new {
                     self.scope_mut().remove(&name);
@@ -1016,9 +1263,9 @@ impl<'m, 'v> Run<'m, 'v> {
         }
         if values.last().is_some_and(|a| !a.quoted && a.text == "PARENT_SCOPE") {
             let value = values.get(..values.len() - 1).unwrap_or_default();
-            let n = self.scopes.len();
+            let n = self.st.scopes.len();
             if n >= 2 {
-                let parent = &mut self.scopes[n - 2];
+                let parent = &mut self.st.scopes[n - 2];
                 if value.is_empty() {
                     parent.remove(&name);
                 } else {
@@ -1036,27 +1283,27 @@ impl<'m, 'v> Run<'m, 'v> {
     }
 
     fn policy(&self, id: &str, introduced: (u64, u64)) -> bool {
-        self.policies
+        self.st.policies
             .get(id)
             .copied()
-            .unwrap_or(self.policy_version >= introduced)
+            .unwrap_or(self.st.policy_version >= introduced)
     }
 
     fn cmd_unset(&mut self, args: &[Arg]) {
         let Some(var) = args.first() else { return };
         let name = var.text.clone();
         if let Some(env) = name.strip_prefix("ENV{").and_then(|s| s.strip_suffix('}')) {
-            self.env.insert(env.to_string(), None);
+            self.st.env.insert(env.to_string(), None);
             return;
         }
         match args.get(1).map(|a| a.text.as_str()) {
             Some("CACHE") => {
-                self.cache.insert(name, None);
+                self.st.cache.insert(name, None);
             }
             Some("PARENT_SCOPE") => {
-                let n = self.scopes.len();
+                let n = self.st.scopes.len();
                 if n >= 2 {
-                    self.scopes[n - 2].remove(&name);
+                    self.st.scopes[n - 2].remove(&name);
                 }
             }
             _ => {
@@ -1069,13 +1316,13 @@ impl<'m, 'v> Run<'m, 'v> {
         let Some(var) = args.first() else { return };
         let name = var.text.clone();
         let cmp0077_new = self.policy("CMP0077", (3, 13));
-        if cmp0077_new && self.scopes.last().is_some_and(|s| s.contains_key(&name)) {
+        if cmp0077_new && self.st.scopes.last().is_some_and(|s| s.contains_key(&name)) {
             return;
         }
-        if !matches!(self.cache.get(&name), Some(Some(_))) {
+        if !matches!(self.st.cache.get(&name), Some(Some(_))) {
             let mut v = args.get(2).map(Arg::val).unwrap_or_else(|| Val::exact("OFF"));
             v.taint.insert(Input::Cache(name.clone()));
-            self.cache.insert(name.clone(), Some(v));
+            self.st.cache.insert(name.clone(), Some(v));
         }
         if !cmp0077_new {
             self.scope_mut().remove(&name);
@@ -1088,11 +1335,11 @@ impl<'m, 'v> Run<'m, 'v> {
             ["VERSION", v, ..] => {
                 let min = v.split("...").next().unwrap_or(v);
                 let mut parts = min.split('.').map(|p| p.parse::<u64>().unwrap_or(0));
-                self.policy_version = (parts.next().unwrap_or(3), parts.next().unwrap_or(0));
-                self.policies.clear();
+                self.st.policy_version = (parts.next().unwrap_or(3), parts.next().unwrap_or(0));
+                self.st.policies.clear();
             }
             ["SET", id, value, ..] => {
-                self.policies.insert(id.to_string(), *value == "NEW");
+                self.st.policies.insert(id.to_string(), *value == "NEW");
             }
             _ => {}
         }
@@ -1100,10 +1347,10 @@ impl<'m, 'v> Run<'m, 'v> {
 
     fn cmd_project(&mut self, args: &[Arg]) {
         let Some(name) = args.first() else { return };
-        let dir = self.dirs.last().map(|d| d.source_dir.clone()).unwrap_or_default();
-        self.project_dir = Some(dir.clone());
+        let dir = self.st.dirs.last().map(|d| d.source_dir.clone()).unwrap_or_default();
+        self.st.project_dir = Some(dir.clone());
         self.set_var("PROJECT_NAME", name.val());
-        if self.depth == 0 && dir.is_empty() {
+        if self.st.depth == 0 && dir.is_empty() {
             self.set_var("CMAKE_PROJECT_NAME", name.val());
         }
         self.set_var(&format!("{}_SOURCE_DIR", name.text), Val::exact(abs(&dir)));
@@ -1130,7 +1377,7 @@ impl<'m, 'v> Run<'m, 'v> {
         if a.text.starts_with('/') {
             a.text.clone()
         } else {
-            let dir = self.dirs.last().map(|d| d.source_dir.clone()).unwrap_or_default();
+            let dir = self.st.dirs.last().map(|d| d.source_dir.clone()).unwrap_or_default();
             format!("{}/{}", abs(&dir), a.text)
         }
     }
@@ -1146,7 +1393,7 @@ impl<'m, 'v> Run<'m, 'v> {
             .and_then(|i| args.get(i + 1))
             .map(|a| a.text.clone());
         if !target.taint.is_empty() {
-            self.unread.insert(format!("{}: include({})", self.here(line), target.text));
+            self.st.unread.insert(format!("{}: include({})", self.here(line), target.text));
             return Ok(Flow::Next);
         }
         let is_module = !target.text.contains('/') && !target.text.ends_with(".cmake");
@@ -1175,7 +1422,7 @@ impl<'m, 'v> Run<'m, 'v> {
             match view_path(&full) {
                 Some(rel) => path = Some(rel),
                 None => {
-                    self.unread.insert(format!("{}: include({})", self.here(line), target.text));
+                    self.st.unread.insert(format!("{}: include({})", self.here(line), target.text));
                     return Ok(Flow::Next);
                 }
             }
@@ -1206,32 +1453,32 @@ impl<'m, 'v> Run<'m, 'v> {
         if let Some(v) = result_var {
             self.set_var(&v, Val::exact(abs(&rel)));
         }
-        if self.depth >= MAX_DEPTH {
+        if self.st.depth >= MAX_DEPTH {
             return Err(Stop::Undecided(format!(
                 "{}: includes nested deeper than {MAX_DEPTH} (recursive include?)",
                 self.here(line)
             )));
         }
-        let source_dir = self.dirs.last().map(|d| d.source_dir.clone()).unwrap_or_default();
-        self.dirs.push(Dirs {
+        let source_dir = self.st.dirs.last().map(|d| d.source_dir.clone()).unwrap_or_default();
+        self.st.dirs.push(Dirs {
             source_dir,
             list_file: rel,
         });
-        self.depth += 1;
+        self.st.depth += 1;
         let r = self.block(&nodes, false);
-        self.depth -= 1;
-        self.dirs.pop();
+        self.st.depth -= 1;
+        self.st.dirs.pop();
         r.map(|_| Flow::Next)
     }
 
     fn cmd_add_subdirectory(&mut self, args: &[Arg], line: u32) -> Result<(), Stop> {
         let Some(dir) = args.first() else { return Ok(()) };
         if !dir.taint.is_empty() {
-            self.unread.insert(format!("{}: add_subdirectory({})", self.here(line), dir.text));
+            self.st.unread.insert(format!("{}: add_subdirectory({})", self.here(line), dir.text));
             return Ok(());
         }
         let Some(rel) = view_path(&self.path_arg(dir)) else {
-            self.unread.insert(format!("{}: add_subdirectory({})", self.here(line), dir.text));
+            self.st.unread.insert(format!("{}: add_subdirectory({})", self.here(line), dir.text));
             return Ok(());
         };
         let file = if rel.is_empty() {
@@ -1245,23 +1492,23 @@ impl<'m, 'v> Run<'m, 'v> {
                 self.here(line)
             )));
         };
-        if self.depth >= MAX_DEPTH {
+        if self.st.depth >= MAX_DEPTH {
             return Err(Stop::Undecided(format!(
                 "{}: directories nested deeper than {MAX_DEPTH}",
                 self.here(line)
             )));
         }
-        let copy = self.scopes.last().cloned().unwrap_or_default();
-        self.scopes.push(copy);
-        self.dirs.push(Dirs {
+        let copy = self.st.scopes.last().cloned().unwrap_or_default();
+        self.st.scopes.push(copy);
+        self.st.dirs.push(Dirs {
             source_dir: rel,
             list_file: file,
         });
-        self.depth += 1;
+        self.st.depth += 1;
         let r = self.block(&nodes, false);
-        self.depth -= 1;
-        self.dirs.pop();
-        self.scopes.pop();
+        self.st.depth -= 1;
+        self.st.dirs.pop();
+        self.st.scopes.pop();
         r.map(|_| ())
     }
 
@@ -1444,11 +1691,11 @@ impl<'m, 'v> Run<'m, 'v> {
                 let full = self.path_arg(first);
                 let rel = view_path(&full).filter(|_| first.taint.is_empty());
                 let content = match &rel {
-                    Some(r) if !self.written.contains(r) => self.m.view.read(r)?,
+                    Some(r) if !self.st.written.contains(r) => self.m.view.read(r)?,
                     _ => None,
                 };
                 let Some(bytes) = content else {
-                    if rel.is_some() && !self.written.contains(rel.as_deref().unwrap_or("")) {
+                    if rel.is_some() && !self.st.written.contains(rel.as_deref().unwrap_or("")) {
                         return Err(Stop::Error(format!(
                             "{}: file({}) cannot read `{}`",
                             self.here(line),
@@ -1561,7 +1808,7 @@ impl<'m, 'v> Run<'m, 'v> {
             "WRITE" | "APPEND" | "TOUCH" | "TOUCH_NOCREATE" | "CONFIGURE" | "GENERATE" => {
                 let full = self.path_arg(first);
                 if let Some(rel) = view_path(&full) {
-                    self.written.insert(rel);
+                    self.st.written.insert(rel);
                 }
             }
             "MAKE_DIRECTORY" | "REMOVE" | "REMOVE_RECURSE" | "COPY" | "INSTALL" | "CHMOD"
@@ -1574,15 +1821,15 @@ impl<'m, 'v> Run<'m, 'v> {
     // ----- FetchContent, ExternalProject, CPM -----
 
     fn fc_declare(&mut self, args: &[Arg], line: u32) -> Result<(), Stop> {
-        self.reached.insert((self.file(), line));
+        self.st.reached.insert((self.file(), line));
         let Some((name, rest)) = args.split_first() else {
             return Ok(());
         };
         let lc = name.text.to_ascii_lowercase();
         // The first declaration of a name wins; later ones are ignored.
-        self.declared.entry(lc).or_insert_with(|| Details {
+        self.st.declared.entry(lc).or_insert_with(|| Details {
             args: std::iter::once(name.clone()).chain(rest.iter().cloned()).collect(),
-            file: self.dirs.last().map(|d| d.list_file.clone()).unwrap_or_default(),
+            file: self.st.dirs.last().map(|d| d.list_file.clone()).unwrap_or_default(),
             line,
         });
         Ok(())
@@ -1590,17 +1837,17 @@ impl<'m, 'v> Run<'m, 'v> {
 
     fn fc_populate_declared(&mut self, name: &Arg, line: u32) -> Result<(), Stop> {
         let lc = name.text.to_ascii_lowercase();
-        if self.populated.contains(&lc) {
+        if self.st.populated.contains(&lc) {
             return Ok(());
         }
-        let Some(details) = self.declared.get(&lc).cloned() else {
+        let Some(details) = self.st.declared.get(&lc).cloned() else {
             return Err(Stop::Fatal(format!(
                 "{}: no FetchContent_Declare() details for `{}`",
                 self.here(line),
                 name.text
             )));
         };
-        self.populated.insert(lc.clone());
+        self.st.populated.insert(lc.clone());
         let var = format!("FETCHCONTENT_SOURCE_DIR_{}", name.text.to_ascii_uppercase());
         let (v, taint) = self.defined_val(&var);
         let local = match v {
@@ -1637,7 +1884,7 @@ impl<'m, 'v> Run<'m, 'v> {
             }
         }
         self.set_var(&format!("{lc}_POPULATED"), Val::exact("TRUE"));
-        self.fetches.push(f);
+        self.st.fetches.push(f);
         Ok(())
     }
 
@@ -1679,6 +1926,7 @@ impl<'m, 'v> Run<'m, 'v> {
                 .map(|a| (a.text.clone(), a.line))
                 .collect(),
             populated_at: None,
+            only_if: Vec::new(),
         }
     }
 
@@ -1692,7 +1940,7 @@ impl<'m, 'v> Run<'m, 'v> {
             })
         };
         let lc = decl.name.to_ascii_lowercase();
-        if !self.cpm_added.insert(lc) {
+        if !self.st.cpm_added.insert(lc) {
             return;
         }
         let f = Fetch {
@@ -1712,8 +1960,9 @@ impl<'m, 'v> Run<'m, 'v> {
             ],
             args: args.iter().map(|a| (a.text.clone(), a.line)).collect(),
             populated_at: None,
+            only_if: Vec::new(),
         };
-        self.fetches.push(f);
+        self.st.fetches.push(f);
     }
 }
 
@@ -1727,4 +1976,22 @@ fn is_fetch_command(name: &str) -> bool {
             | "externalproject_add"
             | "cpmaddpackage"
     )
+}
+
+/// Whether `return()`, `break()` or `continue()` appears in a block (outside function and
+/// macro definitions, whose bodies run elsewhere).
+fn has_control_flow(nodes: &[Node]) -> bool {
+    nodes.iter().any(|n| match n {
+        Node::Cmd(inv) => matches!(
+            inv.name.to_ascii_lowercase().as_str(),
+            "return" | "break" | "continue"
+        ),
+        Node::If(branches) => branches.iter().any(|(_, b)| has_control_flow(b)),
+        Node::Foreach(_, b) | Node::While(_, b) => b.iter().any(|n| match n {
+            Node::Cmd(inv) => inv.name.eq_ignore_ascii_case("return"),
+            other => has_control_flow(std::slice::from_ref(other)),
+        }),
+        Node::Block(b) => has_control_flow(b),
+        Node::Function(..) => false,
+    })
 }

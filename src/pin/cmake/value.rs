@@ -23,6 +23,9 @@ pub enum Input {
     /// Something with no default pinprobe can name: the compiler, `find_package`, a command's
     /// output, the build directory.
     Opaque(String),
+    /// A value that differs between the sides of this condition (which depends on an input);
+    /// the text is the default side's.
+    Join(String),
 }
 
 impl Input {
@@ -38,6 +41,7 @@ impl std::fmt::Display for Input {
             Input::Cache(n) => write!(f, "-D{n}"),
             Input::Env(n) => write!(f, "$ENV{{{n}}}"),
             Input::Opaque(n) => write!(f, "{n}"),
+            Input::Join(n) => write!(f, "the outcome of {n}"),
         }
     }
 }
