@@ -171,6 +171,10 @@ pub fn evaluate_with(view: &dyn View, limits: Limits) -> Result<Evaluation, Cmak
                     });
                 }
                 Err(Stop::Io(e)) => return Err(e.into()),
+                Err(Stop::NeedsFork) => {
+                    out.undecided.get_or_insert("a condition pinprobe cannot follow".into());
+                    continue 'setups;
+                }
             };
             for k in choices.len()..run.trace.len() {
                 let mut next: Vec<bool> = run.trace.iter().take(k).map(|d| d.outcome).collect();

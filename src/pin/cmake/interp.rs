@@ -120,6 +120,9 @@ pub(super) enum Stop {
     Error(String),
     /// pinprobe cannot follow (over budget, an unsupported construct): the evaluation is unknown.
     Undecided(String),
+    /// Inside a function call: a condition on an input that would have to fork (it guards
+    /// `return()`/`break()`/`continue()`); the call is summarised instead.
+    NeedsFork,
     /// A syntax error in a file CMake reads.
     Syntax { file: String, line: u32, message: String },
     Io(TargetError),
@@ -288,6 +291,8 @@ pub(super) struct Run<'m, 'v> {
     /// A condition without a default was joined (or a joined default branch failed): this
     /// run's values are not the default configuration's.
     pub no_default: bool,
+    /// Function calls being run (decisions there join or summarise the call, never fork).
+    summarizing: usize,
 }
 
 fn is_identifier(s: &str) -> bool {
@@ -490,6 +495,7 @@ impl<'m, 'v> Run<'m, 'v> {
                 wild: Vec::new(),
             },
             no_default: false,
+            summarizing: 0,
         }
     }
 
@@ -611,11 +617,14 @@ impl<'m, 'v> Run<'m, 'v> {
                     taint: only.taint.clone(),
                 };
                 let what = format!("{}: `{}` is empty", self.here(t.line), t.text);
-                let forks = self.trace.len() < FORK_LIMIT && t_.taint.iter().all(Input::has_default);
+                let has_default = t_.taint.iter().all(Input::has_default);
+                let forks = self.trace.len() < FORK_LIMIT && has_default && self.summarizing == 0;
                 // Past the fork limit the element stays, standing for any value (sound; the
                 // default configuration's argument count may then differ).
                 if !forks {
-                    self.no_default = true;
+                    if !has_default {
+                        self.no_default = true;
+                    }
                 } else if self.decide(t_, what) {
                     args.clear();
                 }
@@ -653,6 +662,9 @@ impl<'m, 'v> Run<'m, 'v> {
         let args = self.expand_args(&inv.args)?;
         let t = cond::evaluate(&args, self)
             .map_err(|e| Stop::Fatal(format!("{}: {}(): {}", self.here(inv.line), inv.name, e.0)))?;
+        if !t.taint.is_empty() && self.summarizing > 0 {
+            return Err(Stop::NeedsFork);
+        }
         let text: Vec<String> = inv
             .args
             .iter()
@@ -764,7 +776,11 @@ impl<'m, 'v> Run<'m, 'v> {
         }
         let opaque = t.taint.iter().any(|i| !i.has_default());
         let flow_inside = branches.iter().any(|(_, b)| has_control_flow(b));
-        let join = !flow_inside && (opaque || self.trace.len() >= FORK_LIMIT);
+        let join = !flow_inside
+            && (opaque || self.trace.len() >= FORK_LIMIT || self.summarizing > 0);
+        if !join && self.summarizing > 0 {
+            return Err(Stop::NeedsFork);
+        }
         if !join {
             return if self.decide(t, what) {
                 self.block(body, false)
@@ -1192,17 +1208,73 @@ impl<'m, 'v> Run<'m, 'v> {
             self.st.macro_frames.pop();
             r
         } else {
+            let before = self.st.clone();
             let mut scope = self.st.scopes.last().cloned().unwrap_or_default();
-            scope.extend(frame);
+            scope.extend(frame.clone());
             self.st.scopes.push(scope);
             self.st.macro_frames.push(None);
+            self.summarizing += 1;
             let r = self.block(&def.body, true);
+            self.summarizing -= 1;
             self.st.macro_frames.pop();
             self.st.scopes.pop();
-            r.map(|_| Flow::Next)
+            match r {
+                Err(Stop::NeedsFork) => {
+                    self.st = before;
+                    self.summarize(inv, &def, frame)
+                }
+                r => r.map(|_| Flow::Next),
+            }
         };
         self.st.depth -= 1;
         result
+    }
+
+    /// A function call whose body pinprobe cannot follow (a condition on an input guards a
+    /// `return()`): what it sets in the caller (`set(... PARENT_SCOPE)`, `return(PROPAGATE)`)
+    /// becomes unknown. A function with any other effect (cache, environment, fetches,
+    /// includes, definitions, calls) makes the evaluation unknown.
+    fn summarize(&mut self, inv: &Invocation, def: &Def, frame: HashMap<String, Val>) -> Result<Flow, Stop> {
+        let mark = Input::Opaque(format!("{}: the result of {}()", self.here(inv.line), inv.name));
+        self.no_default = true;
+        let mut names: Vec<Token> = Vec::new();
+        let mut problem: Option<String> = None;
+        collect_parent_writes(&def.body, &mut names, &mut problem, &self.st.commands, 0);
+        if let Some(p) = problem {
+            return Err(Stop::Undecided(format!(
+                "{}: {}() depends on an input and {p}",
+                self.here(inv.line),
+                inv.name
+            )));
+        }
+        // Expand the written names in the call's own scope.
+        let mut scope = self.st.scopes.last().cloned().unwrap_or_default();
+        scope.extend(frame);
+        self.st.scopes.push(scope);
+        self.st.macro_frames.push(None);
+        let expanded = self.expand_args(&names);
+        self.st.macro_frames.pop();
+        self.st.scopes.pop();
+        for name in expanded? {
+            if !name.taint.is_empty() {
+                return Err(Stop::Undecided(format!(
+                    "{}: {}() sets a variable whose name depends on an input",
+                    self.here(inv.line),
+                    inv.name
+                )));
+            }
+            let current = self.st.scopes.last().and_then(|s| s.get(&name.text)).cloned();
+            match current {
+                Some(mut v) => {
+                    v.taint.insert(mark.clone());
+                    self.set_var(&name.text, v);
+                }
+                None => {
+                    self.st.maybe.entry(name.text.clone()).or_default().insert(mark.clone());
+                }
+            }
+        }
+        Ok(Flow::Next)
     }
 
     fn cmd_set(&mut self, args: &[Arg], raw_name: &str, line: u32) -> Result<(), Stop> {
@@ -1994,4 +2066,87 @@ fn has_control_flow(nodes: &[Node]) -> bool {
         Node::Block(b) => has_control_flow(b),
         Node::Function(..) => false,
     })
+}
+
+/// The names a function body sets in its caller (`set(X ... PARENT_SCOPE)`,
+/// `unset(X PARENT_SCOPE)`, `return(PROPAGATE X...)`), as written; `problem` says why the body
+/// has effects beyond them.
+fn collect_parent_writes(
+    nodes: &[Node],
+    names: &mut Vec<Token>,
+    problem: &mut Option<String>,
+    functions: &HashMap<String, Def>,
+    depth: usize,
+) {
+    for n in nodes {
+        match n {
+            Node::Cmd(inv) => {
+                let name = inv.name.to_ascii_lowercase();
+                let last_is = |k: &str| inv.args.last().is_some_and(|t| t.text == k);
+                match name.as_str() {
+                    "set" | "unset" => {
+                        if inv.args.iter().any(|t| t.text == "CACHE")
+                            || inv.args.first().is_some_and(|t| t.text.starts_with("ENV{"))
+                        {
+                            *problem = Some("sets a cache or environment variable".into());
+                        } else if last_is("PARENT_SCOPE")
+                            && let Some(t) = inv.args.first()
+                        {
+                            names.push(t.clone());
+                        }
+                    }
+                    "return" => {
+                        let mut propagate = false;
+                        for t in &inv.args {
+                            if t.text == "PROPAGATE" {
+                                propagate = true;
+                            } else if propagate {
+                                names.push(t.clone());
+                            }
+                        }
+                    }
+                    "option" | "include" | "add_subdirectory" | "cmake_language" | "project"
+                    | "cmake_policy" | "cmake_minimum_required" => {
+                        *problem = Some(format!("calls {}()", inv.name));
+                    }
+                    // Writing a file a later `file(READ)` could see; other forms only set
+                    // variables of the function's scope or touch the build directory.
+                    "file"
+                        if inv.args.first().is_some_and(|t| {
+                            matches!(
+                                t.text.as_str(),
+                                "WRITE" | "APPEND" | "CONFIGURE" | "GENERATE" | "TOUCH"
+                            )
+                        }) =>
+                    {
+                        *problem = Some(format!("calls {}()", inv.name));
+                    }
+                    n if is_fetch_command(n) => {
+                        *problem = Some(format!("calls {}()", inv.name));
+                    }
+                    n if functions.contains_key(n) => {
+                        // What a called function sets in its caller stays in this function's
+                        // scope; only its other effects matter.
+                        match functions.get(n) {
+                            Some(def) if depth < 8 && !def.is_macro => {
+                                let mut ignored = Vec::new();
+                                collect_parent_writes(&def.body, &mut ignored, problem, functions, depth + 1);
+                            }
+                            _ => *problem = Some(format!("calls {}()", inv.name)),
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Node::If(branches) => {
+                for (_, b) in branches {
+                    collect_parent_writes(b, names, problem, functions, depth);
+                }
+            }
+            Node::Foreach(_, b) | Node::While(_, b) | Node::Block(b) => {
+                collect_parent_writes(b, names, problem, functions, depth)
+            }
+            Node::Function(..) => *problem = Some("defines a function".into()),
+        }
+    }
 }
