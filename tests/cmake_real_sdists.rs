@@ -41,13 +41,27 @@ fn sdist_dirs() -> Option<(Vec<PathBuf>, Option<tempfile::TempDir>)> {
     };
     if setting != "download" {
         let dir = PathBuf::from(setting);
-        return Some((VERSIONS.iter().map(|v| dir.join(format!("vllm-{v}"))).collect(), None));
+        return Some((
+            VERSIONS
+                .iter()
+                .map(|v| dir.join(format!("vllm-{v}")))
+                .collect(),
+            None,
+        ));
     }
     let tmp = tempfile::tempdir().expect("tempdir");
     let mut dirs = Vec::new();
     for v in VERSIONS {
         let status = Command::new("python3")
-            .args(["-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:"])
+            .args([
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--no-deps",
+                "--no-binary",
+                ":all:",
+            ])
             .arg(format!("vllm=={v}"))
             .arg("-d")
             .arg(tmp.path())
@@ -88,7 +102,9 @@ fn every_external_project_pin_is_evaluated() {
             let found = eval.configurations.iter().any(|c| {
                 c.fetches.iter().any(|f| {
                     f.name.eq_ignore_ascii_case(name)
-                        && f.tag.as_ref().is_some_and(|t| t.text.eq_ignore_ascii_case(tag))
+                        && f.tag
+                            .as_ref()
+                            .is_some_and(|t| t.text.eq_ignore_ascii_case(tag))
                 })
             });
             assert!(
@@ -108,13 +124,19 @@ fn every_external_project_pin_is_evaluated() {
             elapsed
         ));
         if dir.ends_with("vllm-0.27.0") {
-            let deepgemm = eval.configurations.iter().flat_map(|c| &c.fetches).find(|f| {
-                f.repository
-                    .as_ref()
-                    .is_some_and(|r| r.text.contains("vllm-project/DeepGEMM"))
-            });
+            let deepgemm = eval
+                .configurations
+                .iter()
+                .flat_map(|c| &c.fetches)
+                .find(|f| {
+                    f.repository
+                        .as_ref()
+                        .is_some_and(|r| r.text.contains("vllm-project/DeepGEMM"))
+                });
             assert_eq!(
-                deepgemm.and_then(|f| f.tag.as_ref()).map(|t| t.text.as_str()),
+                deepgemm
+                    .and_then(|f| f.tag.as_ref())
+                    .map(|t| t.text.as_str()),
                 Some("e21c821f39a2056d68067a466c64ddc942200106")
             );
         }

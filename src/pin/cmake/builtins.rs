@@ -44,7 +44,8 @@ pub(super) fn list(args: &[Arg], get: &dyn Fn(&str) -> Val) -> Result<Option<Set
     };
     let texts: Vec<String> = rest.iter().map(|a| a.text.clone()).collect();
     let out_last = || rest.last().map(|a| a.text.clone()).unwrap_or_default();
-    let set_list = |items: &[String], taint: Taint| vec![(name.clone(), val(items.join(";"), taint))];
+    let set_list =
+        |items: &[String], taint: Taint| vec![(name.clone(), val(items.join(";"), taint))];
     Ok(Some(match op.text.as_str() {
         "APPEND" => {
             if texts.is_empty() {
@@ -74,7 +75,10 @@ pub(super) fn list(args: &[Arg], get: &dyn Fn(&str) -> Val) -> Result<Option<Set
             let Some((at, new)) = texts.split_first() else {
                 return Err("list(INSERT) needs an index".into());
             };
-            let n: i64 = at.trim().parse().map_err(|_| format!("list index `{at}`"))?;
+            let n: i64 = at
+                .trim()
+                .parse()
+                .map_err(|_| format!("list index `{at}`"))?;
             let len = items.len() as i64;
             let pos = if n < 0 { len + n } else { n };
             if pos < 0 || pos > len {
@@ -126,7 +130,12 @@ pub(super) fn list(args: &[Arg], get: &dyn Fn(&str) -> Val) -> Result<Option<Set
             let (out, idx) = texts.split_last().ok_or("list(GET) needs an output")?;
             let mut got = Vec::new();
             for i in idx {
-                got.push(items.get(index(i, items.len())?).cloned().unwrap_or_default());
+                got.push(
+                    items
+                        .get(index(i, items.len())?)
+                        .cloned()
+                        .unwrap_or_default(),
+                );
             }
             vec![(out.clone(), val(got.join(";"), taint))]
         }
@@ -156,10 +165,7 @@ pub(super) fn list(args: &[Arg], get: &dyn Fn(&str) -> Val) -> Result<Option<Set
             let (Some(x), Some(out)) = (texts.first(), texts.get(1)) else {
                 return Err("list(FIND) arguments".into());
             };
-            let at = items
-                .iter()
-                .position(|i| i == x)
-                .map_or(-1, |p| p as i64);
+            let at = items.iter().position(|i| i == x).map_or(-1, |p| p as i64);
             vec![(out.clone(), val(at.to_string(), taint))]
         }
         "POP_BACK" | "POP_FRONT" => {
@@ -178,7 +184,13 @@ pub(super) fn list(args: &[Arg], get: &dyn Fn(&str) -> Val) -> Result<Option<Set
                     Some(items.remove(0))
                 };
                 if !out.is_empty() {
-                    sets.push((out, item.map(|i| Val { text: i, taint: taint.clone() })));
+                    sets.push((
+                        out,
+                        item.map(|i| Val {
+                            text: i,
+                            taint: taint.clone(),
+                        }),
+                    ));
                 }
             }
             if items.is_empty() {
@@ -189,7 +201,8 @@ pub(super) fn list(args: &[Arg], get: &dyn Fn(&str) -> Val) -> Result<Option<Set
             sets
         }
         "FILTER" => {
-            let (Some(mode), Some(kw), Some(re)) = (texts.first(), texts.get(1), texts.get(2)) else {
+            let (Some(mode), Some(kw), Some(re)) = (texts.first(), texts.get(1), texts.get(2))
+            else {
                 return Err("list(FILTER) arguments".into());
             };
             if kw != "REGEX" {
@@ -276,7 +289,10 @@ pub(super) fn string(args: &[Arg], get: &dyn Fn(&str) -> Val) -> Result<Option<S
         ("LENGTH", [input, out]) => vec![(out.to_string(), val(input.len().to_string(), all))],
         ("STRIP", [input, out]) => vec![(out.to_string(), val(input.trim(), all))],
         ("SUBSTRING", [input, begin, len, out]) => {
-            let b: usize = begin.trim().parse().map_err(|_| "string(SUBSTRING) begin")?;
+            let b: usize = begin
+                .trim()
+                .parse()
+                .map_err(|_| "string(SUBSTRING) begin")?;
             let l: i64 = len.trim().parse().map_err(|_| "string(SUBSTRING) length")?;
             let bytes = input.as_bytes();
             if b > bytes.len() {
@@ -405,11 +421,7 @@ pub(super) fn math(args: &[Arg]) -> Result<Option<Sets>, String> {
     };
     let v = p.or().and_then(|v| {
         p.ws();
-        if p.i == p.s.len() {
-            Some(v)
-        } else {
-            None
-        }
+        if p.i == p.s.len() { Some(v) } else { None }
     });
     let Some(v) = v else {
         return Err(format!("math(EXPR) cannot parse `{}`", expr.text));
@@ -531,7 +543,9 @@ impl MathParser<'_> {
     fn number(&mut self) -> Option<i64> {
         self.ws();
         let start = self.i;
-        if self.s.get(self.i..self.i + 2) == Some(b"0x") || self.s.get(self.i..self.i + 2) == Some(b"0X") {
+        if self.s.get(self.i..self.i + 2) == Some(b"0x")
+            || self.s.get(self.i..self.i + 2) == Some(b"0X")
+        {
             self.i += 2;
             let hs = self.i;
             while self.s.get(self.i).is_some_and(u8::is_ascii_hexdigit) {

@@ -162,9 +162,17 @@ fn predicate(op: &str, a: &Arg, env: &mut dyn Env) -> (bool, Taint) {
     let opaque = |what: &str| Input::Opaque(format!("if({op} {what})"));
     let value = match op {
         "DEFINED" => {
-            let (d, t) = if let Some(n) = a.text.strip_prefix("ENV{").and_then(|s| s.strip_suffix('}')) {
+            let (d, t) = if let Some(n) = a
+                .text
+                .strip_prefix("ENV{")
+                .and_then(|s| s.strip_suffix('}'))
+            {
                 env.env_defined(n)
-            } else if let Some(n) = a.text.strip_prefix("CACHE{").and_then(|s| s.strip_suffix('}')) {
+            } else if let Some(n) = a
+                .text
+                .strip_prefix("CACHE{")
+                .and_then(|s| s.strip_suffix('}'))
+            {
                 env.cache_defined(n)
             } else {
                 let (v, mut t) = env.defined(&a.text);
@@ -214,7 +222,10 @@ fn operand(item: &Item, env: &mut dyn Env) -> Val {
                 Some(v) => {
                     let mut taint = v.taint;
                     taint.extend(a.taint.iter().cloned());
-                    Val { text: v.text, taint }
+                    Val {
+                        text: v.text,
+                        taint,
+                    }
                 }
                 None => {
                     let mut taint = a.taint.clone();
@@ -236,9 +247,7 @@ fn binary(items: Vec<Item>, env: &mut dyn Env) -> Result<Vec<Item>, CondError> {
     let mut it = items.into_iter().peekable();
     while let Some(item) = it.next() {
         let op = match it.peek() {
-            Some(Item::Arg(a)) if !a.quoted && BINARY.contains(&a.text.as_str()) => {
-                a.text.clone()
-            }
+            Some(Item::Arg(a)) if !a.quoted && BINARY.contains(&a.text.as_str()) => a.text.clone(),
             _ => {
                 out.push(item);
                 continue;
@@ -306,10 +315,11 @@ fn binop(op: &str, lhs: &Item, rhs: &Item, env: &mut dyn Env) -> (bool, Taint) {
         "STRGREATER" => l.text > r.text,
         "STRLESS_EQUAL" => l.text <= r.text,
         "STRGREATER_EQUAL" => l.text >= r.text,
-        "PATH_EQUAL" => l.text.split('/').filter(|s| !s.is_empty()).eq(r
+        "PATH_EQUAL" => l
             .text
             .split('/')
-            .filter(|s| !s.is_empty())),
+            .filter(|s| !s.is_empty())
+            .eq(r.text.split('/').filter(|s| !s.is_empty())),
         "LESS" | "GREATER" | "EQUAL" | "LESS_EQUAL" | "GREATER_EQUAL" => {
             match (number_prefix(&l.text), number_prefix(&r.text)) {
                 (Some(a), Some(b)) => match op {
@@ -322,7 +332,10 @@ fn binop(op: &str, lhs: &Item, rhs: &Item, env: &mut dyn Env) -> (bool, Taint) {
                 _ => false,
             }
         }
-        "VERSION_LESS" | "VERSION_GREATER" | "VERSION_EQUAL" | "VERSION_LESS_EQUAL"
+        "VERSION_LESS"
+        | "VERSION_GREATER"
+        | "VERSION_EQUAL"
+        | "VERSION_LESS_EQUAL"
         | "VERSION_GREATER_EQUAL" => {
             let c = version_compare(&l.text, &r.text);
             match op {

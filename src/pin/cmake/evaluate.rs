@@ -172,7 +172,8 @@ pub fn evaluate_with(view: &dyn View, limits: Limits) -> Result<Evaluation, Cmak
                 }
                 Err(Stop::Io(e)) => return Err(e.into()),
                 Err(Stop::NeedsFork) => {
-                    out.undecided.get_or_insert("a condition pinprobe cannot follow".into());
+                    out.undecided
+                        .get_or_insert("a condition pinprobe cannot follow".into());
                     continue 'setups;
                 }
             };
@@ -379,7 +380,8 @@ fn build_script_definitions(view: &dyn View) -> Result<Vec<(String, String)>, Cm
     let mut defs: Vec<(String, String)> = Vec::new();
     for file in view.files_under("")? {
         let base = file.rsplit('/').next().unwrap_or(&file);
-        let is_script = base == "setup.py" || base.ends_with(".sh") || base.starts_with("Dockerfile");
+        let is_script =
+            base == "setup.py" || base.ends_with(".sh") || base.starts_with("Dockerfile");
         if !is_script || file.split('/').count() > 3 {
             continue;
         }
@@ -407,12 +409,42 @@ fn build_script_definitions(view: &dyn View) -> Result<Vec<(String, String)>, Cm
 
 /// Keywords of conditions, never variable names there.
 const CONDITION_WORDS: &[&str] = &[
-    "NOT", "AND", "OR", "DEFINED", "EXISTS", "COMMAND", "TARGET", "TEST", "POLICY",
-    "IS_DIRECTORY", "IS_SYMLINK", "IS_ABSOLUTE", "IS_READABLE", "IS_WRITABLE", "IS_EXECUTABLE",
-    "MATCHES", "LESS", "GREATER", "EQUAL", "LESS_EQUAL", "GREATER_EQUAL", "STRLESS",
-    "STRGREATER", "STREQUAL", "STRLESS_EQUAL", "STRGREATER_EQUAL", "VERSION_LESS",
-    "VERSION_GREATER", "VERSION_EQUAL", "VERSION_LESS_EQUAL", "VERSION_GREATER_EQUAL", "IN_LIST",
-    "PATH_EQUAL", "IS_NEWER_THAN", "ENV", "CACHE",
+    "NOT",
+    "AND",
+    "OR",
+    "DEFINED",
+    "EXISTS",
+    "COMMAND",
+    "TARGET",
+    "TEST",
+    "POLICY",
+    "IS_DIRECTORY",
+    "IS_SYMLINK",
+    "IS_ABSOLUTE",
+    "IS_READABLE",
+    "IS_WRITABLE",
+    "IS_EXECUTABLE",
+    "MATCHES",
+    "LESS",
+    "GREATER",
+    "EQUAL",
+    "LESS_EQUAL",
+    "GREATER_EQUAL",
+    "STRLESS",
+    "STRGREATER",
+    "STREQUAL",
+    "STRLESS_EQUAL",
+    "STRGREATER_EQUAL",
+    "VERSION_LESS",
+    "VERSION_GREATER",
+    "VERSION_EQUAL",
+    "VERSION_LESS_EQUAL",
+    "VERSION_GREATER_EQUAL",
+    "IN_LIST",
+    "PATH_EQUAL",
+    "IS_NEWER_THAN",
+    "ENV",
+    "CACHE",
 ];
 
 /// `configurePresets[].cacheVariables` of `CMakePresets.json` and `CMakeUserPresets.json`
@@ -446,7 +478,9 @@ fn presets(view: &dyn View) -> Result<Vec<(String, Vec<(String, String)>)>, Cmak
                 for (k, v) in obj {
                     let value = match v {
                         serde_json::Value::String(s) => Some(s.clone()),
-                        serde_json::Value::Bool(b) => Some(if *b { "TRUE" } else { "FALSE" }.into()),
+                        serde_json::Value::Bool(b) => {
+                            Some(if *b { "TRUE" } else { "FALSE" }.into())
+                        }
                         serde_json::Value::Object(o) => o.get("value").and_then(|v| match v {
                             serde_json::Value::String(s) => Some(s.clone()),
                             serde_json::Value::Bool(b) => {

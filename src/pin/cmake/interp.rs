@@ -24,9 +24,9 @@ pub(super) const SOURCE_ROOT: &str = "/pinprobe-source";
 pub(super) const BINARY_ROOT: &str = "/pinprobe-build";
 /// Nesting of `include()`, `add_subdirectory()` and calls (CMake's default limit is 1000).
 const MAX_DEPTH: usize = 200;
-/// Decisions a run forks on before it joins conditions instead (at most 2^6 configurations
+/// Decisions a run forks on before it joins conditions instead (at most 2^3 configurations
 /// per setup from forks alone).
-const FORK_LIMIT: usize = 6;
+const FORK_LIMIT: usize = 3;
 /// Nesting of blocks (`if`, `foreach`, ...) in one file.
 const MAX_NESTING: usize = 1000;
 
@@ -124,7 +124,11 @@ pub(super) enum Stop {
     /// `return()`/`break()`/`continue()`); the call is summarised instead.
     NeedsFork,
     /// A syntax error in a file CMake reads.
-    Syntax { file: String, line: u32, message: String },
+    Syntax {
+        file: String,
+        line: u32,
+        message: String,
+    },
     Io(TargetError),
 }
 
@@ -262,6 +266,8 @@ pub(super) struct State {
     macro_frames: Vec<Option<HashMap<String, Val>>>,
     dirs: Vec<Dirs>,
     declared: HashMap<String, Details>,
+    /// Declarations a joined condition's other side made instead, with the condition.
+    declared_alt: HashMap<String, Vec<(Details, String)>>,
     populated: HashSet<String>,
     cpm_added: HashSet<String>,
     pub fetches: Vec<Fetch>,
@@ -297,7 +303,8 @@ pub(super) struct Run<'m, 'v> {
 
 fn is_identifier(s: &str) -> bool {
     let mut c = s.chars();
-    c.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+    c.next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && c.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
@@ -403,10 +410,7 @@ impl cond::Env for Run<'_, '_> {
             Some(rel.is_empty() || files.iter().any(|f| f.starts_with(&prefix)))
         } else {
             let prefix = format!("{rel}/");
-            Some(
-                rel.is_empty()
-                    || files.iter().any(|f| *f == rel || f.starts_with(&prefix)),
-            )
+            Some(rel.is_empty() || files.iter().any(|f| *f == rel || f.starts_with(&prefix)))
         }
     }
 
@@ -420,32 +424,86 @@ impl cond::Env for Run<'_, '_> {
                 }
             }
         }
-        self.set_var("CMAKE_MATCH_COUNT", Val::exact(groups.len().saturating_sub(1).to_string()));
+        self.set_var(
+            "CMAKE_MATCH_COUNT",
+            Val::exact(groups.len().saturating_sub(1).to_string()),
+        );
     }
 }
 
 /// Commands `if(COMMAND)` knows besides the program's functions (enough for feature tests).
 const BUILTIN_COMMANDS: &[&str] = &[
-    "set", "unset", "if", "list", "string", "file", "message", "include", "add_subdirectory",
-    "function", "macro", "foreach", "while", "option", "project", "math", "return",
-    "fetchcontent_declare", "fetchcontent_makeavailable", "fetchcontent_populate",
-    "fetchcontent_getproperties", "externalproject_add", "cmake_parse_arguments",
-    "cmake_minimum_required", "find_package", "execute_process", "get_filename_component",
+    "set",
+    "unset",
+    "if",
+    "list",
+    "string",
+    "file",
+    "message",
+    "include",
+    "add_subdirectory",
+    "function",
+    "macro",
+    "foreach",
+    "while",
+    "option",
+    "project",
+    "math",
+    "return",
+    "fetchcontent_declare",
+    "fetchcontent_makeavailable",
+    "fetchcontent_populate",
+    "fetchcontent_getproperties",
+    "externalproject_add",
+    "cmake_parse_arguments",
+    "cmake_minimum_required",
+    "find_package",
+    "execute_process",
+    "get_filename_component",
 ];
 
 /// Commands with no effect on variables or fetches.
 const NO_EFFECT: &[&str] = &[
-    "add_library", "add_executable", "add_custom_target", "add_custom_command",
-    "add_dependencies", "add_compile_definitions", "add_compile_options", "add_definitions",
-    "add_link_options", "add_test", "enable_testing", "enable_language",
-    "include_directories", "link_directories", "link_libraries", "install",
-    "set_target_properties", "set_source_files_properties", "set_directory_properties",
-    "set_tests_properties", "target_compile_definitions", "target_compile_features",
-    "target_compile_options", "target_include_directories", "target_link_directories",
-    "target_link_libraries", "target_link_options", "target_precompile_headers",
-    "target_sources", "mark_as_advanced", "source_group", "export", "set_property",
-    "define_property", "configure_file", "remove_definitions", "include_guard",
-    "fetchcontent_setpopulated", "cpmusepackagelock", "cpm_package",
+    "add_library",
+    "add_executable",
+    "add_custom_target",
+    "add_custom_command",
+    "add_dependencies",
+    "add_compile_definitions",
+    "add_compile_options",
+    "add_definitions",
+    "add_link_options",
+    "add_test",
+    "enable_testing",
+    "enable_language",
+    "include_directories",
+    "link_directories",
+    "link_libraries",
+    "install",
+    "set_target_properties",
+    "set_source_files_properties",
+    "set_directory_properties",
+    "set_tests_properties",
+    "target_compile_definitions",
+    "target_compile_features",
+    "target_compile_options",
+    "target_include_directories",
+    "target_link_directories",
+    "target_link_libraries",
+    "target_link_options",
+    "target_precompile_headers",
+    "target_sources",
+    "mark_as_advanced",
+    "source_group",
+    "export",
+    "set_property",
+    "define_property",
+    "configure_file",
+    "remove_definitions",
+    "include_guard",
+    "fetchcontent_setpopulated",
+    "cpmusepackagelock",
+    "cpm_package",
 ];
 
 impl<'m, 'v> Run<'m, 'v> {
@@ -480,6 +538,7 @@ impl<'m, 'v> Run<'m, 'v> {
                     list_file: "CMakeLists.txt".into(),
                 }],
                 declared: HashMap::new(),
+                declared_alt: HashMap::new(),
                 populated: HashSet::new(),
                 cpm_added: HashSet::new(),
                 fetches: Vec::new(),
@@ -590,7 +649,12 @@ impl<'m, 'v> Run<'m, 'v> {
     }
 
     fn here(&self, line: u32) -> String {
-        let file = self.st.dirs.last().map(|d| d.list_file.as_str()).unwrap_or("");
+        let file = self
+            .st
+            .dirs
+            .last()
+            .map(|d| d.list_file.as_str())
+            .unwrap_or("");
         format!("{file}:{line}")
     }
 
@@ -618,13 +682,14 @@ impl<'m, 'v> Run<'m, 'v> {
                 };
                 let what = format!("{}: `{}` is empty", self.here(t.line), t.text);
                 let has_default = t_.taint.iter().all(Input::has_default);
-                let forks = self.trace.len() < FORK_LIMIT && has_default && self.summarizing == 0;
-                // Past the fork limit the element stays, standing for any value (sound; the
-                // default configuration's argument count may then differ).
-                if !forks {
-                    if !has_default {
-                        self.no_default = true;
-                    }
+                if has_default && self.summarizing > 0 {
+                    // Inside a call the argument count decides what runs: summarise the call.
+                    return Err(Stop::NeedsFork);
+                }
+                if !has_default {
+                    // Kept, standing for any value: argument lists may differ from CMake's
+                    // when it is empty (a known approximation), so no default is claimed.
+                    self.no_default = true;
                 } else if self.decide(t_, what) {
                     args.clear();
                 }
@@ -660,8 +725,9 @@ impl<'m, 'v> Run<'m, 'v> {
 
     fn condition(&mut self, inv: &Invocation) -> Result<bool, Stop> {
         let args = self.expand_args(&inv.args)?;
-        let t = cond::evaluate(&args, self)
-            .map_err(|e| Stop::Fatal(format!("{}: {}(): {}", self.here(inv.line), inv.name, e.0)))?;
+        let t = cond::evaluate(&args, self).map_err(|e| {
+            Stop::Fatal(format!("{}: {}(): {}", self.here(inv.line), inv.name, e.0))
+        })?;
         if !t.taint.is_empty() && self.summarizing > 0 {
             return Err(Stop::NeedsFork);
         }
@@ -776,8 +842,8 @@ impl<'m, 'v> Run<'m, 'v> {
         }
         let opaque = t.taint.iter().any(|i| !i.has_default());
         let flow_inside = branches.iter().any(|(_, b)| has_control_flow(b));
-        let join = !flow_inside
-            && (opaque || self.trace.len() >= FORK_LIMIT || self.summarizing > 0);
+        let join =
+            !flow_inside && (opaque || self.trace.len() >= FORK_LIMIT || self.summarizing > 0);
         if !join && self.summarizing > 0 {
             return Err(Stop::NeedsFork);
         }
@@ -863,6 +929,7 @@ impl<'m, 'v> Run<'m, 'v> {
             env,
             commands,
             declared,
+            declared_alt,
             fetches,
             reached,
             unread,
@@ -882,7 +949,9 @@ impl<'m, 'v> Run<'m, 'v> {
             merge_map(a, b, mark, &mut |k: &String| maybe_names.push(k.clone()));
         }
         let flatten = |m: HashMap<String, Option<Val>>| -> HashMap<String, Val> {
-            m.into_iter().filter_map(|(k, v)| v.map(|v| (k, v))).collect()
+            m.into_iter()
+                .filter_map(|(k, v)| v.map(|v| (k, v)))
+                .collect()
         };
         let mut cache_a = flatten(std::mem::take(&mut self.st.cache));
         merge_map(&mut cache_a, flatten(cache), mark, &mut |k: &String| {
@@ -897,12 +966,24 @@ impl<'m, 'v> Run<'m, 'v> {
         for n in maybe_names {
             self.st.maybe.entry(n).or_default().insert(mark.clone());
         }
+        for (k, alts) in declared_alt {
+            let mine = self.st.declared_alt.entry(k).or_default();
+            for alt in alts {
+                if !mine.contains(&alt) {
+                    mine.push(alt);
+                }
+            }
+        }
         for (k, mut d) in declared {
             match self.st.declared.get_mut(&k) {
                 Some(mine) if *mine == d => {}
-                Some(mine) => mine.args.iter_mut().for_each(|a| {
-                    a.taint.insert(mark.clone());
-                }),
+                Some(_) => {
+                    let alt = (d, mark.to_string());
+                    let list = self.st.declared_alt.entry(k).or_default();
+                    if !list.contains(&alt) {
+                        list.push(alt);
+                    }
+                }
                 None => {
                     d.args.iter_mut().for_each(|a| {
                         a.taint.insert(mark.clone());
@@ -933,7 +1014,10 @@ impl<'m, 'v> Run<'m, 'v> {
     fn foreach(&mut self, head: &Invocation, body: &[Node]) -> Result<Flow, Stop> {
         let args = self.expand_args(&head.args)?;
         let Some((var, rest)) = args.split_first() else {
-            return Err(Stop::Error(format!("{}: foreach() without arguments", self.here(head.line))));
+            return Err(Stop::Error(format!(
+                "{}: foreach() without arguments",
+                self.here(head.line)
+            )));
         };
         let kw = |a: &Arg, k: &str| !a.quoted && a.text == k;
         let mut items: Vec<Val> = Vec::new();
@@ -945,7 +1029,10 @@ impl<'m, 'v> Run<'m, 'v> {
             for a in &nums {
                 taint.extend(a.taint.iter().cloned());
                 n.push(a.text.trim().parse::<i64>().map_err(|_| {
-                    Stop::Error(format!("{}: foreach(RANGE) needs integers", self.here(head.line)))
+                    Stop::Error(format!(
+                        "{}: foreach(RANGE) needs integers",
+                        self.here(head.line)
+                    ))
                 })?);
             }
             if !taint.is_empty() {
@@ -958,13 +1045,24 @@ impl<'m, 'v> Run<'m, 'v> {
                 [stop] => (0, *stop, 1),
                 [start, stop] => (*start, *stop, 1),
                 [start, stop, step] => (*start, *stop, *step),
-                _ => return Err(Stop::Error(format!("{}: foreach(RANGE) arguments", self.here(head.line)))),
+                _ => {
+                    return Err(Stop::Error(format!(
+                        "{}: foreach(RANGE) arguments",
+                        self.here(head.line)
+                    )));
+                }
             };
             if step <= 0 || stop < start {
                 if stop < start {
-                    return Err(Stop::Error(format!("{}: foreach(RANGE) stop before start", self.here(head.line))));
+                    return Err(Stop::Error(format!(
+                        "{}: foreach(RANGE) stop before start",
+                        self.here(head.line)
+                    )));
                 }
-                return Err(Stop::Error(format!("{}: foreach(RANGE) step", self.here(head.line))));
+                return Err(Stop::Error(format!(
+                    "{}: foreach(RANGE) step",
+                    self.here(head.line)
+                )));
             }
             let mut i = start;
             while i <= stop {
@@ -1079,11 +1177,18 @@ impl<'m, 'v> Run<'m, 'v> {
             "cmake_minimum_required" | "cmake_policy" => self.cmd_policy(&args),
             "message" => {
                 if args.first().is_some_and(|a| a.text == "SEND_ERROR") {
-                    return Err(Stop::Error(format!("{}: message(SEND_ERROR)", self.here(inv.line))));
+                    return Err(Stop::Error(format!(
+                        "{}: message(SEND_ERROR)",
+                        self.here(inv.line)
+                    )));
                 }
                 if args.first().is_some_and(|a| a.text == "FATAL_ERROR") {
                     let msg: Vec<&str> = args.iter().skip(1).map(|a| a.text.as_str()).collect();
-                    return Err(Stop::Fatal(format!("{}: {}", self.here(inv.line), msg.concat())));
+                    return Err(Stop::Fatal(format!(
+                        "{}: {}",
+                        self.here(inv.line),
+                        msg.concat()
+                    )));
                 }
             }
             "return" => return Ok(Flow::Return),
@@ -1154,7 +1259,11 @@ impl<'m, 'v> Run<'m, 'v> {
     }
 
     fn file(&self) -> String {
-        self.st.dirs.last().map(|d| d.list_file.clone()).unwrap_or_default()
+        self.st
+            .dirs
+            .last()
+            .map(|d| d.list_file.clone())
+            .unwrap_or_default()
     }
 
     /// A command pinprobe does not model may set any variable named in its arguments.
@@ -1162,7 +1271,12 @@ impl<'m, 'v> Run<'m, 'v> {
         let what = Input::Opaque(format!("{command}()"));
         for a in args.iter().filter(|a| is_identifier(&a.text)) {
             let mut v = self.var(&a.text);
-            if !self.st.scopes.last().is_some_and(|s| s.contains_key(&a.text)) {
+            if !self
+                .st
+                .scopes
+                .last()
+                .is_some_and(|s| s.contains_key(&a.text))
+            {
                 v = Val::default();
             }
             v.taint.insert(what.clone());
@@ -1188,13 +1302,20 @@ impl<'m, 'v> Run<'m, 'v> {
             )));
         }
         let join = |xs: &[Arg]| Val {
-            text: xs.iter().map(|a| a.text.as_str()).collect::<Vec<_>>().join(";"),
+            text: xs
+                .iter()
+                .map(|a| a.text.as_str())
+                .collect::<Vec<_>>()
+                .join(";"),
             taint: xs.iter().flat_map(|a| a.taint.iter().cloned()).collect(),
         };
         let mut frame: HashMap<String, Val> = HashMap::new();
         frame.insert("ARGC".into(), Val::exact(args.len().to_string()));
         frame.insert("ARGV".into(), join(&args));
-        frame.insert("ARGN".into(), join(args.get(def.params.len()..).unwrap_or_default()));
+        frame.insert(
+            "ARGN".into(),
+            join(args.get(def.params.len()..).unwrap_or_default()),
+        );
         for (i, a) in args.iter().enumerate() {
             frame.insert(format!("ARGV{i}"), a.val());
         }
@@ -1234,8 +1355,17 @@ impl<'m, 'v> Run<'m, 'v> {
     /// `return()`): what it sets in the caller (`set(... PARENT_SCOPE)`, `return(PROPAGATE)`)
     /// becomes unknown. A function with any other effect (cache, environment, fetches,
     /// includes, definitions, calls) makes the evaluation unknown.
-    fn summarize(&mut self, inv: &Invocation, def: &Def, frame: HashMap<String, Val>) -> Result<Flow, Stop> {
-        let mark = Input::Opaque(format!("{}: the result of {}()", self.here(inv.line), inv.name));
+    fn summarize(
+        &mut self,
+        inv: &Invocation,
+        def: &Def,
+        frame: HashMap<String, Val>,
+    ) -> Result<Flow, Stop> {
+        let mark = Input::Opaque(format!(
+            "{}: the result of {}()",
+            self.here(inv.line),
+            inv.name
+        ));
         self.no_default = true;
         let mut names: Vec<Token> = Vec::new();
         let mut problem: Option<String> = None;
@@ -1263,14 +1393,23 @@ impl<'m, 'v> Run<'m, 'v> {
                     inv.name
                 )));
             }
-            let current = self.st.scopes.last().and_then(|s| s.get(&name.text)).cloned();
+            let current = self
+                .st
+                .scopes
+                .last()
+                .and_then(|s| s.get(&name.text))
+                .cloned();
             match current {
                 Some(mut v) => {
                     v.taint.insert(mark.clone());
                     self.set_var(&name.text, v);
                 }
                 None => {
-                    self.st.maybe.entry(name.text.clone()).or_default().insert(mark.clone());
+                    self.st
+                        .maybe
+                        .entry(name.text.clone())
+                        .or_default()
+                        .insert(mark.clone());
                 }
             }
         }
@@ -1302,17 +1441,26 @@ impl<'m, 'v> Run<'m, 'v> {
         let name = var.text.clone();
         if let Some(env) = name.strip_prefix("ENV{").and_then(|s| s.strip_suffix('}')) {
             let v = values.first().map(Arg::val);
-            self.st.env
-                .insert(env.to_string(), v.filter(|v| !v.text.is_empty() || !v.taint.is_empty()));
+            self.st.env.insert(
+                env.to_string(),
+                v.filter(|v| !v.text.is_empty() || !v.taint.is_empty()),
+            );
             return Ok(());
         }
         let join = |xs: &[Arg]| Val {
-            text: xs.iter().map(|a| a.text.as_str()).collect::<Vec<_>>().join(";"),
+            text: xs
+                .iter()
+                .map(|a| a.text.as_str())
+                .collect::<Vec<_>>()
+                .join(";"),
             taint: xs.iter().flat_map(|a| a.taint.iter().cloned()).collect(),
         };
         if let Some(at) = values.iter().position(|a| !a.quoted && a.text == "CACHE") {
             let value = join(values.get(..at).unwrap_or_default());
-            let force = values.iter().skip(at).any(|a| !a.quoted && a.text == "FORCE");
+            let force = values
+                .iter()
+                .skip(at)
+                .any(|a| !a.quoted && a.text == "FORCE");
             let cmp0126_new = self.policy("CMP0126", (3, 21));
             let exists = matches!(self.st.cache.get(&name), Some(Some(_)));
             if force {
@@ -1333,7 +1481,10 @@ impl<'m, 'v> Run<'m, 'v> {
             }
             return Ok(());
         }
-        if values.last().is_some_and(|a| !a.quoted && a.text == "PARENT_SCOPE") {
+        if values
+            .last()
+            .is_some_and(|a| !a.quoted && a.text == "PARENT_SCOPE")
+        {
             let value = values.get(..values.len() - 1).unwrap_or_default();
             let n = self.st.scopes.len();
             if n >= 2 {
@@ -1355,7 +1506,8 @@ impl<'m, 'v> Run<'m, 'v> {
     }
 
     fn policy(&self, id: &str, introduced: (u64, u64)) -> bool {
-        self.st.policies
+        self.st
+            .policies
             .get(id)
             .copied()
             .unwrap_or(self.st.policy_version >= introduced)
@@ -1392,7 +1544,10 @@ impl<'m, 'v> Run<'m, 'v> {
             return;
         }
         if !matches!(self.st.cache.get(&name), Some(Some(_))) {
-            let mut v = args.get(2).map(Arg::val).unwrap_or_else(|| Val::exact("OFF"));
+            let mut v = args
+                .get(2)
+                .map(Arg::val)
+                .unwrap_or_else(|| Val::exact("OFF"));
             v.taint.insert(Input::Cache(name.clone()));
             self.st.cache.insert(name.clone(), Some(v));
         }
@@ -1419,7 +1574,12 @@ impl<'m, 'v> Run<'m, 'v> {
 
     fn cmd_project(&mut self, args: &[Arg]) {
         let Some(name) = args.first() else { return };
-        let dir = self.st.dirs.last().map(|d| d.source_dir.clone()).unwrap_or_default();
+        let dir = self
+            .st
+            .dirs
+            .last()
+            .map(|d| d.source_dir.clone())
+            .unwrap_or_default();
         self.st.project_dir = Some(dir.clone());
         self.set_var("PROJECT_NAME", name.val());
         if self.st.depth == 0 && dir.is_empty() {
@@ -1449,7 +1609,12 @@ impl<'m, 'v> Run<'m, 'v> {
         if a.text.starts_with('/') {
             a.text.clone()
         } else {
-            let dir = self.st.dirs.last().map(|d| d.source_dir.clone()).unwrap_or_default();
+            let dir = self
+                .st
+                .dirs
+                .last()
+                .map(|d| d.source_dir.clone())
+                .unwrap_or_default();
             format!("{}/{}", abs(&dir), a.text)
         }
     }
@@ -1465,7 +1630,9 @@ impl<'m, 'v> Run<'m, 'v> {
             .and_then(|i| args.get(i + 1))
             .map(|a| a.text.clone());
         if !target.taint.is_empty() {
-            self.st.unread.insert(format!("{}: include({})", self.here(line), target.text));
+            self.st
+                .unread
+                .insert(format!("{}: include({})", self.here(line), target.text));
             return Ok(Flow::Next);
         }
         let is_module = !target.text.contains('/') && !target.text.ends_with(".cmake");
@@ -1485,7 +1652,10 @@ impl<'m, 'v> Run<'m, 'v> {
                 // A module shipped with CMake (FetchContent, ExternalProject, CPM is handled as
                 // a command): nothing to read.
                 if let Some(v) = result_var {
-                    self.set_var(&v, Val::with("", Input::Opaque(format!("include({})", target.text))));
+                    self.set_var(
+                        &v,
+                        Val::with("", Input::Opaque(format!("include({})", target.text))),
+                    );
                 }
                 return Ok(Flow::Next);
             }
@@ -1494,7 +1664,9 @@ impl<'m, 'v> Run<'m, 'v> {
             match view_path(&full) {
                 Some(rel) => path = Some(rel),
                 None => {
-                    self.st.unread.insert(format!("{}: include({})", self.here(line), target.text));
+                    self.st
+                        .unread
+                        .insert(format!("{}: include({})", self.here(line), target.text));
                     return Ok(Flow::Next);
                 }
             }
@@ -1531,7 +1703,12 @@ impl<'m, 'v> Run<'m, 'v> {
                 self.here(line)
             )));
         }
-        let source_dir = self.st.dirs.last().map(|d| d.source_dir.clone()).unwrap_or_default();
+        let source_dir = self
+            .st
+            .dirs
+            .last()
+            .map(|d| d.source_dir.clone())
+            .unwrap_or_default();
         self.st.dirs.push(Dirs {
             source_dir,
             list_file: rel,
@@ -1544,13 +1721,23 @@ impl<'m, 'v> Run<'m, 'v> {
     }
 
     fn cmd_add_subdirectory(&mut self, args: &[Arg], line: u32) -> Result<(), Stop> {
-        let Some(dir) = args.first() else { return Ok(()) };
+        let Some(dir) = args.first() else {
+            return Ok(());
+        };
         if !dir.taint.is_empty() {
-            self.st.unread.insert(format!("{}: add_subdirectory({})", self.here(line), dir.text));
+            self.st.unread.insert(format!(
+                "{}: add_subdirectory({})",
+                self.here(line),
+                dir.text
+            ));
             return Ok(());
         }
         let Some(rel) = view_path(&self.path_arg(dir)) else {
-            self.st.unread.insert(format!("{}: add_subdirectory({})", self.here(line), dir.text));
+            self.st.unread.insert(format!(
+                "{}: add_subdirectory({})",
+                self.here(line),
+                dir.text
+            ));
             return Ok(());
         };
         let file = if rel.is_empty() {
@@ -1641,11 +1828,19 @@ impl<'m, 'v> Run<'m, 'v> {
             missing.push(k);
         }
         let join = |xs: &[Val]| Val {
-            text: xs.iter().map(|a| a.text.as_str()).collect::<Vec<_>>().join(";"),
+            text: xs
+                .iter()
+                .map(|a| a.text.as_str())
+                .collect::<Vec<_>>()
+                .join(";"),
             taint: xs.iter().flat_map(|a| a.taint.iter().cloned()).collect(),
         };
         for o in &opts {
-            let v = if found.contains_key(o) { "TRUE" } else { "FALSE" };
+            let v = if found.contains_key(o) {
+                "TRUE"
+            } else {
+                "FALSE"
+            };
             self.set_var(&format!("{prefix}_{o}"), Val::exact(v));
         }
         for k in one.iter().chain(&multi) {
@@ -1696,7 +1891,10 @@ impl<'m, 'v> Run<'m, 'v> {
                 text: t,
                 taint: file.taint.clone(),
             },
-            None => Val::with("", Input::Opaque(format!("get_filename_component({})", mode.text))),
+            None => Val::with(
+                "",
+                Input::Opaque(format!("get_filename_component({})", mode.text)),
+            ),
         };
         self.set_var(&var.text, v);
     }
@@ -1758,7 +1956,11 @@ impl<'m, 'v> Run<'m, 'v> {
         match op.text.as_str() {
             "READ" | "STRINGS" => {
                 let Some(var) = args.get(2) else {
-                    return Err(Stop::Error(format!("{}: file({}) needs a variable", self.here(line), op.text)));
+                    return Err(Stop::Error(format!(
+                        "{}: file({}) needs a variable",
+                        self.here(line),
+                        op.text
+                    )));
                 };
                 let full = self.path_arg(first);
                 let rel = view_path(&full).filter(|_| first.taint.is_empty());
@@ -1777,7 +1979,10 @@ impl<'m, 'v> Run<'m, 'v> {
                     }
                     self.set_var(
                         &var.text,
-                        Val::with("", Input::Opaque(format!("file({} {})", op.text, first.text))),
+                        Val::with(
+                            "",
+                            Input::Opaque(format!("file({} {})", op.text, first.text)),
+                        ),
                     );
                     return Ok(());
                 };
@@ -1800,7 +2005,10 @@ impl<'m, 'v> Run<'m, 'v> {
                                 match regex::Regex::new(&super::cond::translate_regex(re)) {
                                     Ok(r) => regex = Some(r),
                                     Err(_) => {
-                                        self.taint_outputs(std::slice::from_ref(var), "file(STRINGS)");
+                                        self.taint_outputs(
+                                            std::slice::from_ref(var),
+                                            "file(STRINGS)",
+                                        );
                                         return Ok(());
                                     }
                                 }
@@ -1875,7 +2083,13 @@ impl<'m, 'v> Run<'m, 'v> {
                         .map(|f| f.strip_prefix(&prefix).map(str::to_string).unwrap_or(f))
                         .collect();
                 }
-                self.set_var(&var, Val { text: files.join(";"), taint });
+                self.set_var(
+                    &var,
+                    Val {
+                        text: files.join(";"),
+                        taint,
+                    },
+                );
             }
             "WRITE" | "APPEND" | "TOUCH" | "TOUCH_NOCREATE" | "CONFIGURE" | "GENERATE" => {
                 let full = self.path_arg(first);
@@ -1900,8 +2114,15 @@ impl<'m, 'v> Run<'m, 'v> {
         let lc = name.text.to_ascii_lowercase();
         // The first declaration of a name wins; later ones are ignored.
         self.st.declared.entry(lc).or_insert_with(|| Details {
-            args: std::iter::once(name.clone()).chain(rest.iter().cloned()).collect(),
-            file: self.st.dirs.last().map(|d| d.list_file.clone()).unwrap_or_default(),
+            args: std::iter::once(name.clone())
+                .chain(rest.iter().cloned())
+                .collect(),
+            file: self
+                .st
+                .dirs
+                .last()
+                .map(|d| d.list_file.clone())
+                .unwrap_or_default(),
             line,
         });
         Ok(())
@@ -1928,7 +2149,8 @@ impl<'m, 'v> Run<'m, 'v> {
                     value: !cond::is_off(&v.text),
                     taint: v.taint.clone(),
                 };
-                self.decide(t, format!("{}: {var} set", self.here(line))).then_some(v)
+                self.decide(t, format!("{}: {var} set", self.here(line)))
+                    .then_some(v)
             }
             None => None,
         };
@@ -1957,6 +2179,18 @@ impl<'m, 'v> Run<'m, 'v> {
         }
         self.set_var(&format!("{lc}_POPULATED"), Val::exact("TRUE"));
         self.st.fetches.push(f);
+        // What the other side of a joined condition declared instead.
+        for (alt, mark) in self.st.declared_alt.get(&lc).cloned().unwrap_or_default() {
+            let Some((n, r)) = alt.args.split_first() else {
+                continue;
+            };
+            let mut g = self.fetch_at(Command::FetchContentDeclare, n, r, &alt.file, alt.line);
+            g.populated_at = Some((self.file(), line));
+            g.only_if.push(mark);
+            if !self.st.fetches.contains(&g) {
+                self.st.fetches.push(g);
+            }
+        }
         Ok(())
     }
 
@@ -2105,8 +2339,13 @@ fn collect_parent_writes(
                             }
                         }
                     }
-                    "option" | "include" | "add_subdirectory" | "cmake_language" | "project"
-                    | "cmake_policy" | "cmake_minimum_required" => {
+                    "option"
+                    | "include"
+                    | "add_subdirectory"
+                    | "cmake_language"
+                    | "project"
+                    | "cmake_policy"
+                    | "cmake_minimum_required" => {
                         *problem = Some(format!("calls {}()", inv.name));
                     }
                     // Writing a file a later `file(READ)` could see; other forms only set
@@ -2130,7 +2369,13 @@ fn collect_parent_writes(
                         match functions.get(n) {
                             Some(def) if depth < 8 && !def.is_macro => {
                                 let mut ignored = Vec::new();
-                                collect_parent_writes(&def.body, &mut ignored, problem, functions, depth + 1);
+                                collect_parent_writes(
+                                    &def.body,
+                                    &mut ignored,
+                                    problem,
+                                    functions,
+                                    depth + 1,
+                                );
                             }
                             _ => *problem = Some(format!("calls {}()", inv.name)),
                         }

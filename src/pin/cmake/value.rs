@@ -227,9 +227,13 @@ pub(super) fn expand_text(text: &str, scope: &dyn Lookup) -> Result<Val, ExpandE
     while let Some((i, c)) = chars.next() {
         let rest = text.get(i..).unwrap_or("");
         if c == '$' {
-            let opener = [("${", Kind::Var), ("$ENV{", Kind::Env), ("$CACHE{", Kind::Cache)]
-                .into_iter()
-                .find(|(p, _)| rest.starts_with(p));
+            let opener = [
+                ("${", Kind::Var),
+                ("$ENV{", Kind::Env),
+                ("$CACHE{", Kind::Cache),
+            ]
+            .into_iter()
+            .find(|(p, _)| rest.starts_with(p));
             if let Some((p, kind)) = opener {
                 for _ in 1..p.len() {
                     chars.next();
