@@ -127,7 +127,7 @@ pub fn evaluate(view: &dyn View) -> Result<Evaluation, CmakeError> {
 pub fn evaluate_with(view: &dyn View, limits: Limits) -> Result<Evaluation, CmakeError> {
     let mut m = Machine::new(view, limits.steps);
     m.var_names = variable_names(view)?;
-    let mut setups: Vec<(Option<String>, Vec<(String, String)>)> = vec![(None, Vec::new())];
+    let mut setups: Vec<(Option<String>, CacheSeed)> = vec![(None, Vec::new())];
     setups.extend(presets(view)?.into_iter().map(|(n, c)| (Some(n), c)));
     let scripted = build_script_definitions(view)?;
     if !scripted.is_empty() {
@@ -447,10 +447,13 @@ const CONDITION_WORDS: &[&str] = &[
     "CACHE",
 ];
 
+/// Cache entries a setup starts with: (variable, value).
+type CacheSeed = Vec<(String, String)>;
+
 /// `configurePresets[].cacheVariables` of `CMakePresets.json` and `CMakeUserPresets.json`
 /// (with `inherits`), as (preset, [(variable, value)]).
-fn presets(view: &dyn View) -> Result<Vec<(String, Vec<(String, String)>)>, CmakeError> {
-    let mut all: Vec<(String, Vec<String>, Vec<(String, String)>)> = Vec::new();
+fn presets(view: &dyn View) -> Result<Vec<(String, CacheSeed)>, CmakeError> {
+    let mut all: Vec<(String, Vec<String>, CacheSeed)> = Vec::new();
     for file in ["CMakePresets.json", "CMakeUserPresets.json"] {
         let Some(bytes) = view.read(file)? else {
             continue;

@@ -2173,7 +2173,7 @@ impl<'m, 'v> Run<'m, 'v> {
             }
             None => {
                 if !taint.is_empty() {
-                    f.bypass.extend(taint.into_iter());
+                    f.bypass.extend(taint);
                 }
             }
         }
