@@ -156,12 +156,15 @@ fn describe(e: &Evaluation) -> String {
     serde_json::to_string_pretty(e).unwrap_or_default()
 }
 
+/// A variant run: `-D` values and environment variables.
+type Variant = (Vec<(String, String)>, Vec<(String, String)>);
+
 /// A case: files, whether it reads unknown inputs, and variant runs.
 struct Case {
     name: String,
     files: BTreeMap<String, String>,
     has_inputs: bool,
-    variants: Vec<(Vec<(String, String)>, Vec<(String, String)>)>,
+    variants: Vec<Variant>,
 }
 
 /// Check one case; `Err` explains the disagreement.
@@ -516,12 +519,10 @@ FetchContent_Declare(vllm-flash-attn GIT_REPOSITORY ${{FA_REPO}} GIT_TAG ${{TAG}
 FetchContent_MakeAvailable(vllm-flash-attn)
 "#
     );
-    let presets = format!(
-        r#"{{"version": 3, "configurePresets": [{{"name": "mirror", "binaryDir": "b", "cacheVariables": {{"FA_REPO": "https://mirror.invalid/fa.git"}}}}]}}"#
-    );
+    let presets = r#"{"version": 3, "configurePresets": [{"name": "mirror", "binaryDir": "b", "cacheVariables": {"FA_REPO": "https://mirror.invalid/fa.git"}}]}"#;
     let mut c = case(
         "env",
-        &[("CMakeLists.txt", &top), ("CMakePresets.json", &presets)],
+        &[("CMakeLists.txt", &top), ("CMakePresets.json", presets)],
         true,
     );
     c.variants = vec![
@@ -535,7 +536,7 @@ FetchContent_MakeAvailable(vllm-flash-attn)
     // The preset is a configuration of its own, with the mirror.
     let dir = write_tree(&files(&[
         ("CMakeLists.txt", &format!("{HEAD}{top}")),
-        ("CMakePresets.json", &presets),
+        ("CMakePresets.json", presets),
     ]));
     let eval = evaluate(dir.path());
     assert!(
