@@ -107,7 +107,7 @@ const KEYWORDS: &[&str] = &[
 
 /// Keywords that say where the source is downloaded from; without one, `SOURCE_DIR` is a local
 /// directory used instead of any pin.
-const DOWNLOADS: &[&str] = &[
+pub(super) const DOWNLOADS: &[&str] = &[
     "GIT_REPOSITORY",
     "URL",
     "SVN_REPOSITORY",
@@ -468,4 +468,58 @@ fn overrides(
         out.extend(cond.envs.iter().filter(|e| e.ends_with("_DIR")).cloned());
     }
     out.into_iter().collect()
+}
+
+/// `KEYWORD values...` groups of evaluated arguments, in order; values before the first
+/// keyword sit under `""`.
+pub(super) fn group_args(args: &[super::value::Arg]) -> Vec<(&str, Vec<&super::value::Arg>)> {
+    let mut groups: Vec<(&str, Vec<&super::value::Arg>)> = vec![("", Vec::new())];
+    for a in args {
+        let current = groups.last().map(|g| g.0).unwrap_or("");
+        let continues_command = a.text == "COMMAND" && current.ends_with("_COMMAND");
+        if is_keyword(&a.text) && !continues_command {
+            groups.push((a.text.as_str(), Vec::new()));
+        } else if let Some(last) = groups.last_mut() {
+            last.1.push(a);
+        }
+    }
+    groups
+}
+
+/// What `CPMAddPackage` with these evaluated arguments fetches: name, repository, tag, URL.
+pub(super) fn cpm_of(args: &[super::value::Arg]) -> Declaration {
+    let items: Vec<Item> = args
+        .iter()
+        .map(|a| Item {
+            raw: a.text.clone(),
+            piece: Piece {
+                text: a.text.clone(),
+                resolved: true,
+                anchored: false,
+            },
+            line: a.line,
+            vars: Vec::new(),
+            envs: Vec::new(),
+        })
+        .collect();
+    let (name_item, rest) = match items.split_first() {
+        Some((f, rest)) if !is_keyword(&f.raw) => (Some(f), rest),
+        _ => (None, items.as_slice()),
+    };
+    let groups = group(rest);
+    let mut decl = Declaration {
+        command: Command::CpmAddPackage,
+        name: String::new(),
+        file: String::new(),
+        line: 0,
+        git_repository: first(&groups, "GIT_REPOSITORY"),
+        git_tag: first(&groups, "GIT_TAG"),
+        url: first(&groups, "URL"),
+        source_dir: first(&groups, "SOURCE_DIR"),
+        patches: Vec::new(),
+        overrides: Vec::new(),
+    };
+    let uri = name_item.or_else(|| values(&groups, "URI").and_then(|v| v.first().copied()));
+    cpm(&mut decl, &groups, uri);
+    decl
 }

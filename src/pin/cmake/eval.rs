@@ -88,6 +88,10 @@ impl<'v> Evaluator<'v> {
             "file" => self.file_glob(&inv.args)?,
             "fetchcontent_declare" => self.declare(Command::FetchContentDeclare, path, inv)?,
             "externalproject_add" => self.declare(Command::ExternalProjectAdd, path, inv)?,
+            // The direct form (name plus content options) fetches without a declaration.
+            "fetchcontent_populate" if inv.args.len() > 1 => {
+                self.declare(Command::FetchContentPopulate, path, inv)?
+            }
             "cpmaddpackage" => self.declare(Command::CpmAddPackage, path, inv)?,
             _ => {}
         }

@@ -10,13 +10,23 @@
 //! `${}`), `eval.rs` (commands in order: `set`, `if` nesting, declares), `declare.rs` (keywords,
 //! CPM shorthand, patches, overrides), `paths.rs` (normalising and globbing view paths).
 
+mod builtins;
+mod cond;
 mod declare;
 mod eval;
+mod evaluate;
 mod expand;
+mod interp;
 mod lexer;
 mod paths;
 #[cfg(test)]
 mod tests;
+mod value;
+
+pub use evaluate::{
+    Assumption, Configuration, Evaluation, Fetch, Limits, Value, evaluate, evaluate_with,
+};
+pub use value::Input;
 
 use crate::target::{TargetError, View};
 
@@ -25,6 +35,8 @@ use crate::target::{TargetError, View};
 #[serde(rename_all = "snake_case")]
 pub enum Command {
     FetchContentDeclare,
+    /// `FetchContent_Populate(name GIT_REPOSITORY ... GIT_TAG ...)`, the direct form.
+    FetchContentPopulate,
     ExternalProjectAdd,
     CpmAddPackage,
 }
@@ -123,11 +135,7 @@ pub fn find(view: &dyn View) -> Result<Vec<Declaration>, CmakeError> {
             file: file.clone(),
             offset: e.valid_up_to(),
         })?;
-        let invocations = lexer::tokenize(text).map_err(|e| CmakeError::Syntax {
-            file: file.clone(),
-            line: e.line,
-            message: e.message,
-        })?;
+        let invocations = tokenize_file(file, &bytes)?;
         mentioned.extend(fetchcontent_overrides_in(text));
         eval.file(file, &invocations)?;
     }
@@ -161,4 +169,23 @@ fn fetchcontent_overrides_in(text: &str) -> Vec<String> {
             rest.get(..end).map(str::to_string)
         })
         .collect()
+}
+
+/// Check a CMake file's size and encoding and split it into invocations.
+fn tokenize_file(file: &str, bytes: &[u8]) -> Result<Vec<lexer::Invocation>, CmakeError> {
+    if bytes.len() > MAX_CMAKE_BYTES {
+        return Err(CmakeError::TooLarge {
+            file: file.to_string(),
+            size: bytes.len(),
+        });
+    }
+    let text = std::str::from_utf8(bytes).map_err(|e| CmakeError::NotUtf8 {
+        file: file.to_string(),
+        offset: e.valid_up_to(),
+    })?;
+    lexer::tokenize(text).map_err(|e| CmakeError::Syntax {
+        file: file.to_string(),
+        line: e.line,
+        message: e.message,
+    })
 }

@@ -1,0 +1,558 @@
+//! `if()` / `elseif()` / `while()` conditions, evaluated the way CMake's condition evaluator
+//! does (policy CMP0054 NEW: quoted arguments are neither keywords nor dereferenced;
+//! CMP0012 NEW: numbers and boolean constants are recognised).
+//!
+//! Reduction runs in CMake's levels, each left to right: parentheses, unary predicates
+//! (`DEFINED`, `EXISTS`, `COMMAND`, ...), binary operators (`STREQUAL`, `MATCHES`, `LESS`,
+//! `VERSION_*`, `IN_LIST`, ...), `NOT`, `AND`, `OR`. Every result carries the inputs it
+//! depends on; a result that does not depend on an input is exact.
+
+use super::value::{Arg, Input, Taint, Val, list_items};
+
+/// What a condition needs from the evaluator.
+pub(super) trait Env {
+    /// A normal or cache variable; `None` when undefined (with the input that could define it).
+    fn defined(&self, name: &str) -> (Option<Val>, Taint);
+    fn env_defined(&self, name: &str) -> (bool, Taint);
+    fn cache_defined(&self, name: &str) -> (bool, Taint);
+    /// Whether the name is used as a variable anywhere in the tree (so an undefined operand
+    /// named so may come from the user's cache).
+    fn is_variable_name(&self, name: &str) -> bool;
+    fn is_command(&self, name: &str) -> bool;
+    /// `EXISTS` / `IS_DIRECTORY` of an absolute path; `None` when not decidable.
+    fn exists(&self, path: &str, directory: bool) -> Option<bool>;
+    /// `MATCHES` sets `CMAKE_MATCH_<n>`.
+    fn set_matches(&mut self, groups: Vec<String>);
+}
+
+/// A condition's value and the inputs it depends on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Truth {
+    pub value: bool,
+    pub taint: Taint,
+}
+
+#[derive(Debug, Clone)]
+enum Item {
+    Arg(Arg),
+    Bool(bool, Taint),
+}
+
+impl Item {
+    fn keyword(&self, k: &str) -> bool {
+        matches!(self, Item::Arg(a) if !a.quoted && a.text == k)
+    }
+}
+
+/// A malformed condition (CMake stops with an error).
+#[derive(Debug)]
+pub(super) struct CondError(pub String);
+
+const UNARY: &[&str] = &[
+    "EXISTS",
+    "COMMAND",
+    "DEFINED",
+    "TARGET",
+    "TEST",
+    "POLICY",
+    "IS_DIRECTORY",
+    "IS_SYMLINK",
+    "IS_ABSOLUTE",
+    "IS_READABLE",
+    "IS_WRITABLE",
+    "IS_EXECUTABLE",
+];
+
+pub(super) const BINARY: &[&str] = &[
+    "MATCHES",
+    "LESS",
+    "GREATER",
+    "EQUAL",
+    "LESS_EQUAL",
+    "GREATER_EQUAL",
+    "STRLESS",
+    "STRGREATER",
+    "STREQUAL",
+    "STRLESS_EQUAL",
+    "STRGREATER_EQUAL",
+    "VERSION_LESS",
+    "VERSION_GREATER",
+    "VERSION_EQUAL",
+    "VERSION_LESS_EQUAL",
+    "VERSION_GREATER_EQUAL",
+    "IN_LIST",
+    "PATH_EQUAL",
+    "IS_NEWER_THAN",
+];
+
+/// Evaluate a condition.
+pub(super) fn evaluate(args: &[Arg], env: &mut dyn Env) -> Result<Truth, CondError> {
+    let items: Vec<Item> = args.iter().cloned().map(Item::Arg).collect();
+    let item = reduce(items, env)?;
+    Ok(boolean(&item, env))
+}
+
+fn reduce(items: Vec<Item>, env: &mut dyn Env) -> Result<Item, CondError> {
+    let items = parentheses(items, env)?;
+    let items = unary(items, env)?;
+    let items = binary(items, env)?;
+    let items = not(items, env)?;
+    let items = logic(items, "AND", env)?;
+    let mut items = logic(items, "OR", env)?;
+    match items.len() {
+        0 => Ok(Item::Bool(false, Taint::new())),
+        1 => Ok(items.remove(0)),
+        _ => Err(CondError("unknown arguments specified".into())),
+    }
+}
+
+fn parentheses(items: Vec<Item>, env: &mut dyn Env) -> Result<Vec<Item>, CondError> {
+    let mut out: Vec<Item> = Vec::new();
+    let mut stack: Vec<Vec<Item>> = Vec::new();
+    for item in items {
+        if item.keyword("(") {
+            stack.push(std::mem::take(&mut out));
+        } else if item.keyword(")") {
+            let Some(outer) = stack.pop() else {
+                return Err(CondError("mismatched parenthesis".into()));
+            };
+            let inner = std::mem::replace(&mut out, outer);
+            let r = reduce(inner, env)?;
+            let (v, t) = truth_of(&r, env);
+            out.push(Item::Bool(v, t));
+        } else {
+            out.push(item);
+        }
+    }
+    if !stack.is_empty() {
+        return Err(CondError("mismatched parenthesis".into()));
+    }
+    Ok(out)
+}
+
+fn truth_of(item: &Item, env: &mut dyn Env) -> (bool, Taint) {
+    let t = boolean(item, env);
+    (t.value, t.taint)
+}
+
+fn unary(items: Vec<Item>, env: &mut dyn Env) -> Result<Vec<Item>, CondError> {
+    let mut out: Vec<Item> = Vec::new();
+    let mut it = items.into_iter().peekable();
+    while let Some(item) = it.next() {
+        let op = match &item {
+            Item::Arg(a) if !a.quoted && UNARY.contains(&a.text.as_str()) => a.text.clone(),
+            _ => {
+                out.push(item);
+                continue;
+            }
+        };
+        let Some(Item::Arg(operand)) = it.peek().cloned() else {
+            out.push(item);
+            continue;
+        };
+        it.next();
+        let (value, taint) = predicate(&op, &operand, env);
+        out.push(Item::Bool(value, taint));
+    }
+    Ok(out)
+}
+
+fn predicate(op: &str, a: &Arg, env: &mut dyn Env) -> (bool, Taint) {
+    let mut taint = a.taint.clone();
+    let opaque = |what: &str| Input::Opaque(format!("if({op} {what})"));
+    let value = match op {
+        "DEFINED" => {
+            let (d, t) = if let Some(n) = a
+                .text
+                .strip_prefix("ENV{")
+                .and_then(|s| s.strip_suffix('}'))
+            {
+                env.env_defined(n)
+            } else if let Some(n) = a
+                .text
+                .strip_prefix("CACHE{")
+                .and_then(|s| s.strip_suffix('}'))
+            {
+                env.cache_defined(n)
+            } else {
+                let (v, mut t) = env.defined(&a.text);
+                // Set from an unknown value that is empty by default: maybe not set at all.
+                if let Some(v) = &v
+                    && (v.text.is_empty() || v.taint.iter().any(|i| matches!(i, Input::Join(_))))
+                {
+                    t.extend(v.taint.iter().cloned());
+                }
+                (v.is_some(), t)
+            };
+            taint.extend(t);
+            d
+        }
+        "COMMAND" => env.is_command(&a.text),
+        "POLICY" => a.text.starts_with("CMP"),
+        "IS_ABSOLUTE" => a.text.starts_with('/'),
+        "EXISTS" | "IS_DIRECTORY" | "IS_READABLE" => {
+            match env.exists(&a.text, op == "IS_DIRECTORY") {
+                Some(v) => v,
+                None => {
+                    taint.insert(opaque(&a.text));
+                    false
+                }
+            }
+        }
+        _ => {
+            taint.insert(opaque(&a.text));
+            false
+        }
+    };
+    (value, taint)
+}
+
+/// An operand of a binary operator: the variable's value when unquoted and defined, else the
+/// text itself.
+fn operand(item: &Item, env: &mut dyn Env) -> Val {
+    match item {
+        Item::Bool(b, t) => Val {
+            text: if *b { "1" } else { "0" }.into(),
+            taint: t.clone(),
+        },
+        Item::Arg(a) if a.quoted => a.val(),
+        Item::Arg(a) => {
+            let (v, t) = env.defined(&a.text);
+            match v {
+                Some(v) => {
+                    let mut taint = v.taint;
+                    taint.extend(a.taint.iter().cloned());
+                    Val {
+                        text: v.text,
+                        taint,
+                    }
+                }
+                None => {
+                    let mut taint = a.taint.clone();
+                    if env.is_variable_name(&a.text) {
+                        taint.extend(t);
+                    }
+                    Val {
+                        text: a.text.clone(),
+                        taint,
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn binary(items: Vec<Item>, env: &mut dyn Env) -> Result<Vec<Item>, CondError> {
+    let mut out: Vec<Item> = Vec::new();
+    let mut it = items.into_iter().peekable();
+    while let Some(item) = it.next() {
+        let op = match it.peek() {
+            Some(Item::Arg(a)) if !a.quoted && BINARY.contains(&a.text.as_str()) => a.text.clone(),
+            _ => {
+                out.push(item);
+                continue;
+            }
+        };
+        it.next();
+        let Some(rhs) = it.next() else {
+            return Err(CondError(format!("{op} needs two operands")));
+        };
+        let (value, taint) = binop(&op, &item, &rhs, env);
+        out.push(Item::Bool(value, taint));
+    }
+    Ok(out)
+}
+
+fn binop(op: &str, lhs: &Item, rhs: &Item, env: &mut dyn Env) -> (bool, Taint) {
+    let l = operand(lhs, env);
+    if op == "IN_LIST" {
+        let name = match rhs {
+            Item::Arg(a) => a.text.clone(),
+            Item::Bool(b, _) => if *b { "1" } else { "0" }.into(),
+        };
+        let (v, t) = env.defined(&name);
+        let mut taint = l.taint;
+        taint.extend(t);
+        return match v {
+            Some(list) => {
+                taint.extend(list.taint);
+                (list_items(&list.text).contains(&l.text), taint)
+            }
+            None => (false, taint),
+        };
+    }
+    if op == "MATCHES" {
+        let r = match rhs {
+            Item::Arg(a) => a.val(),
+            other => operand(other, env),
+        };
+        let mut taint = l.taint;
+        taint.extend(r.taint);
+        return match regex::Regex::new(&translate_regex(&r.text)) {
+            Ok(re) => match re.captures(&l.text) {
+                Some(c) => {
+                    let groups = c
+                        .iter()
+                        .map(|m| m.map(|m| m.as_str().to_string()).unwrap_or_default())
+                        .collect();
+                    env.set_matches(groups);
+                    (true, taint)
+                }
+                None => (false, taint),
+            },
+            Err(_) => {
+                taint.insert(Input::Opaque(format!("regex `{}`", r.text)));
+                (false, taint)
+            }
+        };
+    }
+    let r = operand(rhs, env);
+    let mut taint = l.taint.clone();
+    taint.extend(r.taint.iter().cloned());
+    let value = match op {
+        "STREQUAL" => l.text == r.text,
+        "STRLESS" => l.text < r.text,
+        "STRGREATER" => l.text > r.text,
+        "STRLESS_EQUAL" => l.text <= r.text,
+        "STRGREATER_EQUAL" => l.text >= r.text,
+        "PATH_EQUAL" => l
+            .text
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .eq(r.text.split('/').filter(|s| !s.is_empty())),
+        "LESS" | "GREATER" | "EQUAL" | "LESS_EQUAL" | "GREATER_EQUAL" => {
+            match (number_prefix(&l.text), number_prefix(&r.text)) {
+                (Some(a), Some(b)) => match op {
+                    "LESS" => a < b,
+                    "GREATER" => a > b,
+                    "EQUAL" => a == b,
+                    "LESS_EQUAL" => a <= b,
+                    _ => a >= b,
+                },
+                _ => false,
+            }
+        }
+        "VERSION_LESS"
+        | "VERSION_GREATER"
+        | "VERSION_EQUAL"
+        | "VERSION_LESS_EQUAL"
+        | "VERSION_GREATER_EQUAL" => {
+            let c = version_compare(&l.text, &r.text);
+            match op {
+                "VERSION_LESS" => c.is_lt(),
+                "VERSION_GREATER" => c.is_gt(),
+                "VERSION_EQUAL" => c.is_eq(),
+                "VERSION_LESS_EQUAL" => c.is_le(),
+                _ => c.is_ge(),
+            }
+        }
+        _ => {
+            taint.insert(Input::Opaque(format!("if(... {op} ...)")));
+            false
+        }
+    };
+    (value, taint)
+}
+
+fn not(items: Vec<Item>, env: &mut dyn Env) -> Result<Vec<Item>, CondError> {
+    // Right to left, so `NOT NOT x` negates twice.
+    let mut out: Vec<Item> = Vec::new();
+    for item in items.into_iter().rev() {
+        if item.keyword("NOT") {
+            let Some(operand) = out.pop() else {
+                return Err(CondError("NOT needs an operand".into()));
+            };
+            let (v, t) = truth_of(&operand, env);
+            out.push(Item::Bool(!v, t));
+        } else {
+            out.push(item);
+        }
+    }
+    out.reverse();
+    Ok(out)
+}
+
+fn logic(items: Vec<Item>, op: &str, env: &mut dyn Env) -> Result<Vec<Item>, CondError> {
+    let mut out: Vec<Item> = Vec::new();
+    let mut it = items.into_iter();
+    while let Some(item) = it.next() {
+        if !item.keyword(op) {
+            out.push(item);
+            continue;
+        }
+        let (Some(lhs), Some(rhs)) = (out.pop(), it.next()) else {
+            return Err(CondError(format!("{op} needs two operands")));
+        };
+        let (a, ta) = truth_of(&lhs, env);
+        let (b, tb) = truth_of(&rhs, env);
+        let and = op == "AND";
+        let value = if and { a && b } else { a || b };
+        // A side that decides alone (exact false for AND, exact true for OR) makes it exact.
+        let decides = |v: bool, t: &Taint| t.is_empty() && v != and;
+        let taint = if decides(a, &ta) {
+            ta
+        } else if decides(b, &tb) {
+            tb
+        } else {
+            ta.into_iter().chain(tb).collect()
+        };
+        out.push(Item::Bool(value, taint));
+    }
+    Ok(out)
+}
+
+/// `if(<constant>)`, `if(<variable>)`, `if(<string>)`.
+fn boolean(item: &Item, env: &mut dyn Env) -> Truth {
+    match item {
+        Item::Bool(v, t) => Truth {
+            value: *v,
+            taint: t.clone(),
+        },
+        Item::Arg(a) => {
+            let mut taint = a.taint.clone();
+            if let Some(v) = constant(&a.text) {
+                return Truth { value: v, taint };
+            }
+            if let Some(n) = full_number(&a.text) {
+                return Truth {
+                    value: n != 0.0,
+                    taint,
+                };
+            }
+            if a.quoted {
+                return Truth {
+                    value: false,
+                    taint,
+                };
+            }
+            let (v, t) = env.defined(&a.text);
+            match v {
+                Some(v) => {
+                    taint.extend(v.taint);
+                    Truth {
+                        value: !is_off(&v.text),
+                        taint,
+                    }
+                }
+                None => {
+                    if env.is_variable_name(&a.text) {
+                        taint.extend(t);
+                    }
+                    Truth {
+                        value: false,
+                        taint,
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Boolean constants (case-insensitive); `None` for anything else.
+pub(super) fn constant(s: &str) -> Option<bool> {
+    let u = s.to_ascii_uppercase();
+    match u.as_str() {
+        "1" | "ON" | "YES" | "TRUE" | "Y" => Some(true),
+        "0" | "OFF" | "NO" | "FALSE" | "N" | "IGNORE" | "NOTFOUND" | "" => Some(false),
+        _ if u.ends_with("-NOTFOUND") => Some(false),
+        _ => None,
+    }
+}
+
+/// CMake's `cmIsOff`.
+pub(super) fn is_off(s: &str) -> bool {
+    constant(s) == Some(false)
+}
+
+/// The whole text as a C `strtod` number (leading blanks allowed).
+fn full_number(s: &str) -> Option<f64> {
+    let t = s.trim_start();
+    let (n, len) = number_at(t)?;
+    (len == t.len()).then_some(n)
+}
+
+/// `sscanf("%lg")`: the longest number at the start.
+fn number_prefix(s: &str) -> Option<f64> {
+    number_at(s.trim_start()).map(|(n, _)| n)
+}
+
+fn number_at(t: &str) -> Option<(f64, usize)> {
+    let b = t.as_bytes();
+    let mut i = 0;
+    if matches!(b.first(), Some(b'+' | b'-')) {
+        i += 1;
+    }
+    let digits_start = i;
+    while b.get(i).is_some_and(u8::is_ascii_digit) {
+        i += 1;
+    }
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        while b.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+    }
+    let mantissa = t.get(digits_start..i).unwrap_or("");
+    if mantissa.is_empty() || mantissa == "." {
+        return None;
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        let mut j = i + 1;
+        if matches!(b.get(j), Some(b'+' | b'-')) {
+            j += 1;
+        }
+        if b.get(j).is_some_and(u8::is_ascii_digit) {
+            while b.get(j).is_some_and(u8::is_ascii_digit) {
+                j += 1;
+            }
+            i = j;
+        }
+    }
+    t.get(..i)?.parse::<f64>().ok().map(|n| (n, i))
+}
+
+/// CMake's version comparison: `.`-separated components, each its leading decimal digits
+/// (0 when none), missing components 0.
+pub(super) fn version_compare(a: &str, b: &str) -> std::cmp::Ordering {
+    fn parts(s: &str) -> Vec<u128> {
+        s.split('.')
+            .map(|p| {
+                let d: String = p.chars().take_while(char::is_ascii_digit).collect();
+                d.parse().unwrap_or(0)
+            })
+            .collect()
+    }
+    let (pa, pb) = (parts(a), parts(b));
+    let n = pa.len().max(pb.len());
+    for i in 0..n {
+        let x = pa.get(i).copied().unwrap_or(0);
+        let y = pb.get(i).copied().unwrap_or(0);
+        if x != y {
+            return x.cmp(&y);
+        }
+    }
+    std::cmp::Ordering::Equal
+}
+
+/// CMake regular expressions to the `regex` crate's syntax: the same for the constructs CMake
+/// has (`^ $ . [] * + ? () |`), with `{` `}` literal (CMake has no counted repetition).
+pub(super) fn translate_regex(re: &str) -> String {
+    let mut out = String::new();
+    let mut chars = re.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                out.push('\\');
+                if let Some(n) = chars.next() {
+                    out.push(n);
+                }
+            }
+            '{' | '}' => {
+                out.push('\\');
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}

@@ -1,0 +1,529 @@
+//! The evaluation of a tree: every configuration CMake could take (one per combination of the
+//! input-dependent decisions it reaches, for the default cache and for each preset), what each
+//! fetches, and the declarations no configuration reaches.
+
+use super::interp::{Machine, Run, Stop};
+use super::value::{Input, Val};
+use super::{CmakeError, Command, Declaration};
+use crate::target::View;
+use std::collections::BTreeSet;
+
+/// A value: exact when `inputs` is empty; else the default configuration's value (when every
+/// input has a default) that the inputs can change.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Value {
+    pub text: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<Input>,
+}
+
+impl Value {
+    pub(super) fn of(v: &Val) -> Value {
+        Value {
+            text: v.text.clone(),
+            inputs: v.taint.iter().cloned().collect(),
+        }
+    }
+
+    pub fn is_exact(&self) -> bool {
+        self.inputs.is_empty()
+    }
+}
+
+/// What one configuration fetches for one name.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Fetch {
+    pub command: Command,
+    pub name: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub name_inputs: Vec<Input>,
+    /// The declaring call (the `FetchContent_Declare` whose details are used).
+    pub file: String,
+    pub line: u32,
+    pub repository: Option<Value>,
+    pub tag: Option<Value>,
+    pub tag_line: Option<u32>,
+    pub url: Option<Value>,
+    /// A local directory used instead of downloading (`SOURCE_DIR` without a download, or
+    /// `FETCHCONTENT_SOURCE_DIR_<NAME>`).
+    pub local_source: Option<Value>,
+    /// Inputs that would replace the download by a local directory.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bypass: Vec<Input>,
+    /// The call's evaluated arguments (text, line).
+    #[serde(skip)]
+    pub args: Vec<(String, u32)>,
+    /// Where `FetchContent_MakeAvailable` / `_Populate(name)` fetched it.
+    pub populated_at: Option<(String, u32)>,
+    /// Conditions (joined, see the evaluator) under which alone this fetch happens; empty when
+    /// it happens in this configuration.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub only_if: Vec<String>,
+}
+
+/// A decision a configuration took.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Assumption {
+    /// `file:line: if(...)` as written.
+    pub condition: String,
+    pub outcome: bool,
+    pub inputs: Vec<Input>,
+}
+
+/// One configuration CMake could take.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Configuration {
+    /// The default configuration: no `-D`, empty environment, no preset.
+    pub default: bool,
+    /// The preset whose `cacheVariables` seeded the cache.
+    pub preset: Option<String>,
+    /// Decisions that depended on an input, in order, with the branch taken.
+    pub assumptions: Vec<Assumption>,
+    pub fetches: Vec<Fetch>,
+    /// CMake stops with this error in this configuration (what was fetched before stays).
+    pub failed: Option<String>,
+    /// Files CMake reads here that pinprobe cannot (outside the tree, a path from an input).
+    pub unread: Vec<String>,
+}
+
+/// Everything the evaluation found.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Evaluation {
+    pub configurations: Vec<Configuration>,
+    /// Declarations in the tree's CMake files that no configuration reaches.
+    pub unreached: Vec<Declaration>,
+    /// Why the evaluation is incomplete (over budget, a construct not evaluated); when set,
+    /// the configurations are not all CMake could take.
+    pub undecided: Option<String>,
+}
+
+/// Budgets.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// CMake commands run, over all configurations.
+    pub steps: usize,
+    /// Configurations.
+    pub configurations: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            steps: 2_000_000,
+            configurations: 256,
+        }
+    }
+}
+
+/// Evaluate the view's CMake code with the default limits.
+pub fn evaluate(view: &dyn View) -> Result<Evaluation, CmakeError> {
+    evaluate_with(view, Limits::default())
+}
+
+/// Evaluate the view's CMake code.
+///
+/// A syntax error in a file CMake reads is an error (CMake stops there too); a file that is not
+/// valid UTF-8 or over the size cap as well.
+pub fn evaluate_with(view: &dyn View, limits: Limits) -> Result<Evaluation, CmakeError> {
+    let mut m = Machine::new(view, limits.steps);
+    m.var_names = variable_names(view)?;
+    let mut setups: Vec<(Option<String>, CacheSeed)> = vec![(None, Vec::new())];
+    setups.extend(presets(view)?.into_iter().map(|(n, c)| (Some(n), c)));
+    let scripted = build_script_definitions(view)?;
+    if !scripted.is_empty() {
+        setups.push((Some("build scripts".to_string()), scripted));
+    }
+    let mut out = Evaluation::default();
+    let mut reached: BTreeSet<(String, u32)> = BTreeSet::new();
+    let has_root = view.read("CMakeLists.txt")?.is_some();
+    'setups: for (preset, cache) in &setups {
+        if !has_root {
+            break;
+        }
+        let mut queue: Vec<Vec<bool>> = vec![Vec::new()];
+        while let Some(choices) = queue.pop() {
+            if out.configurations.len() >= limits.configurations {
+                out.undecided = Some(format!(
+                    "more than {} configurations (combinations of conditions on inputs)",
+                    limits.configurations
+                ));
+                break 'setups;
+            }
+            let mut run = Run::new(&mut m, choices.clone(), cache);
+            let result = run.top();
+            let failed = match result {
+                Ok(()) => run.st.errors.first().cloned(),
+                Err(Stop::Fatal(msg) | Stop::Error(msg)) => Some(msg),
+                Err(Stop::Undecided(reason)) => {
+                    out.undecided.get_or_insert(reason);
+                    reached.extend(run.st.reached.iter().cloned());
+                    continue 'setups;
+                }
+                Err(Stop::Syntax {
+                    file,
+                    line,
+                    message,
+                }) => {
+                    return Err(CmakeError::Syntax {
+                        file,
+                        line,
+                        message,
+                    });
+                }
+                Err(Stop::Io(e)) => return Err(e.into()),
+                Err(Stop::NeedsFork) => {
+                    out.undecided
+                        .get_or_insert("a condition pinprobe cannot follow".into());
+                    continue 'setups;
+                }
+            };
+            for k in choices.len()..run.trace.len() {
+                let mut next: Vec<bool> = run.trace.iter().take(k).map(|d| d.outcome).collect();
+                next.push(!run.trace.get(k).is_some_and(|d| d.outcome));
+                queue.push(next);
+            }
+            reached.extend(run.st.reached.iter().cloned());
+            let default = preset.is_none()
+                && !run.no_default
+                && run
+                    .trace
+                    .iter()
+                    .all(|d| d.outcome == d.computed && d.has_default);
+            out.configurations.push(Configuration {
+                default,
+                preset: preset.clone(),
+                assumptions: run
+                    .trace
+                    .iter()
+                    .map(|d| Assumption {
+                        condition: d.what.clone(),
+                        outcome: d.outcome,
+                        inputs: d.inputs.iter().cloned().collect(),
+                    })
+                    .collect(),
+                fetches: std::mem::take(&mut run.st.fetches),
+                failed,
+                unread: run.st.unread.iter().cloned().collect(),
+            });
+        }
+    }
+    out.unreached = unreached(view, &reached)?;
+    Ok(out)
+}
+
+/// Whether a path is a CMake file: `CMakeLists.txt` or `*.cmake`, at any depth.
+pub(super) fn is_cmake_file(path: &str) -> bool {
+    let base = path.rsplit('/').next().unwrap_or(path);
+    base == "CMakeLists.txt" || base.to_ascii_lowercase().ends_with(".cmake")
+}
+
+/// CPM's own script defines functions that declare with variable names; it is the command,
+/// not a pin.
+fn is_cpm_script(path: &str) -> bool {
+    let base = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    base == "cpm.cmake" || base == "get_cpm.cmake"
+}
+
+const DECLARING: &[&str] = &[
+    "fetchcontent_declare",
+    "fetchcontent_populate",
+    "externalproject_add",
+    "cpmaddpackage",
+];
+
+/// Every declaring call in the tree's CMake files that no configuration reached, with what its
+/// own file's `set()`s give for its arguments. A file that cannot be parsed still reports each
+/// declaring command name found in its text, with nothing resolved.
+fn unreached(
+    view: &dyn View,
+    reached: &BTreeSet<(String, u32)>,
+) -> Result<Vec<Declaration>, CmakeError> {
+    let mut out = Vec::new();
+    for file in view.files_under("")? {
+        if !is_cmake_file(&file) || is_cpm_script(&file) {
+            continue;
+        }
+        let Some(bytes) = view.read(&file)? else {
+            continue;
+        };
+        let lower = String::from_utf8_lossy(&bytes).to_ascii_lowercase();
+        if !DECLARING.iter().any(|d| lower.contains(d)) {
+            continue;
+        }
+        match super::tokenize_file(&file, &bytes) {
+            Ok(invocations) => {
+                let mut eval = super::eval::Evaluator::new(view);
+                eval.file(&file, &invocations)?;
+                out.extend(
+                    eval.declarations
+                        .into_iter()
+                        .filter(|d| !reached.contains(&(d.file.clone(), d.line))),
+                );
+            }
+            Err(_) => {
+                for (no, text) in lower.lines().enumerate() {
+                    for d in DECLARING {
+                        if text.contains(d) {
+                            out.push(Declaration {
+                                command: match *d {
+                                    "fetchcontent_populate" => Command::FetchContentPopulate,
+                                    "externalproject_add" => Command::ExternalProjectAdd,
+                                    "cpmaddpackage" => Command::CpmAddPackage,
+                                    _ => Command::FetchContentDeclare,
+                                },
+                                name: String::new(),
+                                file: file.clone(),
+                                line: u32::try_from(no + 1).unwrap_or(u32::MAX),
+                                git_repository: None,
+                                git_tag: None,
+                                url: None,
+                                source_dir: None,
+                                patches: Vec::new(),
+                                overrides: Vec::new(),
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Names used as variables in the tree's CMake files: `${X}` references and the first argument
+/// of `set`, `option`, `unset`, `list`.
+fn variable_names(view: &dyn View) -> Result<std::collections::HashSet<String>, CmakeError> {
+    let mut names = std::collections::HashSet::new();
+    for file in view.files_under("")? {
+        if !is_cmake_file(&file) {
+            continue;
+        }
+        let Some(bytes) = view.read(&file)? else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        let mut rest: &str = &text;
+        while let Some(at) = rest.find("${") {
+            let after = rest.get(at + 2..).unwrap_or("");
+            let end = after
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(after.len());
+            if let Some(n) = after.get(..end).filter(|n| !n.is_empty()) {
+                names.insert(n.to_string());
+            }
+            rest = after;
+        }
+        for line in text.lines() {
+            let l = line.trim_start();
+            let lower = l.to_ascii_lowercase();
+            // Bare names tested by a condition (`if(USE_X)`, `if(DEFINED X)`,
+            // `X STREQUAL y`): every identifier that is not a keyword, a constant, or the right
+            // operand of a binary operator (a literal there, as in `X STREQUAL Release`).
+            if ["if(", "if (", "elseif(", "elseif (", "while("]
+                .iter()
+                .any(|p| lower.starts_with(p))
+            {
+                let body = l.split_once('(').map_or("", |(_, b)| b);
+                let mut after_binary = false;
+                for word in body
+                    .split(|c: char| c.is_whitespace() || c == '(' || c == ')')
+                    .filter(|w| !w.is_empty())
+                {
+                    let is_name = word
+                        .chars()
+                        .next()
+                        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                        && word.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                    if is_name
+                        && !after_binary
+                        && !CONDITION_WORDS.contains(&word)
+                        && super::cond::constant(word).is_none()
+                    {
+                        names.insert(word.to_string());
+                    }
+                    after_binary = super::cond::BINARY.contains(&word);
+                }
+            }
+            for cmd in ["set(", "option(", "unset("] {
+                if let Some(r) = lower.strip_prefix(cmd) {
+                    let start = l.len() - r.len();
+                    let arg = l
+                        .get(start..)
+                        .unwrap_or("")
+                        .trim_start()
+                        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                        .next()
+                        .unwrap_or("");
+                    if !arg.is_empty() {
+                        names.insert(arg.to_string());
+                    }
+                }
+            }
+        }
+    }
+    Ok(names)
+}
+
+/// The text standing for a `-D` value a build script computes (truthy, like a path).
+pub(super) const SCRIPTED_VALUE: &str = "<set by a build script>";
+
+/// `-D<NAME>=<value>` written in the tree's build scripts (`setup.py`, `*.sh`, `Dockerfile*`),
+/// as one more setup: literal values as written, computed ones (`{}`, `$X`, conflicting) as
+/// [`SCRIPTED_VALUE`].
+fn build_script_definitions(view: &dyn View) -> Result<Vec<(String, String)>, CmakeError> {
+    let re = regex::Regex::new(r#"-D([A-Za-z_][A-Za-z0-9_]*)(?::[A-Z]+)?=([^\s"',\])]*)"#)
+        .map_err(|e| CmakeError::Syntax {
+            file: String::new(),
+            line: 0,
+            message: e.to_string(),
+        })?;
+    let mut defs: Vec<(String, String)> = Vec::new();
+    for file in view.files_under("")? {
+        let base = file.rsplit('/').next().unwrap_or(&file);
+        let is_script =
+            base == "setup.py" || base.ends_with(".sh") || base.starts_with("Dockerfile");
+        if !is_script || file.split('/').count() > 3 {
+            continue;
+        }
+        let Some(bytes) = view.read(&file)? else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        for c in re.captures_iter(&text) {
+            let (Some(name), Some(value)) = (c.get(1), c.get(2)) else {
+                continue;
+            };
+            let name = name.as_str().to_string();
+            let v = value.as_str();
+            let computed = v.is_empty() || v.contains(['{', '$', '%']);
+            let v = if computed { SCRIPTED_VALUE } else { v };
+            match defs.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, old)) if old != v => *old = SCRIPTED_VALUE.to_string(),
+                Some(_) => {}
+                None => defs.push((name, v.to_string())),
+            }
+        }
+    }
+    Ok(defs)
+}
+
+/// Keywords of conditions, never variable names there.
+const CONDITION_WORDS: &[&str] = &[
+    "NOT",
+    "AND",
+    "OR",
+    "DEFINED",
+    "EXISTS",
+    "COMMAND",
+    "TARGET",
+    "TEST",
+    "POLICY",
+    "IS_DIRECTORY",
+    "IS_SYMLINK",
+    "IS_ABSOLUTE",
+    "IS_READABLE",
+    "IS_WRITABLE",
+    "IS_EXECUTABLE",
+    "MATCHES",
+    "LESS",
+    "GREATER",
+    "EQUAL",
+    "LESS_EQUAL",
+    "GREATER_EQUAL",
+    "STRLESS",
+    "STRGREATER",
+    "STREQUAL",
+    "STRLESS_EQUAL",
+    "STRGREATER_EQUAL",
+    "VERSION_LESS",
+    "VERSION_GREATER",
+    "VERSION_EQUAL",
+    "VERSION_LESS_EQUAL",
+    "VERSION_GREATER_EQUAL",
+    "IN_LIST",
+    "PATH_EQUAL",
+    "IS_NEWER_THAN",
+    "ENV",
+    "CACHE",
+];
+
+/// Cache entries a setup starts with: (variable, value).
+type CacheSeed = Vec<(String, String)>;
+
+/// `configurePresets[].cacheVariables` of `CMakePresets.json` and `CMakeUserPresets.json`
+/// (with `inherits`), as (preset, [(variable, value)]).
+fn presets(view: &dyn View) -> Result<Vec<(String, CacheSeed)>, CmakeError> {
+    let mut all: Vec<(String, Vec<String>, CacheSeed)> = Vec::new();
+    for file in ["CMakePresets.json", "CMakeUserPresets.json"] {
+        let Some(bytes) = view.read(file)? else {
+            continue;
+        };
+        let Ok(json) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+            continue;
+        };
+        let Some(list) = json.get("configurePresets").and_then(|p| p.as_array()) else {
+            continue;
+        };
+        for p in list {
+            let Some(name) = p.get("name").and_then(|n| n.as_str()) else {
+                continue;
+            };
+            let inherits = match p.get("inherits") {
+                Some(serde_json::Value::String(s)) => vec![s.clone()],
+                Some(serde_json::Value::Array(a)) => a
+                    .iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect(),
+                _ => Vec::new(),
+            };
+            let mut vars = Vec::new();
+            if let Some(obj) = p.get("cacheVariables").and_then(|c| c.as_object()) {
+                for (k, v) in obj {
+                    let value = match v {
+                        serde_json::Value::String(s) => Some(s.clone()),
+                        serde_json::Value::Bool(b) => {
+                            Some(if *b { "TRUE" } else { "FALSE" }.into())
+                        }
+                        serde_json::Value::Object(o) => o.get("value").and_then(|v| match v {
+                            serde_json::Value::String(s) => Some(s.clone()),
+                            serde_json::Value::Bool(b) => {
+                                Some(if *b { "TRUE" } else { "FALSE" }.into())
+                            }
+                            _ => None,
+                        }),
+                        _ => None,
+                    };
+                    if let Some(value) = value {
+                        vars.push((k.clone(), value));
+                    }
+                }
+            }
+            all.push((name.to_string(), inherits, vars));
+        }
+    }
+    let find = |n: &str| all.iter().find(|(name, _, _)| name == n);
+    let mut out = Vec::new();
+    for (name, _, _) in &all {
+        // Own variables first, then inherited ones not already set (depth-bounded).
+        let mut vars: Vec<(String, String)> = Vec::new();
+        let mut stack = vec![(name.clone(), 0usize)];
+        let mut seen = BTreeSet::new();
+        while let Some((n, depth)) = stack.pop() {
+            if depth > 16 || !seen.insert(n.clone()) {
+                continue;
+            }
+            if let Some((_, inherits, own)) = find(&n) {
+                for (k, v) in own {
+                    if !vars.iter().any(|(k2, _)| k2 == k) {
+                        vars.push((k.clone(), v.clone()));
+                    }
+                }
+                for i in inherits.iter().rev() {
+                    stack.push((i.clone(), depth + 1));
+                }
+            }
+        }
+        out.push((name.clone(), vars));
+    }
+    Ok(out)
+}

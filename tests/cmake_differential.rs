@@ -1,0 +1,964 @@
+//! pinprobe's CMake evaluation against real CMake.
+//!
+//! Each case is a source tree; CMake configures it with the recording stand-ins of
+//! `tests/cmake_oracle/` first on `CMAKE_MODULE_PATH`, so `include(FetchContent)` /
+//! `include(ExternalProject)` / `include(CPM)` record what would be fetched and nothing is
+//! downloaded. pinprobe evaluates the same tree. Required, for CMake's default run (no `-D`,
+//! none of the case's environment variables) and for every variant run (with `-D` / environment
+//! values): each fetch CMake records is among pinprobe's possible fetches of that name; the
+//! default configuration pinprobe identifies fetches exactly what CMake's default run does; and
+//! a tree without unknown inputs has exactly one configuration, every value exact.
+//!
+//! Needs `cmake` (`pip install cmake`). Without it the tests print a skip line, unless
+//! `PINPROBE_REQUIRE_CMAKE` is set (CI sets it), which makes a missing cmake a failure.
+//! `PINPROBE_CMAKE_CASES=N` sets the number of generated programs (default 120).
+
+use pinprobe::pin::cmake::{self, Evaluation, Fetch};
+use pinprobe::target::DirView;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+// ---------------------------------------------------------------------------------------------
+// The oracle
+// ---------------------------------------------------------------------------------------------
+
+fn cmake_available() -> bool {
+    let ok = Command::new("cmake")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        if std::env::var_os("PINPROBE_REQUIRE_CMAKE").is_some() {
+            panic!("PINPROBE_REQUIRE_CMAKE is set but `cmake --version` does not run");
+        }
+        eprintln!("skipped: cmake not found (pip install cmake); differential tests not run");
+    }
+    ok
+}
+
+/// One fetch as recorded: command, name, repository, tag, URL, local source directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Record {
+    command: String,
+    name: String,
+    repo: String,
+    tag: String,
+    url: String,
+    local: bool,
+}
+
+/// A CMake run's records and whether CMake stopped with an error.
+#[derive(Debug)]
+struct Outcome {
+    records: Vec<Record>,
+    failed: bool,
+    log: String,
+}
+
+fn oracle_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cmake_oracle")
+}
+
+/// Configure `src` with CMake, `-D` values and environment variables as given.
+fn run_cmake(src: &Path, defs: &[(String, String)], env: &[(String, String)]) -> Outcome {
+    let work = tempfile::tempdir().expect("tempdir");
+    let out = work.path().join("fetches.txt");
+    let mut cmd = Command::new("cmake");
+    cmd.arg("-S")
+        .arg(src)
+        .arg("-B")
+        .arg(work.path().join("build"))
+        .arg(format!("-DCMAKE_MODULE_PATH={}", oracle_dir().display()))
+        .arg(format!("-DPINPROBE_ORACLE_OUT={}", out.display()));
+    for (k, v) in defs {
+        cmd.arg(format!("-D{k}={v}"));
+    }
+    for (k, _) in std::env::vars() {
+        if k.starts_with("PP_") {
+            cmd.env_remove(k);
+        }
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let o = cmd.output().expect("cmake runs");
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let text = std::fs::read_to_string(&out).unwrap_or_default();
+    let records = text
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split('|').collect();
+            let g = |i: usize| f.get(i).copied().unwrap_or("").to_string();
+            Record {
+                command: g(0),
+                name: g(1),
+                repo: g(2),
+                tag: g(3),
+                url: g(4),
+                local: !g(5).is_empty(),
+            }
+        })
+        .collect();
+    let failed = !o.status.success() && !log.contains("pinprobe-done");
+    Outcome {
+        records,
+        failed,
+        log,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Comparison
+// ---------------------------------------------------------------------------------------------
+
+fn write_tree(files: &BTreeMap<String, String>) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (path, text) in files {
+        let p = dir.path().join(path);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).expect("mkdir");
+        }
+        std::fs::write(&p, text).expect("write");
+    }
+    dir
+}
+
+fn evaluate(src: &Path) -> Evaluation {
+    let view = DirView::new(src);
+    cmake::evaluate(&view).expect("pinprobe evaluates")
+}
+
+fn same_fetch(f: &Fetch, r: &Record) -> bool {
+    let text = |v: &Option<cmake::Value>| v.as_ref().map(|v| v.text.clone()).unwrap_or_default();
+    let matches = |v: &Option<cmake::Value>, want: &str| match v {
+        Some(v) => v.text == want || !v.is_exact(),
+        None => want.is_empty(),
+    };
+    f.name.eq_ignore_ascii_case(&r.name)
+        && if r.local {
+            f.local_source.is_some() || !f.bypass.is_empty()
+        } else {
+            f.local_source.is_none()
+                && matches(&f.repository, &r.repo)
+                && matches(&f.tag, &r.tag)
+                && (matches(&f.url, &r.url) || text(&f.url) == r.url)
+        }
+}
+
+fn describe(e: &Evaluation) -> String {
+    serde_json::to_string_pretty(e).unwrap_or_default()
+}
+
+/// A variant run: `-D` values and environment variables.
+type Variant = (Vec<(String, String)>, Vec<(String, String)>);
+
+/// A case: files, whether it reads unknown inputs, and variant runs.
+struct Case {
+    name: String,
+    files: BTreeMap<String, String>,
+    has_inputs: bool,
+    variants: Vec<Variant>,
+}
+
+/// Check one case; `Err` explains the disagreement.
+fn check(case: &Case) -> Result<Verdict, String> {
+    let dir = write_tree(&case.files);
+    let eval = evaluate(dir.path());
+    let ctx = |msg: String, o: Option<&Outcome>| {
+        let files: String = case
+            .files
+            .iter()
+            .map(|(p, t)| format!("--- {p}\n{t}"))
+            .collect();
+        format!(
+            "case {}: {msg}\n{files}\ncmake: {}\npinprobe: {}",
+            case.name,
+            o.map(|o| format!("{:?}\n{}", o.records, o.log))
+                .unwrap_or_default(),
+            describe(&eval)
+        )
+    };
+    if let Some(reason) = &eval.undecided {
+        // Unknown is a sound answer for a program with inputs (it never passes a gate), but
+        // it is counted; without inputs it is a failure.
+        if case.has_inputs {
+            return Ok(Verdict::Undecided);
+        }
+        return Err(ctx(format!("pinprobe undecided: {reason}"), None));
+    }
+    let default = run_cmake(dir.path(), &[], &[]);
+    // The default configuration: exactly one without inputs; with inputs pinprobe may say it
+    // cannot identify it (approximations in joined regions), but one it names must be right.
+    let defaults: Vec<_> = eval.configurations.iter().filter(|c| c.default).collect();
+    let no_default_ok = case.has_inputs && defaults.is_empty();
+    if defaults.len() != 1 && !no_default_ok {
+        return Err(ctx(
+            format!("{} default configurations", defaults.len()),
+            Some(&default),
+        ));
+    }
+    let verdict = if no_default_ok {
+        Verdict::NoDefault
+    } else {
+        Verdict::Agrees
+    };
+    if let Some(d) = defaults.first() {
+        check_default(d, &default).map_err(|m| ctx(m, Some(&default)))?;
+    }
+    if !case.has_inputs {
+        let d = defaults[0];
+        if eval.configurations.len() != 1 {
+            return Err(ctx(
+                format!(
+                    "{} configurations without inputs",
+                    eval.configurations.len()
+                ),
+                Some(&default),
+            ));
+        }
+        let inexact = d.fetches.iter().any(|f| {
+            [&f.repository, &f.tag, &f.url]
+                .iter()
+                .any(|v| v.as_ref().is_some_and(|v| !v.is_exact()))
+        });
+        if inexact {
+            return Err(ctx(
+                "an inexact value without inputs".into(),
+                Some(&default),
+            ));
+        }
+    }
+    // Soundness over the variants (and the default run).
+    let mut runs = vec![default];
+    for (defs, env) in &case.variants {
+        runs.push(run_cmake(dir.path(), defs, env));
+    }
+    for run in &runs {
+        for r in &run.records {
+            let found = eval
+                .configurations
+                .iter()
+                .any(|c| c.fetches.iter().any(|f| same_fetch(f, r)));
+            if !found {
+                return Err(ctx(
+                    format!("CMake's fetch {r:?} is not among pinprobe's"),
+                    Some(run),
+                ));
+            }
+        }
+    }
+    Ok(verdict)
+}
+
+/// How a case that passed was decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    Agrees,
+    /// No default configuration named (allowed with inputs).
+    NoDefault,
+    /// The evaluation said unknown (allowed with inputs).
+    Undecided,
+}
+
+/// The default configuration pinprobe names fetches exactly what CMake's default run does, in
+/// order (fetches that only happen on another side of a joined condition aside).
+fn check_default(d: &cmake::Configuration, default: &Outcome) -> Result<(), String> {
+    if d.failed.is_some() != default.failed {
+        return Err(format!(
+            "default run failed: pinprobe {:?}, cmake {}",
+            d.failed, default.failed
+        ));
+    }
+    let t = |v: &Option<cmake::Value>| v.as_ref().map(|v| v.text.clone()).unwrap_or_default();
+    let mine: Vec<&Fetch> = d.fetches.iter().filter(|f| f.only_if.is_empty()).collect();
+    let same = mine.len() == default.records.len()
+        && mine.iter().zip(&default.records).all(|(f, r)| {
+            f.name.eq_ignore_ascii_case(&r.name)
+                && (r.local == f.local_source.is_some())
+                && (r.local
+                    || (t(&f.repository) == r.repo && t(&f.tag) == r.tag && t(&f.url) == r.url))
+        });
+    if same {
+        Ok(())
+    } else {
+        Err("default configuration differs from CMake's run".into())
+    }
+}
+
+fn files(list: &[(&str, &str)]) -> BTreeMap<String, String> {
+    list.iter()
+        .map(|(p, t)| (p.to_string(), t.to_string()))
+        .collect()
+}
+
+fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+const HEAD: &str =
+    "cmake_minimum_required(VERSION 3.26)\nproject(t LANGUAGES NONE)\ninclude(FetchContent)\n";
+const FA: &str = "https://github.com/vllm-project/flash-attention.git";
+const AFFECTED: &str = "506341a143fcabd4bb79052a7605ada727d6b3f5";
+const FIX: &str = "6d11b3c1b6ca7dac0b111bb0db63ca16eeb19a46";
+
+fn case(name: &str, list: &[(&str, &str)], has_inputs: bool) -> Case {
+    let mut f = files(list);
+    if let Some(top) = f.get_mut("CMakeLists.txt") {
+        *top = format!("{HEAD}{top}");
+    }
+    Case {
+        name: name.into(),
+        files: f,
+        has_inputs,
+        variants: Vec::new(),
+    }
+}
+
+fn run_case(c: Case) {
+    if !cmake_available() {
+        return;
+    }
+    match check(&c) {
+        Ok(Verdict::Agrees) => {}
+        Ok(other) => panic!("case {}: {other:?}", c.name),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// One hand-written case per class of issue 13
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn conditions_are_evaluated() {
+    let top = format!(
+        r#"set(TAG {AFFECTED})
+if(FALSE)
+  set(TAG {FIX})
+elseif("a" STREQUAL "b" OR (1 LESS 0 AND NOT OFF))
+  set(TAG deadbeef)
+elseif(3.10 VERSION_GREATER 3.9 AND DEFINED TAG AND TAG MATCHES "^5063")
+  set(TAG "${{TAG}}")
+else()
+  set(TAG {FIX})
+endif()
+if(FALSE)
+  FetchContent_Declare(vllm-flash-attn GIT_REPOSITORY {FA} GIT_TAG {FIX})
+endif()
+FetchContent_Declare(vllm-flash-attn GIT_REPOSITORY {FA} GIT_TAG ${{TAG}})
+FetchContent_MakeAvailable(vllm-flash-attn)
+"#
+    );
+    run_case(case("conditions", &[("CMakeLists.txt", &top)], false));
+}
+
+#[test]
+fn function_macro_and_cache_scopes() {
+    let top = format!(
+        r#"set(TAG {AFFECTED})
+function(pick value)
+  set(TAG ${{value}})
+  set(OTHER ${{ARGN}} PARENT_SCOPE)
+endfunction()
+pick({FIX} extra)
+macro(choose v)
+  set(MTAG ${{v}})
+  set(MARGS "${{ARGN}}")
+endmacro()
+choose(${{TAG}} a b)
+set(PARENT_ONLY x PARENT_SCOPE)
+set(TAG {FIX} CACHE STRING "over a normal variable")
+set(C1 {AFFECTED} CACHE STRING "first")
+set(C1 {FIX} CACHE STRING "second, no FORCE")
+set(C2 {FIX} CACHE STRING "")
+set(C2 ${{C1}} CACHE STRING "" FORCE)
+option(USE_FIX "" OFF)
+if(USE_FIX)
+  set(MTAG {FIX})
+endif()
+FetchContent_Declare(vllm-flash-attn GIT_REPOSITORY {FA} GIT_TAG ${{MTAG}})
+FetchContent_MakeAvailable(vllm-flash-attn)
+FetchContent_Declare(other GIT_REPOSITORY https://example.invalid/o.git GIT_TAG ${{C2}})
+FetchContent_MakeAvailable(other)
+"#
+    );
+    let mut c = case("scopes", &[("CMakeLists.txt", &top)], true);
+    c.variants = vec![
+        (pairs(&[("USE_FIX", "ON")]), vec![]),
+        (pairs(&[("C1", "cafe")]), vec![]),
+    ];
+    run_case(c);
+}
+
+#[test]
+fn strings_lists_and_files() {
+    let top = r#"include(ExternalProject)
+string(CONCAT A "506341a1" "43fcabd4")
+set(B "bb79052a7605")
+string(APPEND B "ada727d6b3f5")
+string(REPLACE "bb" "bb" B "${B}")
+set(L "")
+list(APPEND L x "${A}${B}" y)
+list(GET L 1 TAG)
+string(TOUPPER "${TAG}" UP)
+string(TOLOWER "${UP}" TAG)
+file(STRINGS ${CMAKE_CURRENT_SOURCE_DIR}/pins/deepgemm.txt DG REGEX "^[0-9a-f]+$")
+file(READ ${CMAKE_CURRENT_SOURCE_DIR}/pins/qutlass.txt QT)
+string(STRIP "${QT}" QT)
+string(SUBSTRING "${QT}" 0 40 QT)
+math(EXPR N "2 * (3 + 4)")
+set(COUNT "")
+foreach(i RANGE 1 3)
+  string(APPEND COUNT "${i}")
+endforeach()
+set(K 0)
+while(K LESS 3)
+  math(EXPR K "${K} + 1")
+endwhile()
+FetchContent_Declare(vllm-flash-attn GIT_REPOSITORY https://github.com/vllm-project/flash-attention.git GIT_TAG ${TAG})
+FetchContent_MakeAvailable(vllm-flash-attn)
+FetchContent_Declare(deepgemm GIT_REPOSITORY https://github.com/vllm-project/DeepGEMM.git GIT_TAG ${DG})
+FetchContent_MakeAvailable(deepgemm)
+ExternalProject_Add(qutlass GIT_REPOSITORY https://github.com/IST-DASLab/qutlass.git GIT_TAG ${QT} SOURCE_DIR q-${N}-${COUNT}-${K})
+"#;
+    run_case(case(
+        "strings",
+        &[
+            ("CMakeLists.txt", top),
+            (
+                "pins/deepgemm.txt",
+                "# a comment\ne21c821f39a2056d68067a466c64ddc942200106\n",
+            ),
+            (
+                "pins/qutlass.txt",
+                "  830d2c4537c7396e14a02a46fbddd18b5d107c65\n\n",
+            ),
+        ],
+        false,
+    ));
+}
+
+#[test]
+fn include_and_subdirectory_order() {
+    let top = r#"set(TAG first)
+include(third_party/fa.cmake)
+set(TAG third)
+add_subdirectory(sub)
+list(APPEND CMAKE_MODULE_PATH ${CMAKE_CURRENT_SOURCE_DIR}/modules)
+include(pinmod)
+FetchContent_MakeAvailable(vllm-flash-attn sub-dep mod-dep)
+"#;
+    let fa = format!(
+        "set(TAG {AFFECTED})\nFetchContent_Declare(vllm-flash-attn GIT_REPOSITORY {FA} GIT_TAG ${{TAG}})\n"
+    );
+    let sub = "set(TAG ${TAG}-sub)\nset(SUBDIR ${CMAKE_CURRENT_SOURCE_DIR})\nFetchContent_Declare(sub-dep GIT_REPOSITORY https://example.invalid/s.git GIT_TAG ${TAG})\n";
+    let module = "FetchContent_Declare(mod-dep GIT_REPOSITORY https://example.invalid/m.git GIT_TAG ${TAG}-mod)\n";
+    run_case(case(
+        "includes",
+        &[
+            ("CMakeLists.txt", top),
+            ("third_party/fa.cmake", &fa),
+            ("sub/CMakeLists.txt", sub),
+            ("modules/pinmod.cmake", module),
+        ],
+        false,
+    ));
+}
+
+#[test]
+fn fetchcontent_semantics() {
+    let top = format!(
+        r#"FetchContent_Declare(vllm-flash-attn GIT_REPOSITORY {FA})
+FetchContent_Declare(vllm-flash-attn GIT_REPOSITORY {FA} GIT_TAG {FIX})
+FetchContent_GetProperties(vllm-flash-attn)
+if(NOT vllm-flash-attn_POPULATED)
+  FetchContent_Populate(vllm-flash-attn)
+endif()
+FetchContent_MakeAvailable(vllm-flash-attn)
+FetchContent_Populate(
+  deepgemm
+  SUBBUILD_DIR ${{CMAKE_BINARY_DIR}}/_deps/deepgemm-subbuild
+  SOURCE_DIR ${{CMAKE_BINARY_DIR}}/_deps/deepgemm-src
+  GIT_REPOSITORY https://github.com/vllm-project/DeepGEMM.git
+  GIT_TAG e21c821f39a2056d68067a466c64ddc942200106
+)
+FetchContent_Declare(local-dep GIT_REPOSITORY https://example.invalid/l.git GIT_TAG {AFFECTED})
+FetchContent_MakeAvailable(local-dep)
+include(CPM)
+CPMAddPackage(NAME fmt GITHUB_REPOSITORY fmtlib/fmt VERSION 10.2.1)
+CPMAddPackage(NAME fmt GITHUB_REPOSITORY fmtlib/fmt GIT_TAG other)
+"#
+    );
+    let mut c = case("fetchcontent", &[("CMakeLists.txt", &top)], true);
+    c.variants = vec![(
+        pairs(&[("FETCHCONTENT_SOURCE_DIR_LOCAL-DEP", "/tmp")]),
+        vec![],
+    )];
+    run_case(c);
+}
+
+#[test]
+fn environment_and_presets_are_possible_values() {
+    let top = format!(
+        r#"if(DEFINED ENV{{PP_FA_TAG}})
+  set(TAG $ENV{{PP_FA_TAG}})
+else()
+  set(TAG {FIX})
+endif()
+set(FA_REPO {FA} CACHE STRING "")
+FetchContent_Declare(vllm-flash-attn GIT_REPOSITORY ${{FA_REPO}} GIT_TAG ${{TAG}})
+FetchContent_MakeAvailable(vllm-flash-attn)
+"#
+    );
+    let presets = r#"{"version": 3, "configurePresets": [{"name": "mirror", "binaryDir": "b", "cacheVariables": {"FA_REPO": "https://mirror.invalid/fa.git"}}]}"#;
+    let mut c = case(
+        "env",
+        &[("CMakeLists.txt", &top), ("CMakePresets.json", presets)],
+        true,
+    );
+    c.variants = vec![
+        (vec![], pairs(&[("PP_FA_TAG", AFFECTED)])),
+        (
+            pairs(&[("FA_REPO", "https://mirror.invalid/fa.git")]),
+            vec![],
+        ),
+    ];
+    run_case(c);
+    // The preset is a configuration of its own, with the mirror.
+    let dir = write_tree(&files(&[
+        ("CMakeLists.txt", &format!("{HEAD}{top}")),
+        ("CMakePresets.json", presets),
+    ]));
+    let eval = evaluate(dir.path());
+    assert!(
+        eval.configurations
+            .iter()
+            .any(|c| c.preset.as_deref() == Some("mirror")
+                && c.fetches.iter().any(|f| f
+                    .repository
+                    .as_ref()
+                    .is_some_and(|r| r.text == "https://mirror.invalid/fa.git")))
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Generated programs
+// ---------------------------------------------------------------------------------------------
+
+const TAGS: &[&str] = &["t0", "t1", "t2", "v1.2", AFFECTED, FIX];
+const NVARS: usize = 4;
+
+/// Random CMake programs built from the constructs the evaluator claims to follow.
+struct Gen {
+    rng: StdRng,
+    /// Whether unknown inputs (environment, user cache variables) may be read.
+    inputs: bool,
+    used_input: bool,
+    files: BTreeMap<String, String>,
+    counter: usize,
+    env_names: Vec<String>,
+    cache_names: Vec<String>,
+}
+
+impl Gen {
+    fn new(seed: u64, inputs: bool) -> Gen {
+        Gen {
+            rng: StdRng::seed_from_u64(seed),
+            inputs,
+            used_input: false,
+            files: BTreeMap::new(),
+            counter: 0,
+            env_names: Vec::new(),
+            cache_names: Vec::new(),
+        }
+    }
+
+    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+        xs[self.rng.random_range(0..xs.len())]
+    }
+
+    fn var(&mut self) -> String {
+        format!("V{}", self.rng.random_range(0..NVARS))
+    }
+
+    fn fresh(&mut self) -> usize {
+        self.counter += 1;
+        self.counter
+    }
+
+    fn env_input(&mut self) -> String {
+        self.used_input = true;
+        let n = format!("PP_E{}", self.rng.random_range(0..2));
+        if !self.env_names.contains(&n) {
+            self.env_names.push(n.clone());
+        }
+        n
+    }
+
+    fn cache_input(&mut self) -> String {
+        self.used_input = true;
+        let n = format!("PP_C{}", self.rng.random_range(0..2));
+        if !self.cache_names.contains(&n) {
+            self.cache_names.push(n.clone());
+        }
+        n
+    }
+
+    fn expr(&mut self) -> String {
+        let choice = self.rng.random_range(0..if self.inputs { 7 } else { 5 });
+        match choice {
+            0 | 1 => self.pick(TAGS).to_string(),
+            2 => format!("${{{}}}", self.var()),
+            3 => format!("\"${{{}}}\"", self.var()),
+            4 => format!("{}-${{{}}}", self.pick(&["x", "y"]), self.var()),
+            5 => format!("$ENV{{{}}}", self.env_input()),
+            _ => format!("${{{}}}", self.cache_input()),
+        }
+    }
+
+    fn cond(&mut self, depth: usize) -> String {
+        let n = if self.inputs { 14 } else { 11 };
+        match self.rng.random_range(0..n) {
+            0 => self
+                .pick(&[
+                    "TRUE",
+                    "FALSE",
+                    "0",
+                    "1",
+                    "ON",
+                    "OFF",
+                    "\"\"",
+                    "Y",
+                    "NOTFOUND",
+                    "x-NOTFOUND",
+                    "2.5",
+                ])
+                .to_string(),
+            1 => format!("DEFINED {}", self.var()),
+            2 => {
+                let v = self.var();
+                let t = self.pick(TAGS);
+                if self.rng.random_bool(0.5) {
+                    format!("{v} STREQUAL \"{t}\"")
+                } else {
+                    format!("{v} STREQUAL {t}")
+                }
+            }
+            3 => format!("\"${{{}}}\" STREQUAL \"${{{}}}\"", self.var(), self.var()),
+            4 => format!("{} MATCHES \"^t[0-1]$\"", self.var()),
+            5 => self.var(),
+            6 => format!(
+                "{} {} {}",
+                self.pick(&["1", "2", "10"]),
+                self.pick(&["LESS", "EQUAL", "GREATER_EQUAL"]),
+                self.pick(&["2", "10"])
+            ),
+            7 => format!(
+                "\"{}\" {} \"{}\"",
+                self.pick(&["1.2.3", "1.10", "2.0"]),
+                self.pick(&["VERSION_LESS", "VERSION_EQUAL", "VERSION_GREATER_EQUAL"]),
+                self.pick(&["1.2", "1.10.0", "2"])
+            ),
+            8 if depth < 2 => format!("NOT {}", self.cond(depth + 1)),
+            9 if depth < 2 => format!(
+                "{} {} {}",
+                self.cond(depth + 1),
+                self.pick(&["AND", "OR"]),
+                self.cond(depth + 1)
+            ),
+            10 if depth < 2 => format!("({})", self.cond(depth + 1)),
+            11 => format!("DEFINED ENV{{{}}}", self.env_input()),
+            12 => format!(
+                "\"$ENV{{{}}}\" STREQUAL \"{}\"",
+                self.env_input(),
+                self.pick(TAGS)
+            ),
+            13 => self.cache_input(),
+            _ => "TRUE".into(),
+        }
+    }
+
+    fn fetch(&mut self) -> Vec<String> {
+        let c = format!("c{}", self.rng.random_range(0..3));
+        let repo = format!("https://example.invalid/{c}.git");
+        let tag = self.expr();
+        match self.rng.random_range(0..5) {
+            0 | 1 => vec![
+                format!("FetchContent_Declare({c} GIT_REPOSITORY {repo} GIT_TAG {tag})"),
+                format!("FetchContent_MakeAvailable({c})"),
+            ],
+            2 => vec![format!(
+                "FetchContent_Declare({c} GIT_REPOSITORY {repo} GIT_TAG {tag})"
+            )],
+            3 => vec![format!(
+                "FetchContent_Populate(p{} SOURCE_DIR ${{CMAKE_BINARY_DIR}}/p GIT_REPOSITORY {repo} GIT_TAG {tag})",
+                self.fresh()
+            )],
+            _ => vec![format!(
+                "ExternalProject_Add(e{} GIT_REPOSITORY {repo} GIT_TAG {tag})",
+                self.fresh()
+            )],
+        }
+    }
+
+    fn block(&mut self, depth: usize, out: &mut Vec<String>) {
+        let n = self.rng.random_range(1..5);
+        for _ in 0..n {
+            self.stmt(depth, out);
+        }
+    }
+
+    fn stmt(&mut self, depth: usize, out: &mut Vec<String>) {
+        let deep = depth < 3;
+        match self.rng.random_range(0..16) {
+            0 | 1 => {
+                let (v, e) = (self.var(), self.expr());
+                out.push(format!("set({v} {e})"));
+            }
+            2 => {
+                let (v, e) = (self.var(), self.expr());
+                out.push(format!("set({v} {e} CACHE STRING \"\" FORCE)"));
+            }
+            3 | 4 if deep => {
+                let c = self.cond(0);
+                out.push(format!("if({c})"));
+                self.block(depth + 1, out);
+                if self.rng.random_bool(0.4) {
+                    let c = self.cond(0);
+                    out.push(format!("elseif({c})"));
+                    self.block(depth + 1, out);
+                }
+                if self.rng.random_bool(0.5) {
+                    out.push("else()".into());
+                    self.block(depth + 1, out);
+                }
+                out.push("endif()".into());
+            }
+            5 => {
+                let (v, e) = (self.var(), self.expr());
+                let w = self.var();
+                out.push(match self.rng.random_range(0..5) {
+                    0 => format!("string(APPEND {v} {e})"),
+                    1 => format!("string(CONCAT {v} {e} \"-\" ${{{w}}})"),
+                    2 => format!("string(REPLACE \"t\" \"T\" {v} \"${{{w}}}\")"),
+                    3 => format!("string(TOLOWER \"${{{w}}}\" {v})"),
+                    _ => format!("string(PREPEND {v} {e})"),
+                });
+            }
+            6 => {
+                let (v, a, b) = (self.var(), self.expr(), self.expr());
+                let i = self.rng.random_range(0..3);
+                out.push(format!("set(L{i} \"\")"));
+                out.push(format!("list(APPEND L{i} {a} {b})"));
+                out.push(format!("list(LENGTH L{i} N{i})"));
+                out.push(format!("if(N{i} GREATER 0)"));
+                out.push(format!("  list(GET L{i} -1 {v})"));
+                out.push("endif()".into());
+            }
+            7 if deep => {
+                let f = self.fresh();
+                let (v, w) = (self.var(), self.var());
+                out.push(format!("function(f{f} p)"));
+                out.push(format!("  set({v} ${{p}}-f)"));
+                let mut body = Vec::new();
+                self.block(depth + 1, &mut body);
+                out.extend(body.into_iter().map(|l| format!("  {l}")));
+                out.push(format!("  set({w} \"${{{v}}}\" PARENT_SCOPE)"));
+                out.push("endfunction()".into());
+                let e = self.expr();
+                out.push(format!("f{f}({e})"));
+            }
+            8 if deep => {
+                let f = self.fresh();
+                let v = self.var();
+                out.push(format!("macro(m{f} p)"));
+                out.push(format!("  set({v} \"${{p}}${{ARGN}}\")"));
+                out.push("endmacro()".into());
+                let e = self.expr();
+                out.push(format!("m{f}({e} z)"));
+            }
+            9 if deep => {
+                let (v, a, b) = (self.var(), self.expr(), self.expr());
+                out.push(format!("foreach(item IN ITEMS {a} {b})"));
+                out.push(format!("  set({v} \"${{item}}\")"));
+                if self.rng.random_bool(0.3) {
+                    out.push("  break()".into());
+                }
+                out.push("endforeach()".into());
+            }
+            10 if deep => {
+                let f = self.fresh();
+                let path = format!("inc/f{f}.cmake");
+                let mut body = Vec::new();
+                self.block(depth + 1, &mut body);
+                self.files.insert(path.clone(), body.join("\n") + "\n");
+                out.push(format!("include(${{CMAKE_SOURCE_DIR}}/{path})"));
+                let _ = &path;
+            }
+            11 if deep => {
+                let f = self.fresh();
+                let dir = format!("sd{f}");
+                let mut body = Vec::new();
+                self.block(depth + 1, &mut body);
+                let v = self.var();
+                body.push(format!("set({v} \"${{{v}}}\" PARENT_SCOPE)"));
+                self.files
+                    .insert(format!("{dir}/CMakeLists.txt"), body.join("\n") + "\n");
+                out.push(format!("add_subdirectory({dir})"));
+            }
+            12 => {
+                let f = self.fresh();
+                let tag = self.pick(TAGS);
+                let v = self.var();
+                self.files
+                    .insert(format!("pins/p{f}.txt"), format!("# pin\n{tag}\n"));
+                out.push(format!(
+                    "file(STRINGS ${{CMAKE_SOURCE_DIR}}/pins/p{f}.txt {v} REGEX \"^[^#]\")"
+                ));
+            }
+            13 if deep => {
+                let f = self.fresh();
+                let v = self.var();
+                out.push(format!("set(K{f} 0)"));
+                out.push(format!("while(K{f} LESS 2)"));
+                out.push(format!("  math(EXPR K{f} \"${{K{f}}} + 1\")"));
+                out.push(format!("  string(APPEND {v} \"${{K{f}}}\")"));
+                out.push("endwhile()".into());
+            }
+            14 if self.inputs => {
+                let (v, e) = (self.var(), self.expr());
+                let c = self.cache_input();
+                let _ = c;
+                out.push(format!("set({v} {e} CACHE STRING \"\")"));
+                self.used_input = true;
+            }
+            _ => out.extend(self.fetch()),
+        }
+    }
+
+    fn program(mut self) -> Case {
+        let mut out = Vec::new();
+        for i in 0..NVARS {
+            let t = self.pick(TAGS);
+            out.push(format!("set(V{i} {t})"));
+        }
+        out.push("include(ExternalProject)".into());
+        self.block(0, &mut out);
+        // Every program fetches something at the end.
+        let tag = self.expr();
+        out.push(format!(
+            "FetchContent_Declare(c0 GIT_REPOSITORY https://example.invalid/c0.git GIT_TAG {tag})"
+        ));
+        out.push("FetchContent_MakeAvailable(c0)".into());
+        let mut files = std::mem::take(&mut self.files);
+        files.insert(
+            "CMakeLists.txt".into(),
+            format!("{HEAD}{}\n", out.join("\n")),
+        );
+        // Variant runs: each input set to a tag, or the cache ones to ON.
+        let mut variants = Vec::new();
+        if self.used_input {
+            for _ in 0..2 {
+                let env: Vec<(String, String)> = self
+                    .env_names
+                    .clone()
+                    .into_iter()
+                    .map(|n| (n, self.pick(TAGS).to_string()))
+                    .collect();
+                let mut names = self.cache_names.clone();
+                for i in 0..NVARS {
+                    if self.rng.random_bool(0.2) {
+                        names.push(format!("V{i}"));
+                    }
+                }
+                let defs: Vec<(String, String)> = names
+                    .into_iter()
+                    .map(|n| (n, self.pick(&["ON", "t1", AFFECTED]).to_string()))
+                    .collect();
+                variants.push((defs, env));
+            }
+        }
+        Case {
+            name: String::new(),
+            files,
+            has_inputs: self.used_input,
+            variants,
+        }
+    }
+}
+
+fn generated_cases() -> usize {
+    std::env::var("PINPROBE_CMAKE_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(120)
+}
+
+/// Generated programs, half without unknown inputs (one configuration, exact), half with
+/// environment and cache inputs (CMake's fetches under several input values must be among
+/// pinprobe's). Two threads.
+#[test]
+fn generated_programs_agree_with_cmake() {
+    if !cmake_available() {
+        return;
+    }
+    let n = generated_cases();
+    let base: u64 = std::env::var("PINPROBE_CMAKE_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(13);
+    let failures = std::sync::Mutex::new(Vec::new());
+    let verdicts = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for t in 0..2u64 {
+            let failures = &failures;
+            let verdicts = &verdicts;
+            s.spawn(move || {
+                for i in (t as usize..n).step_by(2) {
+                    let seed = base * 1_000_003 + i as u64;
+                    let mut case = Gen::new(seed, i % 2 == 1).program();
+                    case.name = format!("generated seed {seed}");
+                    match check(&case) {
+                        Ok(v) => verdicts.lock().expect("lock").push(v),
+                        Err(e) => failures.lock().expect("lock").push(e),
+                    }
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().expect("lock");
+    if let Some(dir) = std::env::var_os("PINPROBE_CMAKE_FAILURES") {
+        std::fs::create_dir_all(&dir).expect("failure directory");
+        for (i, f) in failures.iter().enumerate() {
+            std::fs::write(Path::new(&dir).join(format!("{i}.txt")), f).expect("write failure");
+        }
+    }
+    if let Some(first) = failures.first() {
+        panic!(
+            "{} of {n} generated programs disagree; first:\n{first}",
+            failures.len()
+        );
+    }
+    let verdicts = verdicts.into_inner().expect("lock");
+    let count = |v: Verdict| verdicts.iter().filter(|x| **x == v).count();
+    eprintln!(
+        "{n} generated programs agree with cmake: {} with the default configuration named, {} with inputs where pinprobe names no default, {} with inputs undecided",
+        count(Verdict::Agrees),
+        count(Verdict::NoDefault),
+        count(Verdict::Undecided)
+    );
+    // Unknown is sound but useless when common.
+    assert!(
+        count(Verdict::Undecided) * 10 <= n,
+        "over a tenth of the generated programs undecided"
+    );
+}

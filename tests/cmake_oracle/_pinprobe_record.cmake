@@ -1,0 +1,23 @@
+# Shared by the stand-ins: parse content options and append one record line.
+include_guard(GLOBAL)
+
+function(_pinprobe_record command name)
+  cmake_parse_arguments(_pp "" "GIT_REPOSITORY;GIT_TAG;URL;SOURCE_DIR;GITHUB_REPOSITORY;VERSION;NAME" "" ${ARGN})
+  set(_repo "${_pp_GIT_REPOSITORY}")
+  if(_repo STREQUAL "" AND NOT _pp_GITHUB_REPOSITORY STREQUAL "")
+    set(_repo "https://github.com/${_pp_GITHUB_REPOSITORY}")
+  endif()
+  set(_tag "${_pp_GIT_TAG}")
+  if(command STREQUAL "cpm" AND _tag STREQUAL "" AND NOT _pp_VERSION STREQUAL "")
+    set(_tag "v${_pp_VERSION}")
+  endif()
+  set(_local "")
+  if(_repo STREQUAL "" AND _pp_URL STREQUAL "")
+    set(_local "${_pp_SOURCE_DIR}")
+  endif()
+  file(APPEND "${PINPROBE_ORACLE_OUT}" "${command}|${name}|${_repo}|${_tag}|${_pp_URL}|${_local}\n")
+endfunction()
+
+function(_pinprobe_record_local command name dir)
+  file(APPEND "${PINPROBE_ORACLE_OUT}" "${command}|${name}||||${dir}\n")
+endfunction()
