@@ -2,6 +2,7 @@
 
 pub mod diff;
 pub mod index;
+pub mod output;
 pub mod rules;
 pub mod scan;
 pub mod verify;

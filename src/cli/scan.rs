@@ -1,10 +1,11 @@
 //! `pinprobe scan`: find the pinned kernel commits in targets and match them against the rules.
 
+use super::output::OutputArgs;
 use crate::exit::FailOn;
 use crate::exit::{self, Exit};
 use crate::model::Date;
 use crate::pin::fingerprint;
-use crate::report::{self, Format};
+use crate::report;
 use crate::resolve::Clones;
 use crate::rules;
 use crate::scan::{self, Options};
@@ -26,6 +27,7 @@ pinprobe scan ~/src/vllm\n  \
 pinprobe scan ~/src/vllm --rev v0.30.0               # read a revision through git, no checkout\n  \
 pinprobe scan ~/src/vllm --repo flash-attention=~/src/flash-attention\n  \
 pinprobe scan . --format sarif > pinprobe.sarif\n  \
+pinprobe scan . --format table --format json=r.json --format sarif=r.sarif\n  \
 pinprobe scan . --fail-on high --rules ./my-rules\n  \
 pinprobe scan . --fail-on-unknown never              # undecided findings pass, affected ones fail\n  \
 pinprobe scan docker://registry.example/team/vllm:0.30 --platform linux/arm64\n  \
@@ -58,9 +60,8 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     pub rules: Option<PathBuf>,
 
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
+    #[command(flatten)]
+    pub output: OutputArgs,
 
     /// A vLLM source tree whose declared pins the artifacts must match: each shipped
     /// FlashAttention copy is fingerprinted (needs `pinprobe index build`) and compared with
@@ -121,9 +122,10 @@ pub(crate) fn parse_repo(s: &str) -> Result<(String, PathBuf), String> {
 }
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
+    let plan = args.output.plan()?;
     let (db, notices) = rules::load(args.rules.as_deref()).context("loading rules")?;
     for notice in notices {
-        eprintln!("pinprobe: {notice}");
+        args.output.notice(notice);
     }
     for (name, _) in &args.repos {
         if args.repos.iter().filter(|(n, _)| n == name).count() > 1 {
@@ -147,7 +149,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         insecure_registries: args.insecure_registries.clone(),
         all_layers: args.all_layers,
         registry_timeout: Some(std::time::Duration::from_secs_f64(args.registry_timeout)),
-        progress: true,
+        progress: !args.output.quiet,
     };
     let req = scan::Request {
         targets: &args.targets,
@@ -157,10 +159,11 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     };
     let report = scan::run(&req, &opts, &db, &clones)?;
     for w in report.targets.iter().flat_map(|t| t.warnings.iter()) {
-        eprintln!("pinprobe: warning: {w}");
+        args.output.notice(format_args!("warning: {w}"));
     }
-    report::render(&report, args.format, &db, out)?;
-    out.flush()?;
+    args.output.write(&plan, out, |format, out| {
+        report::render(&report, format, &db, out)
+    })?;
     Ok(exit::for_scan(
         &report,
         exit::Gate::new(args.fail_on, args.fail_on_unknown),
