@@ -24,6 +24,16 @@ pub fn render(
     match format {
         Format::Table => table(review, out),
         Format::Markdown => markdown(review, out),
+        // The exchange formats describe what HEAD pins: the report of the head revision.
+        Format::OpenVex | Format::CycloneDx => {
+            let head = crate::model::Report {
+                schema: crate::model::SCHEMA,
+                tool: review.tool.clone(),
+                rules_digest: review.rules_digest.clone(),
+                targets: vec![review.head_report.clone()],
+            };
+            super::render(&head, format, db, out)
+        }
         Format::Json => {
             serde_json::to_writer_pretty(&mut *out, review)?;
             writeln!(out)
