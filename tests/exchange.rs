@@ -390,3 +390,137 @@ fn exchange_documents_are_reproducible_with_source_date_epoch() {
         assert!(a.contains("\"2026-09-21T14:13:20Z\""), "{fmt}: {a}");
     }
 }
+
+fn vex_file(dir: &Path, status: &str, product: &str) -> PathBuf {
+    let doc = serde_json::json!({
+        "@context": "https://openvex.dev/ns/v0.2.0",
+        "@id": "https://example.invalid/vex/1",
+        "author": "a team",
+        "timestamp": "2026-11-01T00:00:00Z",
+        "version": 1,
+        "statements": [{
+            "vulnerability": {"name": "PINPROBE-2026-0001"},
+            "products": [{"@id": product}],
+            "status": status,
+            "justification": "vulnerable_code_not_in_execute_path",
+            "impact_statement": "SM100-only deployment",
+            "action_statement": "none needed",
+        }]
+    });
+    let path = dir.join(format!("{status}.vex.json"));
+    std::fs::write(&path, doc.to_string()).expect("write");
+    path
+}
+
+fn fa4_finding(run: &Run) -> serde_json::Value {
+    run.json()["targets"][0]["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .find(|f| f["rule"] == "PINPROBE-2026-0001")
+        .cloned()
+        .expect("the FA4 finding")
+}
+
+#[test]
+fn vex_not_affected_statements_suppress_like_the_ignore_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let purl = format!("pkg:github/vllm-project/flash-attention@{AFFECTED}");
+    // Without --vex: affected, exit 1.
+    let plain = pinprobe(&["scan", DEMO, "--format", "json"]);
+    assert_eq!(plain.code, 1);
+    assert!(fa4_finding(&plain).get("suppressed").is_none());
+    // A not_affected statement for this pin: suppressed, status kept, exit no longer 1 (the
+    // demo's other rules are undecided without a clone: 3).
+    let vex = vex_file(dir.path(), "not_affected", &purl);
+    let run = pinprobe(&[
+        "scan",
+        DEMO,
+        "--format",
+        "json",
+        "--vex",
+        vex.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    let f = fa4_finding(&run);
+    assert_eq!(f["status"], "affected");
+    let reason = f["suppressed"]["reason"].as_str().expect("reason");
+    assert!(
+        reason.contains("vulnerable_code_not_in_execute_path") && reason.contains("SM100-only")
+    );
+    assert!(
+        f["suppressed"]["entry"]
+            .as_str()
+            .is_some_and(|e| e.ends_with("#statements[0]"))
+    );
+    // The versionless purl means every version.
+    let vex = vex_file(
+        dir.path(),
+        "not_affected",
+        "pkg:github/vllm-project/flash-attention",
+    );
+    let run = pinprobe(&[
+        "scan",
+        DEMO,
+        "--format",
+        "json",
+        "--vex",
+        vex.to_str().expect("utf-8"),
+    ]);
+    assert!(fa4_finding(&run).get("suppressed").is_some());
+    // Another commit, or a status other than not_affected, suppresses nothing; the unused
+    // statement is warned about.
+    let vex = vex_file(
+        dir.path(),
+        "not_affected",
+        &format!("pkg:github/vllm-project/flash-attention@{FIX}"),
+    );
+    let run = pinprobe(&[
+        "scan",
+        DEMO,
+        "--format",
+        "json",
+        "--vex",
+        vex.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(run.code, 1);
+    assert!(fa4_finding(&run).get("suppressed").is_none());
+    assert!(run.stderr.contains("matches no finding"), "{}", run.stderr);
+    let vex = vex_file(dir.path(), "affected", &purl);
+    let run = pinprobe(&["scan", DEMO, "--vex", vex.to_str().expect("utf-8")]);
+    assert_eq!(run.code, 1);
+    // A document that is not OpenVEX, or missing: one line naming it, exit 2.
+    let bad = dir.path().join("bad.vex.json");
+    std::fs::write(
+        &bad,
+        r#"{"@context": "https://example.org", "statements": []}"#,
+    )
+    .expect("w");
+    pinprobe(&["scan", DEMO, "--vex", bad.to_str().expect("utf-8")]).assert_error("bad.vex.json");
+    std::fs::write(&bad, "{").expect("w");
+    pinprobe(&["scan", DEMO, "--vex", bad.to_str().expect("utf-8")]).assert_error("bad.vex.json");
+    pinprobe(&["scan", DEMO, "--vex", "/nonexistent/x.vex"]).assert_error("/nonexistent/x.vex");
+}
+
+#[test]
+fn pinprobes_own_openvex_round_trips_as_suppressions() {
+    // A tree pinned at the fix: its OpenVEX says not_affected; fed back to a scan of the same
+    // tree, that statement suppresses the (not_affected) finding and matches, so no warning.
+    let fixed = tempfile::tempdir().expect("tempdir");
+    vllm_tree(fixed.path(), FA_REPO, FIX);
+    let t = fixed.path().to_str().expect("utf-8");
+    let doc = pinprobe(&["scan", t, "--format", "openvex"]);
+    let vex = fixed.path().join("own.vex.json");
+    std::fs::write(&vex, &doc.stdout).expect("write");
+    let run = pinprobe(&[
+        "scan",
+        t,
+        "--format",
+        "json",
+        "--vex",
+        vex.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(run.code, doc.code, "{}", run.stderr);
+    assert!(!run.stderr.contains("matches no finding"), "{}", run.stderr);
+    assert!(fa4_finding(&run).get("suppressed").is_some());
+}

@@ -78,6 +78,11 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub ignore: Option<PathBuf>,
 
+    /// An OpenVEX document whose `not_affected` statements suppress the findings they name
+    /// (rule or alias, and the pin's package URL), like ignore-file entries.
+    #[arg(long, value_name = "FILE")]
+    pub vex: Option<PathBuf>,
+
     /// Exit 1 on affected findings at or above this severity (`never`: affected findings pass).
     #[arg(long, value_enum, default_value_t = FailOn::Low, value_name = "SEVERITY")]
     pub fail_on: FailOn,
@@ -123,6 +128,12 @@ pub(crate) fn parse_repo(s: &str) -> Result<(String, PathBuf), String> {
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     let plan = args.output.plan()?;
+    let vex = args
+        .vex
+        .as_deref()
+        .map(scan::vex::load)
+        .transpose()
+        .context("--vex")?;
     let (db, notices) = rules::load(args.rules.as_deref()).context("loading rules")?;
     for notice in notices {
         args.output.notice(notice);
@@ -157,7 +168,12 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         ignore: args.ignore.as_deref(),
         today: Date::today(),
     };
-    let report = scan::run(&req, &opts, &db, &clones)?;
+    let mut report = scan::run(&req, &opts, &db, &clones)?;
+    if let Some(vex) = &vex {
+        for w in vex.apply(&mut report) {
+            args.output.notice(format_args!("warning: {w}"));
+        }
+    }
     for w in report.targets.iter().flat_map(|t| t.warnings.iter()) {
         args.output.notice(format_args!("warning: {w}"));
     }

@@ -2,7 +2,7 @@
 //! component (a package URL carrying the pinned commit), the vulnerability findings (rules of
 //! the database, not hygiene or drift notes), and the document's timestamp.
 
-use crate::model::{Date, Finding, Pin, Report, TargetReport};
+use crate::model::{Date, Finding, Pin, Report, TargetReport, purl_encode};
 use crate::rules::Database;
 
 /// One product: a pinned component of one target, named by its package URL.
@@ -23,45 +23,15 @@ pub(crate) struct Product {
 
 /// The product of `pin`.
 pub(crate) fn product(pin: &Pin) -> Product {
-    let canonical = pin
-        .repo_canonical
-        .as_deref()
-        .or(pin.component_repo.as_deref());
-    let commit = pin
-        .commit
-        .clone()
-        .filter(|c| crate::model::is_full_sha(c))
-        .map(|c| c.to_ascii_lowercase());
-    let github = canonical
-        .and_then(|c| c.strip_prefix("github.com/"))
-        .and_then(|path| path.split_once('/'))
-        .filter(|(owner, name)| !owner.is_empty() && !name.is_empty() && !name.contains('/'));
-    let at = |v: Option<&str>| v.map(|v| format!("@{}", encode(v))).unwrap_or_default();
-    let version = pin.reference.clone();
-    let purl = match github {
-        Some((owner, name)) => format!(
-            "pkg:github/{}/{}{}",
-            encode(&owner.to_ascii_lowercase()),
-            encode(&name.to_ascii_lowercase()),
-            at(commit.as_deref())
-        ),
-        None if pin.component == "vllm" && commit.is_none() => {
-            format!("pkg:pypi/vllm{}", at(version.as_deref()))
-        }
-        None => format!(
-            "pkg:generic/{}{}",
-            encode(&pin.component),
-            at(commit.as_deref().or(version.as_deref()))
-        ),
-    };
     Product {
-        purl,
+        purl: pin.purl(),
         component: pin.component.clone(),
-        commit,
-        repo_url: canonical
+        commit: pin.full_commit(),
+        repo_url: pin
+            .canonical_repo()
             .map(|c| format!("https://{c}"))
             .or(pin.repo.clone()),
-        version,
+        version: pin.reference.clone(),
     }
 }
 
@@ -73,7 +43,7 @@ pub(crate) fn product_of(target: &TargetReport, finding: &Finding) -> Product {
         .find(|p| p.component == finding.component)
         .map(product)
         .unwrap_or_else(|| Product {
-            purl: format!("pkg:generic/{}", encode(&finding.component)),
+            purl: format!("pkg:generic/{}", purl_encode(&finding.component)),
             component: finding.component.clone(),
             commit: None,
             repo_url: None,
@@ -92,19 +62,6 @@ pub(crate) fn vulnerability_findings<'a>(
             .filter(|f| db.get(&f.rule).is_some())
             .map(move |f| (t, f))
     })
-}
-
-/// Percent-encode what a purl component may not hold (RFC 3986 unreserved characters stay).
-fn encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 /// The document time, RFC 3339 in UTC: `SOURCE_DATE_EPOCH` when set (reproducible output),

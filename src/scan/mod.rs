@@ -12,6 +12,7 @@ mod artifact;
 pub mod drift;
 mod hygiene;
 pub mod policy;
+pub mod vex;
 
 use crate::pin;
 
