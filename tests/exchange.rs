@@ -298,9 +298,17 @@ fn one_scan_writes_json_sarif_openvex_and_cyclonedx_that_follow_their_specificat
     // JSON and SARIF as ever.
     let json: serde_json::Value = serde_json::from_str(&read(&f("r.json"))).expect("JSON");
     let digest = json["rules_digest"].as_str().expect("digest").to_string();
-    let sarif: serde_sarif::sarif::Sarif =
-        serde_json::from_str(&read(&f("r.sarif"))).expect("typed SARIF");
+    // The database's date: its latest rule change, in every format.
+    let date = json["rules_date"].as_str().expect("rules_date").to_string();
+    assert_eq!(date.len(), 10, "{date}");
+    let sarif_text = read(&f("r.sarif"));
+    let sarif: serde_sarif::sarif::Sarif = serde_json::from_str(&sarif_text).expect("typed SARIF");
     assert_eq!(sarif.runs.len(), 1);
+    let sarif_json: serde_json::Value = serde_json::from_str(&sarif_text).expect("JSON");
+    assert_eq!(
+        sarif_json["runs"][0]["properties"]["rulesDate"],
+        date.as_str()
+    );
 
     // OpenVEX: the affected pin and the fixed pin, each its own product.
     let vex = check_openvex(&read(&f("r.vex.json")));
@@ -331,7 +339,11 @@ fn one_scan_writes_json_sarif_openvex_and_cyclonedx_that_follow_their_specificat
             .iter()
             .any(|s| s.status == VexStatus::UnderInvestigation)
     );
-    assert!(vex.tooling.as_deref().is_some_and(|t| t.contains(&digest)));
+    assert!(
+        vex.tooling
+            .as_deref()
+            .is_some_and(|t| t.contains(&digest) && t.contains(&date))
+    );
     // Hygiene notes are not vulnerabilities.
     assert!(
         vex.statements
@@ -373,6 +385,11 @@ fn one_scan_writes_json_sarif_openvex_and_cyclonedx_that_follow_their_specificat
         cdx["metadata"]["properties"][0]["value"].as_str(),
         Some(digest.as_str())
     );
+    assert_eq!(
+        cdx["metadata"]["properties"][1]["name"],
+        "pinprobe:rules_date"
+    );
+    assert_eq!(cdx["metadata"]["properties"][1]["value"], date.as_str());
 }
 
 #[test]

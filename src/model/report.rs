@@ -20,6 +20,9 @@ pub struct Report {
     pub tool: Tool,
     /// Digest of the rule database used.
     pub rules_digest: String,
+    /// The rule database's date (its latest rule change, `YYYY-MM-DD`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rules_date: Option<String>,
     pub targets: Vec<TargetReport>,
 }
 
@@ -116,6 +119,7 @@ impl Report {
                 version: env!("CARGO_PKG_VERSION"),
             },
             rules_digest,
+            rules_date: None,
             targets,
         }
     }

@@ -119,6 +119,9 @@ pub struct Review {
     pub schema: u32,
     pub tool: Tool,
     pub rules_digest: String,
+    /// The rule database's date (its latest rule change, `YYYY-MM-DD`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rules_date: Option<String>,
     pub base: Side,
     pub head: Side,
     pub counts: Counts,

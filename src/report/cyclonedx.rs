@@ -7,7 +7,7 @@
 //! Vulnerabilities: one per (rule, product), `analysis.state` `exploitable` (affected),
 //! `not_affected` (with `code_not_present`, or `code_not_reachable` when a `requires`
 //! condition rules it out) or `in_triage` (unknown), the deciding evidence as `analysis.detail`.
-//! The rule database's digest is a metadata property.
+//! The rule database's digest and date are metadata properties.
 
 use super::exchange::{self, Product};
 use super::headline;
@@ -102,7 +102,7 @@ pub fn render(report: &Report, db: &Database, out: &mut dyn Write) -> std::io::R
                 "name": report.tool.name,
                 "version": report.tool.version,
             }]},
-            "properties": [{"name": "pinprobe:rules_digest", "value": report.rules_digest}],
+            "properties": rules_properties(report),
         },
         "components": components,
         "dependencies": dependencies,
@@ -110,6 +110,14 @@ pub fn render(report: &Report, db: &Database, out: &mut dyn Write) -> std::io::R
     });
     serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)
+}
+
+fn rules_properties(report: &Report) -> Value {
+    let mut props = vec![json!({"name": "pinprobe:rules_digest", "value": report.rules_digest})];
+    if let Some(date) = &report.rules_date {
+        props.push(json!({"name": "pinprobe:rules_date", "value": date}));
+    }
+    Value::Array(props)
 }
 
 fn target_index(report: &Report, target: &str) -> usize {

@@ -52,6 +52,11 @@ pub fn render(
     }
 }
 
+/// ` of YYYY-MM-DD` after the rule database's digest, when the database has a date.
+pub(crate) fn of_date(date: Option<&str>) -> String {
+    date.map(|d| format!(" of {d}")).unwrap_or_default()
+}
+
 /// One line per finding's deciding evidence (or the first reason it is unknown).
 pub(crate) fn headline(f: &Finding) -> String {
     let decisive = f

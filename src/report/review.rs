@@ -30,6 +30,7 @@ pub fn render(
                 schema: crate::model::SCHEMA,
                 tool: review.tool.clone(),
                 rules_digest: review.rules_digest.clone(),
+                rules_date: review.rules_date.clone(),
                 targets: vec![review.head_report.clone()],
             };
             super::render(&head, format, db, out)
@@ -168,10 +169,11 @@ fn markdown(r: &Review, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out)?;
     writeln!(
         out,
-        "**{}** in `{}`. Rules `{}`.",
+        "**{}** in `{}`. Rules `{}`{}.",
         summary_line(r),
         r.head.target,
-        r.rules_digest
+        r.rules_digest,
+        super::of_date(r.rules_date.as_deref())
     )?;
     writeln!(out)?;
     if r.pins.is_empty() {
@@ -320,9 +322,10 @@ fn table(r: &Review, out: &mut dyn Write) -> std::io::Result<()> {
     }
     writeln!(
         out,
-        "{} (rules {})",
+        "{} (rules {}{})",
         summary_line(r),
-        short_digest(&r.rules_digest)
+        short_digest(&r.rules_digest),
+        super::of_date(r.rules_date.as_deref())
     )
 }
 

@@ -56,7 +56,13 @@ pub fn render(report: &Report, db: &Database, out: &mut dyn Write) -> std::io::R
         "role": "Document Creator",
         "timestamp": exchange::timestamp(),
         "version": 1,
-        "tooling": format!("{} {} (rules {})", report.tool.name, report.tool.version, report.rules_digest),
+        "tooling": format!(
+            "{} {} (rules {}{})",
+            report.tool.name,
+            report.tool.version,
+            report.rules_digest,
+            super::of_date(report.rules_date.as_deref())
+        ),
         "statements": statements,
     });
     serde_json::to_writer_pretty(&mut *out, &doc)?;

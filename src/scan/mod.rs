@@ -129,7 +129,9 @@ pub fn run(
             first.warnings.extend(outcome.warnings);
         }
     }
-    Ok(Report::new(db.digest.clone(), targets))
+    let mut report = Report::new(db.digest.clone(), targets);
+    report.rules_date = db.date.clone();
+    Ok(report)
 }
 
 #[derive(Debug, thiserror::Error)]
