@@ -10,6 +10,7 @@ mod finding;
 mod pin;
 mod report;
 mod review;
+pub mod schema;
 mod status;
 
 pub use date::Date;

@@ -12,7 +12,7 @@ pub fn is_full_sha(s: &str) -> bool {
 pub const FOUND_BY_CMAKE: &str = "cmake GIT_TAG";
 
 /// One pinned kernel project.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Pin {
     /// The component name (registry name, else the repository's short name, else the declared name).
     pub component: String,
@@ -46,10 +46,10 @@ pub struct Pin {
     /// The line of `GIT_TAG`'s value (else of the declaration).
     pub line: u32,
     /// Patch files applied to the fetched source.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub patches: Vec<String>,
     /// Variables that bypass the pin.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub overrides: Vec<String>,
     /// For shipped files: which indexed commits they match (see `pinprobe index build`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -151,7 +151,7 @@ pub fn purl_encode(s: &str) -> String {
 }
 
 /// How a shipped copy's files match a fingerprint index (`pinprobe index build`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Fingerprint {
     pub component: String,
     /// Commits whose files match best, oldest first.
