@@ -25,15 +25,20 @@ impl Exit {
 
 /// The exit status of a scan: an affected finding at or above `gate.affected` (1) outranks an
 /// undecided one at or above `gate.unknown` (3), which outranks a clean result. A threshold of
-/// `None` (`never`) lets that status pass.
-pub fn for_scan(report: &crate::model::Report, gate: Gate) -> Exit {
+/// `None` (`never`) lets that status pass. Pin-hygiene findings (`hygiene/*`) count only with
+/// `hygiene_fails` (`--fail-on-hygiene`): a gate that fails on every real vLLM tree because it
+/// pins CUTLASS by tag would be switched off.
+pub fn for_scan(report: &crate::model::Report, gate: Gate, hygiene_fails: bool) -> Exit {
     use crate::model::Status;
     // Suppressed findings (`.pinprobe.yaml`) keep their status but never set the exit code.
     let at_or_above = |status, threshold: Option<Severity>| {
         threshold.is_some_and(|threshold| {
-            report
-                .findings()
-                .any(|f| f.status == status && f.severity >= threshold && f.suppressed.is_none())
+            report.findings().any(|f| {
+                f.status == status
+                    && f.severity >= threshold
+                    && f.suppressed.is_none()
+                    && (hygiene_fails || !f.rule.starts_with("hygiene/"))
+            })
         })
     };
     if at_or_above(Status::Affected, gate.affected) {

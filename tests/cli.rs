@@ -178,6 +178,39 @@ fn short_sha_in_a_rule_is_rejected_with_its_line() {
 }
 
 #[test]
+fn lint_flags_a_note_a_comment_marker_cut_short() {
+    // serde accepts the file (the note is just shorter than written): only lint can tell.
+    let rule = ancestry_rule(
+        "TEST-CUT",
+        &[
+            ("introduced", "0"),
+            ("fixed", "6d11b3c1b6ca7dac0b111bb0db63ca16eeb19a46"),
+        ],
+    )
+    .replace(
+        "      component: flash-attention\n",
+        "      component: flash-attention\n      note: vLLM 0.30.0 (PR #54819)\n",
+    );
+    let dir = bad_rule_dir(&rule);
+    let lint = pinprobe(&["rules", "lint", dir.path().to_str().unwrap()]);
+    assert_eq!(lint.code, 2, "{}", lint.stdout);
+    assert!(
+        lint.stdout.contains(
+            "bad.yaml:15: `note` is cut by a comment marker: YAML reads `vLLM 0.30.0 (PR` and drops `#54819)`"
+        ),
+        "{}",
+        lint.stdout
+    );
+    let quoted = rule.replace(
+        "note: vLLM 0.30.0 (PR #54819)",
+        "note: \"vLLM 0.30.0 (PR #54819)\"",
+    );
+    let dir = bad_rule_dir(&quoted);
+    let lint = pinprobe(&["rules", "lint", dir.path().to_str().unwrap()]);
+    assert_eq!(lint.code, 0, "{}", lint.stdout);
+}
+
+#[test]
 fn user_rule_overriding_a_builtin_is_announced() {
     let rule = ancestry_rule(
         "PINPROBE-2026-0001",

@@ -93,6 +93,11 @@ pub struct Args {
     #[arg(long, value_enum, value_name = "SEVERITY")]
     pub fail_on_unknown: Option<FailOn>,
 
+    /// Let pin-hygiene findings (fork, short-SHA, tag or branch pins) count for the exit code
+    /// like kernel-bug findings. By default they are reported but never fail the scan.
+    #[arg(long)]
+    pub fail_on_hygiene: bool,
+
     /// Images: the platform to pick from a multi-arch index.
     #[arg(long, value_name = "OS/ARCH[/VARIANT]", default_value = crate::target::image::DEFAULT_PLATFORM)]
     pub platform: String,
@@ -183,5 +188,6 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     Ok(exit::for_scan(
         &report,
         exit::Gate::new(args.fail_on, args.fail_on_unknown),
+        args.fail_on_hygiene,
     ))
 }
