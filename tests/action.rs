@@ -197,6 +197,50 @@ fn inputs_override_the_event_and_the_threshold_decides_the_exit_code() {
 }
 
 #[test]
+fn the_review_step_runs_pinprobe_once_for_every_rendering() {
+    let gh = setup();
+    // PINPROBE: a wrapper that logs each invocation's arguments, then runs the real binary.
+    let log = gh.dir.join("calls.log");
+    let wrapper = gh.dir.join("pinprobe-wrapper");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/usr/bin/env bash\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            env!("CARGO_BIN_EXE_pinprobe")
+        ),
+    )
+    .expect("write");
+    let chmod = Command::new("chmod")
+        .arg("+x")
+        .arg(&wrapper)
+        .status()
+        .expect("chmod");
+    assert!(chmod.success());
+    let step = run_step(
+        &gh,
+        &[("PINPROBE", wrapper.to_str().expect("utf-8"))],
+        Some(pull_request(&gh)),
+    );
+    assert_eq!(step.code, 1, "{}", step.stdout);
+    let calls = std::fs::read_to_string(&log).expect("calls");
+    assert_eq!(calls.lines().count(), 1, "{calls}");
+    for fmt in ["json=", "markdown=", "sarif="] {
+        assert!(calls.contains(fmt), "{calls}");
+    }
+    assert!(
+        step.summary.contains("PINPROBE-2026-0001"),
+        "{}",
+        step.summary
+    );
+    assert!(
+        step.outputs
+            .get("sarif")
+            .is_some_and(|p| Path::new(p).is_file())
+    );
+}
+
+#[test]
 fn no_revisions_and_bad_input_are_errors() {
     let gh = setup();
     let step = run_step(&gh, &[], None);

@@ -1,10 +1,10 @@
 //! `pinprobe diff`: what a pin bump between two revisions of a vLLM source tree introduces,
 //! fixes or keeps.
 
+use super::output::OutputArgs;
 use crate::exit::FailOn;
 use crate::exit::{self, Exit};
 use crate::model::Date;
-use crate::report::Format;
 use crate::resolve::Clones;
 use crate::review::{self, Request};
 use crate::rules;
@@ -28,7 +28,7 @@ pub const AFTER_HELP: &str = "Examples:\n  \
 pinprobe diff origin/main HEAD                     # the tree in the current directory\n  \
 pinprobe diff v0.30.0 v0.33.0 ~/src/vllm --repo flash-attention=~/src/flash-attention\n  \
 pinprobe diff \"$BASE\" \"$HEAD\" --format markdown >> \"$GITHUB_STEP_SUMMARY\"\n  \
-pinprobe diff \"$BASE\" \"$HEAD\" --format sarif > pinprobe.sarif\n\n\
+pinprobe diff \"$BASE\" \"$HEAD\" --format markdown=r.md --format sarif=r.sarif\n\n\
 Exit codes: 0 the bump introduces nothing at or above the thresholds, 1 it introduces a finding \
 at or above --fail-on, 2 usage/input/I-O error, 3 undecided at or above --fail-on-unknown (a \
 changed pin whose findings are unknown at HEAD, or a HEAD that pins nothing). Kept, fixed and \
@@ -61,9 +61,8 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub ignore: Option<PathBuf>,
 
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
+    #[command(flatten)]
+    pub output: OutputArgs,
 
     /// Exit 1 when the bump introduces a finding at or above this severity.
     #[arg(long, value_enum, default_value_t = FailOn::Low, value_name = "SEVERITY")]
@@ -77,9 +76,10 @@ pub struct Args {
 }
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
+    let plan = args.output.plan()?;
     let (db, notices) = rules::load(args.rules.as_deref()).context("loading rules")?;
     for notice in notices {
-        eprintln!("pinprobe: {notice}");
+        args.output.notice(notice);
     }
     for (name, _) in &args.repos {
         if args.repos.iter().filter(|(n, _)| n == name).count() > 1 {
@@ -105,10 +105,11 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     };
     let review = review::review(&request, &db, &clones)?;
     for w in &review.warnings {
-        eprintln!("pinprobe: warning: {w}");
+        args.output.notice(format_args!("warning: {w}"));
     }
-    crate::report::review::render(&review, args.format, &db, out)?;
-    out.flush()?;
+    args.output.write(&plan, out, |format, out| {
+        crate::report::review::render(&review, format, &db, out)
+    })?;
     Ok(exit::for_diff(
         &review,
         exit::Gate::new(args.fail_on, args.fail_on_unknown),

@@ -1,7 +1,9 @@
 //! Command-line interface: one file per subcommand, each with its `Args` and a `run`.
 
 pub mod diff;
+pub mod docs;
 pub mod index;
+pub mod output;
 pub mod rules;
 pub mod scan;
 pub mod verify;
@@ -51,6 +53,11 @@ pub enum Command {
     /// Sweep num_splits through the bundled split-KV decode probe on the GPU.
     #[command(long_about = verify::LONG_ABOUT, after_help = verify::AFTER_HELP)]
     Verify(verify::Args),
+    /// Print shell completions (bash, zsh, fish), e.g. `pinprobe completions bash >
+    /// ~/.local/share/bash-completion/completions/pinprobe`.
+    Completions(docs::CompletionsArgs),
+    /// Print the manual page (roff), or write a page per subcommand with --dir.
+    Man(docs::ManArgs),
 }
 
 /// Run one subcommand, writing its report to `out`.
@@ -61,5 +68,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Exit> {
         Command::Rules(args) => rules::run(args, out),
         Command::Index(args) => index::run(args, out),
         Command::Verify(args) => verify::run(args, out),
+        Command::Completions(args) => docs::completions(args, out).map(|()| Exit::Clean),
+        Command::Man(args) => docs::man(args, out).map(|()| Exit::Clean),
     }
 }

@@ -1,10 +1,11 @@
 //! `pinprobe scan`: find the pinned kernel commits in targets and match them against the rules.
 
+use super::output::OutputArgs;
 use crate::exit::FailOn;
 use crate::exit::{self, Exit};
 use crate::model::Date;
 use crate::pin::fingerprint;
-use crate::report::{self, Format};
+use crate::report;
 use crate::resolve::Clones;
 use crate::rules;
 use crate::scan::{self, Options};
@@ -26,6 +27,7 @@ pinprobe scan ~/src/vllm\n  \
 pinprobe scan ~/src/vllm --rev v0.30.0               # read a revision through git, no checkout\n  \
 pinprobe scan ~/src/vllm --repo flash-attention=~/src/flash-attention\n  \
 pinprobe scan . --format sarif > pinprobe.sarif\n  \
+pinprobe scan . --format table --format json=r.json --format sarif=r.sarif\n  \
 pinprobe scan . --fail-on high --rules ./my-rules\n  \
 pinprobe scan . --fail-on-unknown never              # undecided findings pass, affected ones fail\n  \
 pinprobe scan docker://registry.example/team/vllm:0.30 --platform linux/arm64\n  \
@@ -58,9 +60,8 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     pub rules: Option<PathBuf>,
 
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
+    #[command(flatten)]
+    pub output: OutputArgs,
 
     /// A vLLM source tree whose declared pins the artifacts must match: each shipped
     /// FlashAttention copy is fingerprinted (needs `pinprobe index build`) and compared with
@@ -76,6 +77,11 @@ pub struct Args {
     /// An ignore file for every target, instead of each source tree's own `.pinprobe.yaml`.
     #[arg(long, value_name = "FILE")]
     pub ignore: Option<PathBuf>,
+
+    /// An OpenVEX document whose `not_affected` statements suppress the findings they name
+    /// (rule or alias, and the pin's package URL), like ignore-file entries.
+    #[arg(long, value_name = "FILE")]
+    pub vex: Option<PathBuf>,
 
     /// Exit 1 on affected findings at or above this severity (`never`: affected findings pass).
     #[arg(long, value_enum, default_value_t = FailOn::Low, value_name = "SEVERITY")]
@@ -131,9 +137,16 @@ pub(crate) fn parse_repo(s: &str) -> Result<(String, PathBuf), String> {
 }
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
+    let plan = args.output.plan()?;
+    let vex = args
+        .vex
+        .as_deref()
+        .map(scan::vex::load)
+        .transpose()
+        .context("--vex")?;
     let (db, notices) = rules::load(args.rules.as_deref()).context("loading rules")?;
     for notice in notices {
-        eprintln!("pinprobe: {notice}");
+        args.output.notice(notice);
     }
     for (name, _) in &args.repos {
         if args.repos.iter().filter(|(n, _)| n == name).count() > 1 {
@@ -157,7 +170,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         insecure_registries: args.insecure_registries.clone(),
         fast_layers: args.fast_layers,
         registry_timeout: Some(std::time::Duration::from_secs_f64(args.registry_timeout)),
-        progress: true,
+        progress: !args.output.quiet,
     };
     let req = scan::Request {
         targets: &args.targets,
@@ -165,12 +178,18 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         ignore: args.ignore.as_deref(),
         today: Date::today(),
     };
-    let report = scan::run(&req, &opts, &db, &clones)?;
-    for w in report.targets.iter().flat_map(|t| t.warnings.iter()) {
-        eprintln!("pinprobe: warning: {w}");
+    let mut report = scan::run(&req, &opts, &db, &clones)?;
+    if let Some(vex) = &vex {
+        for w in vex.apply(&mut report) {
+            args.output.notice(format_args!("warning: {w}"));
+        }
     }
-    report::render(&report, args.format, &db, out)?;
-    out.flush()?;
+    for w in report.targets.iter().flat_map(|t| t.warnings.iter()) {
+        args.output.notice(format_args!("warning: {w}"));
+    }
+    args.output.write(&plan, out, |format, out| {
+        report::render(&report, format, &db, out)
+    })?;
     Ok(exit::for_scan(
         &report,
         exit::Gate::new(args.fail_on, args.fail_on_unknown),

@@ -55,7 +55,7 @@ impl Date {
     }
 
     /// The civil date of a day count since 1970-01-01 (Howard Hinnant's `civil_from_days`).
-    fn from_days(z: i64) -> Date {
+    pub fn from_days(z: i64) -> Date {
         let z = z + 719_468;
         let era = z.div_euclid(146_097);
         let doe = z.rem_euclid(146_097);

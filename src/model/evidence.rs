@@ -5,7 +5,7 @@ use super::Status;
 use serde::Serialize;
 
 /// Kinds of evidence, strongest first (the derive order is the strength order).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum EvidenceKind {
     Signature,
@@ -25,7 +25,7 @@ pub enum EvidenceKind {
 }
 
 /// One piece of evidence and the status it supports on its own.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Evidence {
     pub kind: EvidenceKind,
     pub status: Status,
@@ -37,7 +37,7 @@ pub struct Evidence {
 }
 
 /// Where a finding points (the `GIT_TAG` line, or the shipped file).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Location {
     pub file: String,
     pub line: u32,

@@ -4,7 +4,7 @@ use super::{Evidence, EvidenceKind, Location, Severity, Status};
 use serde::Serialize;
 
 /// A rule's verdict on one component.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Finding {
     pub rule: String,
     pub status: Status,
@@ -24,7 +24,7 @@ pub struct Finding {
 }
 
 /// What a suppressed finding carries (JSON `suppressed`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Suppression {
     pub reason: String,
     pub expires: String,

@@ -10,12 +10,13 @@ mod finding;
 mod pin;
 mod report;
 mod review;
+pub mod schema;
 mod status;
 
 pub use date::Date;
 pub use evidence::{Evidence, EvidenceKind, Location};
 pub use finding::{Finding, Suppression};
-pub use pin::{FOUND_BY_CMAKE, Fingerprint, Pin, is_full_sha};
+pub use pin::{FOUND_BY_CMAKE, Fingerprint, Pin, is_full_sha, purl_encode};
 pub use report::{ImageInfo, LayerInfo, Report, SCHEMA, TargetReport, Tool};
 pub use review::{
     Change, ChangeKind, Counts, PinChange, PinChangeKind, PinSide, Review, Side, Suggestion,

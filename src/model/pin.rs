@@ -12,7 +12,7 @@ pub fn is_full_sha(s: &str) -> bool {
 pub const FOUND_BY_CMAKE: &str = "cmake GIT_TAG";
 
 /// One pinned kernel project.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Pin {
     /// The component name (registry name, else the repository's short name, else the declared name).
     pub component: String,
@@ -46,10 +46,10 @@ pub struct Pin {
     /// The line of `GIT_TAG`'s value (else of the declaration).
     pub line: u32,
     /// Patch files applied to the fetched source.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub patches: Vec<String>,
     /// Variables that bypass the pin.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub overrides: Vec<String>,
     /// For shipped files: which indexed commits they match (see `pinprobe index build`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -85,8 +85,73 @@ impl Pin {
     }
 }
 
+impl Pin {
+    /// The package URL of this pin: `pkg:github/OWNER/REPO@SHA` for a GitHub repository at a
+    /// resolved full commit (without `@SHA` when the commit is not known); `pkg:pypi/vllm@VERSION`
+    /// for a shipped vLLM; `pkg:generic/NAME[@REF]` otherwise. Owner and name are lower-cased
+    /// (purl's github type).
+    pub fn purl(&self) -> String {
+        let commit = self.full_commit();
+        let at = |v: Option<&str>| {
+            v.map(|v| format!("@{}", purl_encode(v)))
+                .unwrap_or_default()
+        };
+        match self.github() {
+            Some((owner, name)) => format!(
+                "pkg:github/{}/{}{}",
+                purl_encode(&owner.to_ascii_lowercase()),
+                purl_encode(&name.to_ascii_lowercase()),
+                at(commit.as_deref())
+            ),
+            None if self.component == "vllm" && commit.is_none() => {
+                format!("pkg:pypi/vllm{}", at(self.reference.as_deref()))
+            }
+            None => format!(
+                "pkg:generic/{}{}",
+                purl_encode(&self.component),
+                at(commit.as_deref().or(self.reference.as_deref()))
+            ),
+        }
+    }
+
+    /// The resolved commit when it is a full SHA, lower-cased.
+    pub fn full_commit(&self) -> Option<String> {
+        self.commit
+            .as_deref()
+            .filter(|c| is_full_sha(c))
+            .map(str::to_ascii_lowercase)
+    }
+
+    /// The canonical repository (`github.com/owner/name`), as found or as the component's.
+    pub fn canonical_repo(&self) -> Option<&str> {
+        self.repo_canonical
+            .as_deref()
+            .or(self.component_repo.as_deref())
+    }
+
+    fn github(&self) -> Option<(&str, &str)> {
+        self.canonical_repo()
+            .and_then(|c| c.strip_prefix("github.com/"))
+            .and_then(|path| path.split_once('/'))
+            .filter(|(owner, name)| !owner.is_empty() && !name.is_empty() && !name.contains('/'))
+    }
+}
+
+/// Percent-encode what a purl component may not hold (RFC 3986 unreserved characters stay).
+pub fn purl_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 /// How a shipped copy's files match a fingerprint index (`pinprobe index build`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Fingerprint {
     pub component: String,
     /// Commits whose files match best, oldest first.

@@ -7,24 +7,27 @@ use serde::Serialize;
 /// The JSON schema version; bump on incompatible changes.
 pub const SCHEMA: u32 = 1;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Tool {
     pub name: &'static str,
     pub version: &'static str,
 }
 
 /// Everything one run found.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Report {
     pub schema: u32,
     pub tool: Tool,
     /// Digest of the rule database used.
     pub rules_digest: String,
+    /// The rule database's date (its latest rule change, `YYYY-MM-DD`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rules_date: Option<String>,
     pub targets: Vec<TargetReport>,
 }
 
 /// What one target holds and what the rules say about it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct TargetReport {
     pub target: String,
     pub kind: String,
@@ -33,7 +36,7 @@ pub struct TargetReport {
     /// Why the target as a whole could not be decided (nothing found to check).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub undecided: Option<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
     /// Container images only: the layers and which layer brought each file that was read.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -41,7 +44,7 @@ pub struct TargetReport {
 }
 
 /// Where an image target's files came from.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
 pub struct ImageInfo {
     /// The image manifest's digest (`sha256:...`), when the image has one.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -63,7 +66,7 @@ pub struct ImageInfo {
 }
 
 /// One image layer.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
 pub struct LayerInfo {
     pub index: usize,
     /// `sha256:...` of the stored blob (the uncompressed diff id for a legacy `docker save` layer).
@@ -116,6 +119,7 @@ impl Report {
                 version: env!("CARGO_PKG_VERSION"),
             },
             rules_digest,
+            rules_date: None,
             targets,
         }
     }

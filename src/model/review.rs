@@ -8,7 +8,7 @@ use super::{Evidence, EvidenceKind, Location, Severity, Status, Suppression, Tar
 use serde::Serialize;
 
 /// What a bump does to one (component, rule) finding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ChangeKind {
     /// Affected at HEAD, not at BASE.
@@ -33,7 +33,7 @@ impl std::fmt::Display for ChangeKind {
 }
 
 /// One (component, rule) pair whose status is, or was, not `not_affected`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Change {
     pub change: ChangeKind,
     pub rule: String,
@@ -58,7 +58,7 @@ pub struct Change {
 }
 
 /// How a pin changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PinChangeKind {
     Added,
@@ -67,7 +67,7 @@ pub enum PinChangeKind {
 }
 
 /// One side of a pin change.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct PinSide {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub repo: Option<String>,
@@ -82,7 +82,7 @@ pub struct PinSide {
 }
 
 /// A pin that differs between BASE and HEAD.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct PinChange {
     pub component: String,
     pub change: PinChangeKind,
@@ -97,7 +97,7 @@ pub struct PinChange {
 }
 
 /// Unsuppressed changes by kind, and the suppressed ones.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
 pub struct Counts {
     pub introduced: usize,
     pub fixed: usize,
@@ -107,29 +107,32 @@ pub struct Counts {
 }
 
 /// One revision of the review.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Side {
     pub rev: String,
     pub target: String,
 }
 
 /// Everything `pinprobe diff` found; every format renders it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Review {
     pub schema: u32,
     pub tool: Tool,
     pub rules_digest: String,
+    /// The rule database's date (its latest rule change, `YYYY-MM-DD`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rules_date: Option<String>,
     pub base: Side,
     pub head: Side,
     pub counts: Counts,
     pub pins: Vec<PinChange>,
     pub changes: Vec<Change>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub suggestions: Vec<Suggestion>,
     /// Why HEAD as a whole could not be decided (it pins nothing).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub undecided: Option<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
     /// HEAD's full scan, for SARIF.
     #[serde(skip)]
@@ -137,7 +140,7 @@ pub struct Review {
 }
 
 /// A proposed `GIT_TAG`, or why there is none.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Suggestion {
     pub component: String,
     /// The line to edit.
@@ -159,7 +162,7 @@ pub struct Suggestion {
     /// Fix commits the suggestion contains.
     pub fixes: Vec<String>,
     /// Fix commits the clone does not have (not taken into account).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub absent: Vec<String>,
     /// What to know about the suggestion (or why there is none).
     pub note: String,

@@ -23,8 +23,9 @@ pub fn render(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out)?;
     writeln!(
         out,
-        "**{affected} affected**, {unknown} unknown, {not_affected} not affected. Rules `{}`.",
-        report.rules_digest
+        "**{affected} affected**, {unknown} unknown, {not_affected} not affected. Rules `{}`{}.",
+        report.rules_digest,
+        super::of_date(report.rules_date.as_deref())
     )?;
     for target in &report.targets {
         writeln!(out)?;

@@ -1,11 +1,14 @@
 //! Reports: one serialisable [`Report`] that every format renders (table, JSON, SARIF,
 //! Markdown). Renderers write to `&mut dyn Write`, so tests need no process.
 
+mod cyclonedx;
+mod exchange;
 mod json;
 pub(crate) mod markdown;
 pub mod review;
 pub(crate) mod sarif;
 mod table;
+mod vex;
 
 use crate::model::Finding;
 use crate::model::Report;
@@ -23,6 +26,13 @@ pub enum Format {
     Sarif,
     /// Markdown for pull-request comments and job summaries.
     Markdown,
+    /// OpenVEX 0.2.0: one statement per rule and pinned product.
+    #[value(name = "openvex")]
+    OpenVex,
+    /// CycloneDX 1.6 JSON: the pinned components (purls with the commit) and the findings as
+    /// vulnerabilities.
+    #[value(name = "cyclonedx")]
+    CycloneDx,
 }
 
 /// Render `report` in `format` to `out`.
@@ -37,7 +47,14 @@ pub fn render(
         Format::Json => json::render(report, out),
         Format::Sarif => sarif::render(report, db, out),
         Format::Markdown => markdown::render(report, out),
+        Format::OpenVex => vex::render(report, db, out),
+        Format::CycloneDx => cyclonedx::render(report, db, out),
     }
+}
+
+/// ` of YYYY-MM-DD` after the rule database's digest, when the database has a date.
+pub(crate) fn of_date(date: Option<&str>) -> String {
+    date.map(|d| format!(" of {d}")).unwrap_or_default()
 }
 
 /// One line per finding's deciding evidence (or the first reason it is unknown).

@@ -24,6 +24,17 @@ pub fn render(
     match format {
         Format::Table => table(review, out),
         Format::Markdown => markdown(review, out),
+        // The exchange formats describe what HEAD pins: the report of the head revision.
+        Format::OpenVex | Format::CycloneDx => {
+            let head = crate::model::Report {
+                schema: crate::model::SCHEMA,
+                tool: review.tool.clone(),
+                rules_digest: review.rules_digest.clone(),
+                rules_date: review.rules_date.clone(),
+                targets: vec![review.head_report.clone()],
+            };
+            super::render(&head, format, db, out)
+        }
         Format::Json => {
             serde_json::to_writer_pretty(&mut *out, review)?;
             writeln!(out)
@@ -158,10 +169,11 @@ fn markdown(r: &Review, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out)?;
     writeln!(
         out,
-        "**{}** in `{}`. Rules `{}`.",
+        "**{}** in `{}`. Rules `{}`{}.",
         summary_line(r),
         r.head.target,
-        r.rules_digest
+        r.rules_digest,
+        super::of_date(r.rules_date.as_deref())
     )?;
     writeln!(out)?;
     if r.pins.is_empty() {
@@ -310,9 +322,10 @@ fn table(r: &Review, out: &mut dyn Write) -> std::io::Result<()> {
     }
     writeln!(
         out,
-        "{} (rules {})",
+        "{} (rules {}{})",
         summary_line(r),
-        short_digest(&r.rules_digest)
+        short_digest(&r.rules_digest),
+        super::of_date(r.rules_date.as_deref())
     )
 }
 

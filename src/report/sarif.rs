@@ -147,6 +147,9 @@ pub(crate) fn write(
         results.push(result);
     }
     let mut run_properties = json!({"rulesDigest": digest});
+    if let Some(date) = &db.date {
+        run_properties["rulesDate"] = json!(date);
+    }
     if total > MAX_RESULTS {
         run_properties["truncated"] = json!(total - MAX_RESULTS);
     }

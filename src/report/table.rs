@@ -101,8 +101,9 @@ pub fn render(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
     let (affected, unknown, not_affected) = report.counts();
     writeln!(
         out,
-        "{affected} affected, {unknown} unknown, {not_affected} not affected (rules {})",
-        short_digest(&report.rules_digest)
+        "{affected} affected, {unknown} unknown, {not_affected} not affected (rules {}{})",
+        short_digest(&report.rules_digest),
+        super::of_date(report.rules_date.as_deref())
     )
 }
 

@@ -116,6 +116,7 @@ pub fn review(req: &Request, db: &Database, clones: &Clones) -> Result<Review, R
             version: env!("CARGO_PKG_VERSION"),
         },
         rules_digest: db.digest.clone(),
+        rules_date: db.date.clone(),
         base: Side {
             rev: req.base.to_string(),
             target: base.target.clone(),

@@ -32,6 +32,8 @@ pub struct Database {
     pub registry: Registry,
     /// `sha256:<hex>` over every loaded file's name and text, in id order.
     pub digest: String,
+    /// The database's date: the latest `modified` day (`YYYY-MM-DD`) of its rules.
+    pub date: Option<String>,
     /// The release ledger: the user directory's `ledger.yaml` if it has one, else the built-in.
     pub ledger: super::Ledger,
 }
@@ -209,11 +211,18 @@ pub fn load(user_dir: Option<&Path>) -> Result<(Database, Vec<String>), RulesErr
         }))
     })?;
     let digest = format!("sha256:{}", hex::encode(hasher.finalize()));
+    let date = rules
+        .iter()
+        .filter_map(|r| r.rule.modified.as_deref()?.get(..10))
+        .filter_map(crate::model::Date::parse)
+        .max()
+        .map(|d| d.to_string());
     Ok((
         Database {
             rules,
             registry,
             digest,
+            date,
             ledger,
         },
         notices,

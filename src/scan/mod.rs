@@ -13,6 +13,7 @@ pub mod drift;
 mod hygiene;
 pub mod ledger;
 pub mod policy;
+pub mod vex;
 
 use crate::pin;
 
@@ -130,7 +131,9 @@ pub fn run(
             first.warnings.extend(outcome.warnings);
         }
     }
-    Ok(Report::new(db.digest.clone(), targets))
+    let mut report = Report::new(db.digest.clone(), targets);
+    report.rules_date = db.date.clone();
+    Ok(report)
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -63,24 +63,24 @@ done <<<"${INPUT_REPOS:-}"
 
 mkdir -p "$out_dir"
 json=$out_dir/pinprobe.json
+markdown=$out_dir/pinprobe.md
+sarif=
+outputs=(--format "json=$json" --format "markdown=$markdown")
+if [ "${INPUT_SARIF:-true}" = true ]; then
+  sarif=$out_dir/pinprobe.sarif
+  outputs+=(--format "sarif=$sarif")
+fi
 gate=(--fail-on "$fail_on")
 [ -z "${INPUT_FAIL_ON_UNKNOWN:-}" ] || gate+=(--fail-on-unknown "$INPUT_FAIL_ON_UNKNOWN")
-"$pinprobe" "${args[@]}" "${gate[@]}" --format json >"$json"
+# One review, every rendering: JSON for the outputs, Markdown for the job summary, SARIF.
+"$pinprobe" "${args[@]}" "${gate[@]}" "${outputs[@]}"
 code=$?
 if [ "$code" -eq 2 ]; then
   echo "exit-code=2" >>"$output"
   fail "pinprobe diff failed (see the log above)"
 fi
 findings=$(jq -r '.counts.introduced' "$json") || fail "unreadable JSON from pinprobe"
-
-"$pinprobe" "${args[@]}" --fail-on never --format markdown >>"$summary" ||
-  fail "pinprobe diff --format markdown failed"
-sarif=
-if [ "${INPUT_SARIF:-true}" = true ]; then
-  sarif=$out_dir/pinprobe.sarif
-  "$pinprobe" "${args[@]}" --fail-on never --format sarif >"$sarif" ||
-    fail "pinprobe diff --format sarif failed"
-fi
+cat "$markdown" >>"$summary" || fail "cannot append to the job summary"
 {
   echo "findings=$findings"
   echo "sarif=$sarif"

@@ -1,0 +1,259 @@
+//! CycloneDX 1.6 JSON: an SBOM of what the scanned builds pin, with pinprobe's findings as
+//! vulnerabilities.
+//!
+//! Components: one `application` per target (vLLM: its version or commit when the target ships
+//! one, else the tree) and one `library` per pinned kernel project, whose `purl` carries the
+//! pinned commit (`pkg:github/OWNER/REPO@SHA`); `dependencies` says which target pins what.
+//! Vulnerabilities: one per (rule, product), `analysis.state` `exploitable` (affected),
+//! `not_affected` (with `code_not_present`, or `code_not_reachable` when a `requires`
+//! condition rules it out) or `in_triage` (unknown), the deciding evidence as `analysis.detail`.
+//! The rule database's digest and date are metadata properties.
+
+use super::exchange::{self, Product};
+use super::headline;
+use crate::model::{EvidenceKind, Finding, Report, Severity, Status};
+use crate::rules::Database;
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+use std::io::Write;
+
+pub fn render(report: &Report, db: &Database, out: &mut dyn Write) -> std::io::Result<()> {
+    let mut components: Vec<Value> = Vec::new();
+    let mut refs: Vec<String> = Vec::new();
+    let mut dependencies: Vec<Value> = Vec::new();
+    let library = |p: &Product, refs: &mut Vec<String>, components: &mut Vec<Value>| {
+        if !refs.contains(&p.purl) {
+            refs.push(p.purl.clone());
+            components.push(component(p));
+        }
+        p.purl.clone()
+    };
+    for (i, target) in report.targets.iter().enumerate() {
+        let vllm = target.components.iter().find(|p| p.component == "vllm");
+        let app_ref = format!("target-{i}");
+        let mut app = Map::new();
+        app.insert("type".into(), json!("application"));
+        app.insert("bom-ref".into(), json!(app_ref));
+        app.insert("name".into(), json!("vllm"));
+        if let Some(pin) = vllm {
+            let p = exchange::product(pin);
+            if let Some(v) = p.version.as_ref().or(p.commit.as_ref()) {
+                app.insert("version".into(), json!(v));
+            }
+            app.insert("purl".into(), json!(p.purl));
+        }
+        app.insert(
+            "properties".into(),
+            json!([
+                {"name": "pinprobe:target", "value": target.target},
+                {"name": "pinprobe:kind", "value": target.kind},
+            ]),
+        );
+        components.push(Value::Object(app));
+        let mut depends = Vec::new();
+        for pin in target.components.iter().filter(|p| p.component != "vllm") {
+            let r = library(&exchange::product(pin), &mut refs, &mut components);
+            if !depends.contains(&r) {
+                depends.push(r);
+            }
+        }
+        dependencies.push(json!({"ref": app_ref, "dependsOn": depends}));
+    }
+
+    // (rule, product) -> the least reassuring finding, as in the OpenVEX document.
+    let mut chosen: Vec<(&Finding, String)> = Vec::new();
+    for (target, finding) in exchange::vulnerability_findings(report, db) {
+        let product = exchange::product_of(target, finding);
+        let r = if finding.component == "vllm" {
+            format!("target-{}", target_index(report, &target.target))
+        } else {
+            library(&product, &mut refs, &mut components)
+        };
+        match chosen
+            .iter_mut()
+            .find(|(f, p)| f.rule == finding.rule && *p == r)
+        {
+            Some(slot) if rank(finding.status) > rank(slot.0.status) => slot.0 = finding,
+            Some(_) => {}
+            None => chosen.push((finding, r)),
+        }
+    }
+    let vulnerabilities: Vec<Value> = chosen
+        .iter()
+        .enumerate()
+        .map(|(i, (f, r))| vulnerability(i, f, r, db))
+        .collect();
+
+    let mut hash = Sha256::new();
+    hash.update(report.rules_digest.as_bytes());
+    for c in components.iter().chain(&vulnerabilities) {
+        hash.update(c.to_string().as_bytes());
+    }
+    let doc = json!({
+        "$schema": "http://cyclonedx.org/schema/bom-1.6.schema.json",
+        "bomFormat": "CycloneDX",
+        "specVersion": "1.6",
+        "serialNumber": uuid(&hash.finalize()),
+        "version": 1,
+        "metadata": {
+            "timestamp": exchange::timestamp(),
+            "tools": {"components": [{
+                "type": "application",
+                "name": report.tool.name,
+                "version": report.tool.version,
+            }]},
+            "properties": rules_properties(report),
+        },
+        "components": components,
+        "dependencies": dependencies,
+        "vulnerabilities": vulnerabilities,
+    });
+    serde_json::to_writer_pretty(&mut *out, &doc)?;
+    writeln!(out)
+}
+
+fn rules_properties(report: &Report) -> Value {
+    let mut props = vec![json!({"name": "pinprobe:rules_digest", "value": report.rules_digest})];
+    if let Some(date) = &report.rules_date {
+        props.push(json!({"name": "pinprobe:rules_date", "value": date}));
+    }
+    Value::Array(props)
+}
+
+fn target_index(report: &Report, target: &str) -> usize {
+    report
+        .targets
+        .iter()
+        .position(|t| t.target == target)
+        .unwrap_or(0)
+}
+
+fn rank(status: Status) -> u8 {
+    match status {
+        Status::Affected => 2,
+        Status::Unknown => 1,
+        Status::NotAffected => 0,
+    }
+}
+
+fn component(p: &Product) -> Value {
+    let mut c = Map::new();
+    c.insert("type".into(), json!("library"));
+    c.insert("bom-ref".into(), json!(p.purl));
+    c.insert("name".into(), json!(p.component));
+    if let Some(v) = p.commit.as_ref().or(p.version.as_ref()) {
+        c.insert("version".into(), json!(v));
+    }
+    c.insert("purl".into(), json!(p.purl));
+    if let Some(url) = &p.repo_url {
+        c.insert(
+            "externalReferences".into(),
+            json!([{"type": "vcs", "url": url}]),
+        );
+    }
+    if let Some(commit) = &p.commit {
+        c.insert(
+            "pedigree".into(),
+            json!({"commits": [{"uid": commit, "url": p.repo_url.as_ref().map(|u| format!("{u}/commit/{commit}"))}]}),
+        );
+    }
+    strip_nulls(Value::Object(c))
+}
+
+fn vulnerability(i: usize, f: &Finding, affects: &str, db: &Database) -> Value {
+    let rule = db.get(&f.rule).map(|r| &r.rule);
+    let (state, justification) = match f.status {
+        Status::Affected => ("exploitable", None),
+        Status::NotAffected => (
+            "not_affected",
+            Some(match f.decided_by {
+                Some(EvidenceKind::Requirement) => "code_not_reachable",
+                _ => "code_not_present",
+            }),
+        ),
+        Status::Unknown => ("in_triage", None),
+    };
+    let mut analysis = Map::new();
+    analysis.insert("state".into(), json!(state));
+    if let Some(j) = justification {
+        analysis.insert("justification".into(), json!(j));
+    }
+    let mut detail = headline(f);
+    if let Some(s) = &f.suppressed {
+        detail.push_str(&format!(
+            "; suppressed until {} by {}: {}",
+            s.expires, s.entry, s.reason
+        ));
+    }
+    analysis.insert("detail".into(), json!(detail));
+    let severity = match f.severity {
+        Severity::Low => "low",
+        Severity::Medium => "medium",
+        Severity::High => "high",
+        Severity::Critical => "critical",
+    };
+    let mut v = Map::new();
+    v.insert("bom-ref".into(), json!(format!("vuln-{i}")));
+    v.insert("id".into(), json!(f.rule));
+    v.insert("source".into(), json!({"name": "pinprobe"}));
+    v.insert(
+        "ratings".into(),
+        json!([{"source": {"name": "pinprobe"}, "severity": severity, "method": "other"}]),
+    );
+    v.insert("description".into(), json!(f.summary));
+    if let Some(rule) = rule {
+        if !rule.details.trim().is_empty() {
+            v.insert("detail".into(), json!(rule.details.trim()));
+        }
+        let w = rule.database_specific.workaround.trim();
+        if !w.is_empty() {
+            v.insert("workaround".into(), json!(w));
+        }
+        if !rule.aliases.is_empty() {
+            v.insert(
+                "references".into(),
+                Value::Array(
+                    rule.aliases
+                        .iter()
+                        .map(|a| json!({"id": a, "source": {"name": "alias"}}))
+                        .collect(),
+                ),
+            );
+        }
+    }
+    v.insert("analysis".into(), Value::Object(analysis));
+    v.insert("affects".into(), json!([{"ref": affects}]));
+    Value::Object(v)
+}
+
+/// A version-4-shaped UUID URN from a digest (stable for the same content).
+fn uuid(digest: &[u8]) -> String {
+    let mut b = [0u8; 16];
+    for (dst, src) in b.iter_mut().zip(digest) {
+        *dst = *src;
+    }
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h = hex::encode(b);
+    format!(
+        "urn:uuid:{}-{}-{}-{}-{}",
+        &h[..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..]
+    )
+}
+
+fn strip_nulls(v: Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.into_iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k, strip_nulls(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.into_iter().map(strip_nulls).collect()),
+        other => other,
+    }
+}

@@ -1,0 +1,135 @@
+//! What the exchange formats (OpenVEX, CycloneDX) share: a product identity per pinned
+//! component (a package URL carrying the pinned commit), the vulnerability findings (rules of
+//! the database, not hygiene or drift notes), and the document's timestamp.
+
+use crate::model::{Date, Finding, Pin, Report, TargetReport, purl_encode};
+use crate::rules::Database;
+
+/// One product: a pinned component of one target, named by its package URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Product {
+    /// `pkg:github/OWNER/REPO@SHA` for a GitHub repository at a resolved commit; without
+    /// `@SHA` when the commit is not known; `pkg:pypi/vllm@VERSION` for a shipped vLLM;
+    /// `pkg:generic/NAME[@REF]` otherwise.
+    pub purl: String,
+    pub component: String,
+    /// The resolved commit, when there is one.
+    pub commit: Option<String>,
+    /// `https://github.com/OWNER/REPO` (or the repository as written).
+    pub repo_url: Option<String>,
+    /// The version or reference, for a component without a commit.
+    pub version: Option<String>,
+}
+
+/// The product of `pin`.
+pub(crate) fn product(pin: &Pin) -> Product {
+    Product {
+        purl: pin.purl(),
+        component: pin.component.clone(),
+        commit: pin.full_commit(),
+        repo_url: pin
+            .canonical_repo()
+            .map(|c| format!("https://{c}"))
+            .or(pin.repo.clone()),
+        version: pin.reference.clone(),
+    }
+}
+
+/// The product a finding is about: its component's pin in `target`.
+pub(crate) fn product_of(target: &TargetReport, finding: &Finding) -> Product {
+    target
+        .components
+        .iter()
+        .find(|p| p.component == finding.component)
+        .map(product)
+        .unwrap_or_else(|| Product {
+            purl: format!("pkg:generic/{}", purl_encode(&finding.component)),
+            component: finding.component.clone(),
+            commit: None,
+            repo_url: None,
+            version: None,
+        })
+}
+
+/// Findings of rules in the database (vulnerabilities), with their target.
+pub(crate) fn vulnerability_findings<'a>(
+    report: &'a Report,
+    db: &'a Database,
+) -> impl Iterator<Item = (&'a TargetReport, &'a Finding)> {
+    report.targets.iter().flat_map(move |t| {
+        t.findings
+            .iter()
+            .filter(|f| db.get(&f.rule).is_some())
+            .map(move |f| (t, f))
+    })
+}
+
+/// The document time, RFC 3339 in UTC: `SOURCE_DATE_EPOCH` when set (reproducible output),
+/// else now.
+pub(crate) fn timestamp() -> String {
+    let secs = std::env::var("SOURCE_DATE_EPOCH")
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0)
+        });
+    let date = Date::from_days((secs / 86_400) as i64);
+    let rest = secs % 86_400;
+    format!(
+        "{date}T{:02}:{:02}:{:02}Z",
+        rest / 3600,
+        rest / 60 % 60,
+        rest % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pin(component: &str, canonical: Option<&str>, commit: Option<&str>) -> Pin {
+        let mut p = Pin::shipped(component, "f", None, commit.map(String::from), "test");
+        p.repo_canonical = canonical.map(String::from);
+        p
+    }
+
+    #[test]
+    fn purls_carry_the_commit() {
+        let sha = "506341a143fcabd4bb79052a7605ada727d6b3f5";
+        let p = product(&pin(
+            "flash-attention",
+            Some("github.com/vllm-project/flash-attention"),
+            Some(sha),
+        ));
+        assert_eq!(
+            p.purl,
+            format!("pkg:github/vllm-project/flash-attention@{sha}")
+        );
+        assert_eq!(
+            p.repo_url.as_deref(),
+            Some("https://github.com/vllm-project/flash-attention")
+        );
+        // Lower-cased (purl's github type), no version without a full commit.
+        let p = product(&pin(
+            "flashmla",
+            Some("github.com/vllm-project/FlashMLA"),
+            Some("0a1b2c3d4"),
+        ));
+        assert_eq!(p.purl, "pkg:github/vllm-project/flashmla");
+        let mut v = pin("vllm", None, None);
+        v.reference = Some("0.30.0".into());
+        assert_eq!(product(&v).purl, "pkg:pypi/vllm@0.30.0");
+        let p = product(&pin("odd name", Some("gitlab.example/x/y"), None));
+        assert_eq!(p.purl, "pkg:generic/odd%20name");
+    }
+
+    #[test]
+    fn timestamps_are_rfc3339() {
+        let t = timestamp();
+        assert_eq!(t.len(), 20, "{t}");
+        assert!(t.ends_with('Z') && t.as_bytes()[10] == b'T', "{t}");
+    }
+}
