@@ -92,10 +92,12 @@ pub fn read_dir(dir: &Path) -> Result<RuleDir, RulesError> {
         let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
             continue;
         };
-        if !(name.ends_with(".yaml") || name.ends_with(".yml")) || !path.is_file() {
+        if !(name.ends_with(".yaml") || name.ends_with(".yml")) {
             continue;
         }
-        let bytes = std::fs::read(&path).map_err(|e| io(&path, e))?;
+        // A rule file that is a FIFO, a device or a directory is an error, not skipped.
+        let bytes =
+            crate::input::read_file(&path, crate::input::MAX_TEXT).map_err(|e| io(&path, e))?;
         let text = String::from_utf8(bytes).map_err(|e| {
             RulesError::Invalid(Diagnostic {
                 file: path.display().to_string(),

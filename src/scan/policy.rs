@@ -162,9 +162,11 @@ impl Policy {
     /// Read a policy file from disk.
     pub fn load(path: &Path) -> Result<Policy, PolicyError> {
         let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| PolicyError::Io {
-            path: shown.clone(),
-            source,
+        let text = crate::input::read_text(path, crate::input::MAX_TEXT).map_err(|source| {
+            PolicyError::Io {
+                path: shown.clone(),
+                source,
+            }
         })?;
         Policy::parse(&shown, &text)
     }

@@ -76,7 +76,7 @@ fn declared_entries(path: &Path, counter: &Cell<u64>) -> Result<Option<u64>, Tar
         path: path.to_path_buf(),
         source,
     };
-    let mut file = File::open(path).map_err(io)?;
+    let mut file = crate::input::open_file(path).map_err(io)?;
     let len = file.metadata().map_err(io)?.len();
     let tail = len.min(65_535 + 22);
     file.seek(SeekFrom::Start(len - tail)).map_err(io)?;
@@ -94,7 +94,7 @@ fn declared_entries(path: &Path, counter: &Cell<u64>) -> Result<Option<u64>, Tar
 
 impl WheelView {
     pub fn open(path: &Path) -> Result<Self, TargetError> {
-        let file = File::open(path).map_err(|source| TargetError::Io {
+        let file = crate::input::open_file(path).map_err(|source| TargetError::Io {
             path: path.to_path_buf(),
             source,
         })?;

@@ -225,6 +225,64 @@ fn mkfifo(path: &Path) {
     assert!(status.success());
 }
 
+/// Replace `path` (if there) with a FIFO (`fifo`) or a link to `/dev/zero`.
+fn make_special(path: &Path, fifo: bool) {
+    let _ = std::fs::remove_file(path);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    if fifo {
+        mkfifo(path);
+    } else {
+        std::os::unix::fs::symlink("/dev/zero", path).unwrap();
+    }
+}
+
+/// The cases that put a FIFO or `/dev/zero` where pinprobe takes a file: a wheel, a `docker
+/// save` tarball, an OCI layout's `index.json`, manifest, config and layer blobs, an ignore
+/// file, a rule file, a fingerprint index in the cache.
+fn special_case(name: &str, dir: &Path) -> PathBuf {
+    let fifo = name.ends_with("-fifo");
+    let place = name.trim_end_matches("-fifo").trim_end_matches("-dev-zero");
+    let oci = |pick: &dyn Fn(&Built) -> String| {
+        let b = vllm_image(Compression::Gzip).build();
+        let layout = oci_target(dir, &b);
+        let rel = pick(&b);
+        make_special(&layout.join(rel), fifo);
+        layout
+    };
+    let blob = |digest: &str| format!("blobs/sha256/{}", build::hex_of(digest));
+    match place {
+        "special-wheel" => {
+            let p = dir.join("vllm-0.30.0-cp38-abi3-linux_x86_64.whl");
+            make_special(&p, fifo);
+            p
+        }
+        "special-archive" => {
+            let p = dir.join("image.tar");
+            make_special(&p, fifo);
+            p
+        }
+        "special-image-index" => oci(&|_| "index.json".into()),
+        "special-image-manifest" => oci(&|b| blob(&b.manifest_digest)),
+        "special-image-config" => oci(&|b| blob(&b.config_digest)),
+        "special-image-layer" => oci(&|b| blob(&b.layers.last().unwrap().digest)),
+        "special-ignore" => {
+            let p = dir.join(".pinprobe.yaml");
+            make_special(&p, fifo);
+            p
+        }
+        "special-rules" => {
+            let rules = dir.join("rules");
+            make_special(&rules.join("hostile.yaml"), fifo);
+            rules
+        }
+        "special-index" => {
+            make_special(&dir.join("cache/index/flash-attention.json"), fifo);
+            dir.join("cache")
+        }
+        other => panic!("no generator for case {other}"),
+    }
+}
+
 fn tree_with_cmake(dir: &Path, text: &[u8]) -> PathBuf {
     let root = dir.join("tree");
     std::fs::create_dir_all(&root).unwrap();
@@ -807,6 +865,10 @@ pub fn generate(name: &str, dir: &Path) -> PathBuf {
             let arm = vllm_image(Compression::Gzip).arch("arm64").build();
             build::write_oci_index(&layout, "latest", &[&arm]);
             layout
+        }
+        // ---- special files where a regular file is expected (issue 20) ----
+        other if other.ends_with("-fifo") || other.ends_with("-dev-zero") => {
+            special_case(other, dir)
         }
         other => panic!("no generator for case {other}"),
     }

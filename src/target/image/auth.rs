@@ -74,7 +74,7 @@ pub fn lookup(registry: &str) -> (Option<(Credentials, Origin)>, Option<String>)
     let Some(path) = docker_config_path() else {
         return (None, None);
     };
-    let Ok(text) = std::fs::read(&path) else {
+    let Ok(text) = crate::input::read_file(&path, crate::input::MAX_TEXT) else {
         return (None, None);
     };
     match serde_json::from_slice::<DockerConfig>(&text) {
