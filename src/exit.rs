@@ -56,6 +56,11 @@ pub fn for_diff(review: &crate::model::Review, threshold: Option<crate::model::S
     let Some(threshold) = threshold else {
         return Exit::Clean;
     };
+    // A change that edits its own ignore entries or rule overrides, without the workflow's
+    // leave, fails the gate whatever it introduces.
+    if review.policy_edits.iter().any(|e| !e.allowed) {
+        return Exit::Findings;
+    }
     let counted = || {
         review
             .changes

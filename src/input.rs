@@ -5,6 +5,8 @@
 //! swapped for a FIFO between the check and the open cannot hang it) and checked again on the
 //! open handle, and whole-file reads stop at a size bound.
 //!
+//! `/dev/null` is the one exception: it reads as an empty file (`--ignore /dev/null`).
+//!
 //! Errors are [`std::io::Error`]s whose text names the cause ("not a regular file (a FIFO)",
 //! "larger than N bytes"), so every caller keeps its own error type and prefixes the path.
 
@@ -71,13 +73,28 @@ pub fn check_dir(path: &Path) -> io::Result<()> {
 }
 
 fn regular(meta: &Metadata) -> io::Result<()> {
-    if meta.is_file() {
+    if meta.is_file() || is_dev_null(meta) {
         Ok(())
     } else {
         Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!("not a regular file ({})", kind(meta)),
         ))
+    }
+}
+
+/// `/dev/null` reads as an empty file (`--ignore /dev/null` is how one says "no policy").
+fn is_dev_null(meta: &Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{FileTypeExt, MetadataExt};
+        meta.file_type().is_char_device()
+            && std::fs::metadata("/dev/null").is_ok_and(|null| null.rdev() == meta.rdev())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        false
     }
 }
 
@@ -144,6 +161,8 @@ mod tests {
         let link = tmp.path().join("zero");
         std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
         assert!(read_file(&link, 10).is_err());
+        // /dev/null is the one device allowed: it reads as an empty file.
+        assert_eq!(read_file(Path::new("/dev/null"), 10).unwrap(), b"");
     }
 
     #[test]

@@ -6,7 +6,9 @@
 //! so leaving out the kept findings would make it close their alerts as fixed.
 
 use crate::model::Finding;
-use crate::model::{ChangeKind, PinChange, PinChangeKind, PinSide, Review};
+use crate::model::{
+    ChangeKind, EditKind, PinChange, PinChangeKind, PinSide, PolicyEdit, PolicyEditKind, Review,
+};
 use crate::report::markdown::cell;
 use crate::report::sarif::{self, Item};
 use crate::report::{Format, headline};
@@ -136,6 +138,32 @@ fn evidence_line(c: &crate::model::Change) -> String {
     headline(&f)
 }
 
+/// One review item: an ignore entry or rule override the change adds or edits.
+fn edit_line(e: &PolicyEdit) -> String {
+    let verb = match e.edit {
+        EditKind::Added => "adds",
+        EditKind::Edited => "edits",
+    };
+    let (what, flag) = match e.kind {
+        PolicyEditKind::IgnoreEntry => ("an ignore entry", "--allow-head-ignores"),
+        PolicyEditKind::RuleOverride => ("a rule override", "--allow-head-rules"),
+    };
+    let matched = match e.matches {
+        Some(1) => ", matching 1 finding at HEAD".to_string(),
+        Some(n) => format!(", matching {n} findings at HEAD"),
+        None => String::new(),
+    };
+    let applied = if e.allowed {
+        format!("applied ({flag})")
+    } else {
+        format!("not applied; fails the gate unless the workflow passes {flag}")
+    };
+    format!(
+        "this change {verb} {what} for {} ({}{matched}): {applied}",
+        e.rule, e.at
+    )
+}
+
 fn summary_line(r: &Review) -> String {
     let c = &r.counts;
     let mut s = format!(
@@ -144,6 +172,13 @@ fn summary_line(r: &Review) -> String {
     );
     if c.suppressed > 0 {
         s.push_str(&format!(" ({} suppressed)", c.suppressed));
+    }
+    if c.policy_edits > 0 {
+        s.push_str(&format!(
+            ", {} ignore/rule edit{} by the change itself",
+            c.policy_edits,
+            if c.policy_edits == 1 { "" } else { "s" }
+        ));
     }
     s
 }
@@ -209,6 +244,14 @@ fn markdown(r: &Review, out: &mut dyn Write) -> std::io::Result<()> {
                 statuses(c),
                 cell(&format!("{} — {}{note}", c.summary, evidence_line(c)))
             )?;
+        }
+    }
+    if !r.policy_edits.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "### Ignore entries and rules this change edits")?;
+        writeln!(out)?;
+        for e in &r.policy_edits {
+            writeln!(out, "- {}", cell(&edit_line(e)))?;
         }
     }
     if !r.suggestions.is_empty() {
@@ -291,6 +334,9 @@ fn table(r: &Review, out: &mut dyn Write) -> std::io::Result<()> {
             ]);
         }
         writeln!(out, "{t}")?;
+    }
+    for e in &r.policy_edits {
+        writeln!(out, "review: {}", edit_line(e))?;
     }
     for s in &r.suggestions {
         match &s.git_tag {

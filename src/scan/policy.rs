@@ -209,6 +209,27 @@ pub struct Outcome {
     pub warnings: Vec<String>,
 }
 
+/// How many findings of `target` `entry` matches (expired or not).
+pub fn count_matches(entry: &Entry, target: &TargetReport) -> usize {
+    target
+        .findings
+        .iter()
+        .filter(|f| matches(entry, f, target))
+        .count()
+}
+
+impl Entry {
+    /// Whether two entries say the same thing (their lines aside).
+    pub fn same_as(&self, other: &Entry) -> bool {
+        self.rule.eq_ignore_ascii_case(&other.rule)
+            && self.component == other.component
+            && self.pin == other.pin
+            && self.path == other.path
+            && self.reason == other.reason
+            && self.expires == other.expires
+    }
+}
+
 /// Whether `entry` matches finding `f` of `target`.
 fn matches(entry: &Entry, f: &Finding, target: &TargetReport) -> bool {
     if !entry.rule.eq_ignore_ascii_case(&f.rule) {
