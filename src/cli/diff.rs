@@ -106,7 +106,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         None => rules::load(args.rules.as_deref()).context("loading rules")?,
     };
     for notice in notices {
-        eprintln!("pinprobe: {notice}");
+        eprintln!("pinprobe: {}", crate::model::text::printable(&notice));
     }
     for (name, _) in &args.repos {
         if args.repos.iter().filter(|(n, _)| n == name).count() > 1 {
@@ -134,7 +134,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     };
     let review = review::review(&request, &db, &clones)?;
     for w in &review.warnings {
-        eprintln!("pinprobe: warning: {w}");
+        eprintln!("pinprobe: warning: {}", crate::model::text::printable(w));
     }
     crate::report::review::render(&review, args.format, &db, out)?;
     out.flush()?;

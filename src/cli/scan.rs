@@ -114,7 +114,7 @@ pub(crate) fn parse_repo(s: &str) -> Result<(String, PathBuf), String> {
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     let (db, notices) = rules::load(args.rules.as_deref()).context("loading rules")?;
     for notice in notices {
-        eprintln!("pinprobe: {notice}");
+        eprintln!("pinprobe: {}", crate::model::text::printable(&notice));
     }
     for (name, _) in &args.repos {
         if args.repos.iter().filter(|(n, _)| n == name).count() > 1 {
@@ -148,7 +148,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     };
     let report = scan::run(&req, &opts, &db, &clones)?;
     for w in report.targets.iter().flat_map(|t| t.warnings.iter()) {
-        eprintln!("pinprobe: warning: {w}");
+        eprintln!("pinprobe: warning: {}", crate::model::text::printable(w));
     }
     report::render(&report, args.format, &db, out)?;
     out.flush()?;

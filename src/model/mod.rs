@@ -11,6 +11,7 @@ mod pin;
 mod report;
 mod review;
 mod status;
+pub mod text;
 
 pub use date::Date;
 pub use evidence::{Evidence, EvidenceKind, Location};

@@ -9,7 +9,7 @@ use crate::model::Finding;
 use crate::model::{
     ChangeKind, EditKind, PinChange, PinChangeKind, PinSide, PolicyEdit, PolicyEditKind, Review,
 };
-use crate::report::markdown::cell;
+use crate::report::markdown::{cell, code};
 use crate::report::sarif::{self, Item};
 use crate::report::{Format, headline};
 use crate::rules::Database;
@@ -24,13 +24,13 @@ pub fn render(
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     match format {
-        Format::Table => table(review, out),
-        Format::Markdown => markdown(review, out),
-        Format::Json => {
-            serde_json::to_writer_pretty(&mut *out, review)?;
-            writeln!(out)
-        }
-        Format::Sarif => {
+        Format::Table => super::escaped(out, |buf| table(review, buf)),
+        Format::Markdown => super::escaped(out, |buf| markdown(review, buf)),
+        Format::Json => super::json_escaped(out, |buf| {
+            serde_json::to_writer_pretty(&mut *buf, review)?;
+            writeln!(buf)
+        }),
+        Format::Sarif => super::json_escaped(out, |out| {
             let items: Vec<Item> = review
                 .head_report
                 .findings
@@ -43,7 +43,7 @@ pub fn render(
                 })
                 .collect();
             sarif::write(&items, review.tool.version, &review.rules_digest, db, out)
-        }
+        }),
     }
 }
 
@@ -186,16 +186,16 @@ fn summary_line(r: &Review) -> String {
 fn markdown(r: &Review, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(
         out,
-        "## pinprobe: pin bump `{}` → `{}`",
-        short(&r.base.rev),
-        short(&r.head.rev)
+        "## pinprobe: pin bump {} → {}",
+        code(short(&r.base.rev)),
+        code(short(&r.head.rev))
     )?;
     writeln!(out)?;
     writeln!(
         out,
-        "**{}** in `{}`. Rules `{}`.",
+        "**{}** in {}. Rules `{}`.",
         summary_line(r),
-        r.head.target,
+        code(&r.head.target),
         r.rules_digest
     )?;
     writeln!(out)?;
@@ -209,11 +209,11 @@ fn markdown(r: &Review, out: &mut dyn Write) -> std::io::Result<()> {
         for p in &r.pins {
             writeln!(
                 out,
-                "| {} | `{}` | `{}` | `{}` | {} |",
+                "| {} | {} | {} | {} | {} |",
                 cell(&p.component),
-                cell(&side_text(p.base.as_ref())),
-                cell(&side_text(p.head.as_ref())),
-                cell(&pin_where(p)),
+                code(&side_text(p.base.as_ref())),
+                code(&side_text(p.head.as_ref())),
+                code(&pin_where(p)),
                 cell(&pin_note(p))
             )?;
         }
@@ -237,8 +237,8 @@ fn markdown(r: &Review, out: &mut dyn Write) -> std::io::Result<()> {
             };
             writeln!(
                 out,
-                "| {m} | `{}` | {} | {} | {} | {} |",
-                cell(&c.rule),
+                "| {m} | {} | {} | {} | {} | {} |",
+                code(&c.rule),
                 cell(&c.component),
                 c.severity,
                 statuses(c),
@@ -262,10 +262,18 @@ fn markdown(r: &Review, out: &mut dyn Write) -> std::io::Result<()> {
             match &s.git_tag {
                 Some(tag) => writeln!(
                     out,
-                    "- **{}**: `{tag}` in `{}:{}` ({})",
-                    s.component, s.file, s.line, s.note
+                    "- **{}**: {} in {} ({})",
+                    cell(&s.component),
+                    code(tag),
+                    code(&format!("{}:{}", s.file, s.line)),
+                    cell(&s.note)
                 )?,
-                None => writeln!(out, "- **{}**: no suggestion: {}", s.component, s.note)?,
+                None => writeln!(
+                    out,
+                    "- **{}**: no suggestion: {}",
+                    cell(&s.component),
+                    cell(&s.note)
+                )?,
             }
         }
     }

@@ -69,7 +69,7 @@ pub fn run(
         bar.set_message(format!(
             "layer {}/{count} {}",
             count - idx,
-            name.get(..19).unwrap_or(&name)
+            crate::model::text::printable(name.get(..19).unwrap_or(&name))
         ));
         let expect = Expect {
             name,
