@@ -99,6 +99,7 @@ pub fn run_guarded(
         .env("XDG_CACHE_HOME", tmp.join("xdg"))
         .env_remove("PINPROBE_REGISTRY_USERNAME")
         .env_remove("PINPROBE_REGISTRY_PASSWORD")
+        .env_remove("PINPROBE_REGISTRY_HOST")
         .env_remove("DOCKER_CONFIG")
         .env_remove("VLLM_FLASH_ATTN_SRC_DIR")
         .stdin(Stdio::null())
