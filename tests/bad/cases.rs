@@ -349,6 +349,54 @@ fn raw_tar(entries: &[(&str, tar::EntryType, &str, &[u8])]) -> Vec<u8> {
     out
 }
 
+/// An image whose gzip top layer holds an extended header of `kind` with a `size`-byte body,
+/// then one small file: streamed into the compressor (the body never sits in memory here).
+fn image_with_extended_header(kind: tar::EntryType, size: u64) -> Built {
+    use flate2::{Compression as Level, write::GzEncoder};
+    let mut gz = GzEncoder::new(Vec::new(), Level::fast());
+    let mut tar_hash = sha2::Sha256::default();
+    let mut put = |bytes: &[u8], gz: &mut GzEncoder<Vec<u8>>| {
+        sha2::Digest::update(&mut tar_hash, bytes);
+        gz.write_all(bytes).unwrap();
+    };
+    let mut h = tar::Header::new_gnu();
+    h.as_gnu_mut().unwrap().name[..13].copy_from_slice(b"././@LongLink");
+    h.set_entry_type(kind);
+    h.set_size(size);
+    h.set_mode(0o644);
+    h.set_mtime(0);
+    h.set_cksum();
+    put(h.as_bytes(), &mut gz);
+    let body = if kind == tar::EntryType::XHeader {
+        b"99 comment=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n"[..]
+            .to_vec()
+    } else {
+        vec![b'a'; 1 << 20]
+    };
+    let mut left = size;
+    while left > 0 {
+        let n = left.min(body.len() as u64) as usize;
+        put(&body[..n], &mut gz);
+        left -= n as u64;
+    }
+    put(&vec![0u8; ((512 - size % 512) % 512) as usize], &mut gz);
+    let rest = raw_tar(&[("etc/hostname", tar::EntryType::Regular, "", b"x\n")]);
+    put(&rest, &mut gz);
+    let blob = gz.finish().unwrap();
+    let tar_digest = format!("sha256:{}", hex::encode(sha2::Digest::finalize(tar_hash)));
+    let b = vllm_image(Compression::Gzip).build();
+    let mut layers = b.layers.clone();
+    layers.push(BuiltLayer {
+        diff_id: tar_digest,
+        digest: build::digest(&blob),
+        media_type: build::media_type(Compression::Gzip),
+        blob,
+        tar: Vec::new(),
+        created_by: "RUN hostile".into(),
+    });
+    build::built_from("linux", "amd64", layers)
+}
+
 /// An image whose top layer is the given tar (plain), over the vLLM install.
 fn image_with_top_tar(tar: Vec<u8>) -> Built {
     let b = vllm_image(Compression::Gzip).build();
@@ -867,6 +915,15 @@ pub fn generate(name: &str, dir: &Path) -> PathBuf {
             build::write_oci_index(&layout, "latest", &[&arm]);
             layout
         }
+        // ---- tar extended headers with huge bodies (issue 20) ----
+        "image-huge-gnu-longname" => oci_target(
+            dir,
+            &image_with_extended_header(tar::EntryType::GNULongName, 8 << 20),
+        ),
+        "image-huge-pax-header" => oci_target(
+            dir,
+            &image_with_extended_header(tar::EntryType::XHeader, 4 << 20),
+        ),
         // ---- special files where a regular file is expected (issue 20) ----
         other if other.ends_with("-fifo") || other.ends_with("-dev-zero") => {
             special_case(other, dir)
