@@ -349,6 +349,45 @@ fn raw_tar(entries: &[(&str, tar::EntryType, &str, &[u8])]) -> Vec<u8> {
     out
 }
 
+/// A vLLM-shaped git repository whose second commit bumps the pin to a known-affected commit
+/// and adds a file 30,000 directories deep (no filesystem holds such a path: that commit is
+/// written with `git fast-import`).
+fn deep_git_tree(dir: &Path) -> PathBuf {
+    let repo = dir.join("deep");
+    crate::common::init(&repo);
+    crate::common::vllm_tree(
+        &repo,
+        crate::common::FA_REPO,
+        "0123456789abcdef0123456789abcdef01234567",
+    );
+    crate::common::commit(&repo, "pin");
+    let cmake = "cmake/external_projects/vllm_flash_attn.cmake";
+    let text = std::fs::read_to_string(repo.join(cmake)).unwrap().replace(
+        "0123456789abcdef0123456789abcdef01234567",
+        "506341a143fcabd4bb79052a7605ada727d6b3f5",
+    );
+    // Under cmake/, which the CMake finder lists.
+    let deep = format!("cmake/{}deep.txt", "d/".repeat(30_000));
+    let script = format!(
+        "commit refs/heads/main\ncommitter T <t@example.invalid> 1767225600 +0000\ndata 4\ndeep\nfrom refs/heads/main^0\nM 100644 inline {deep}\ndata 2\nx\nM 100644 inline {cmake}\ndata {}\n{text}\n",
+        text.len()
+    );
+    let mut child = Command::new("git")
+        .args(["fast-import", "--quiet"])
+        .current_dir(&repo)
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("git fast-import");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(script.as_bytes())
+        .expect("write");
+    assert!(child.wait().expect("wait").success());
+    repo
+}
+
 /// An image whose gzip top layer holds an extended header of `kind` with a `size`-byte body,
 /// then one small file: streamed into the compressor (the body never sits in memory here).
 fn image_with_extended_header(kind: tar::EntryType, size: u64) -> Built {
@@ -915,6 +954,8 @@ pub fn generate(name: &str, dir: &Path) -> PathBuf {
             build::write_oci_index(&layout, "latest", &[&arm]);
             layout
         }
+        // ---- a git tree nested 30,000 directories deep (issue 20) ----
+        "git-deep-tree-scan-rev" | "git-deep-tree-diff" => deep_git_tree(dir),
         // ---- tar extended headers with huge bodies (issue 20) ----
         "image-huge-gnu-longname" => oci_target(
             dir,
