@@ -939,6 +939,23 @@ pub fn generate(name: &str, dir: &Path) -> PathBuf {
             let tar = raw_tar(&[(sm90.as_str(), tar::EntryType::Regular, "", big.as_slice())]);
             oci_target(dir, &image_with_top_tar(tar))
         }
+        "image-interesting-files-over-total-cap" => {
+            // One 8 MiB METADATA file (under the per-file cap) and 80 hard links to it, each
+            // kept as a copy: 648 MiB in all without the total cap, from an 8 MiB layer.
+            let big = vec![b'#'; 8 << 20];
+            let first = format!("{SITE}/pkg-1.0.dist-info/METADATA");
+            let paths: Vec<String> = (0..80)
+                .map(|i| format!("{SITE}/pkg{i}-1.0.dist-info/METADATA"))
+                .collect();
+            let mut entries: Vec<(&str, tar::EntryType, &str, &[u8])> =
+                vec![(first.as_str(), tar::EntryType::Regular, "", big.as_slice())];
+            entries.extend(
+                paths
+                    .iter()
+                    .map(|p| (p.as_str(), tar::EntryType::Link, first.as_str(), &b""[..])),
+            );
+            oci_target(dir, &image_with_top_tar(raw_tar(&entries)))
+        }
         "image-docker-save-truncated" => {
             let b = vllm_image(Compression::Gzip).build();
             let path = dir.join("image.tar");
