@@ -23,22 +23,29 @@ impl Exit {
     }
 }
 
-/// The exit status of a scan: findings at or above the threshold (1) outrank undecided ones (3),
-/// which outrank a clean result. `threshold` is `None` for `--fail-on never`.
-pub fn for_scan(report: &crate::model::Report, threshold: Option<crate::model::Severity>) -> Exit {
+/// The exit status of a scan: an affected finding at or above `gate.affected` (1) outranks an
+/// undecided one at or above `gate.unknown` (3), which outranks a clean result. A threshold of
+/// `None` (`never`) lets that status pass. Pin-hygiene findings (`hygiene/*`) count only with
+/// `hygiene_fails` (`--fail-on-hygiene`): a gate that fails on every real vLLM tree because it
+/// pins CUTLASS by tag would be switched off.
+pub fn for_scan(report: &crate::model::Report, gate: Gate, hygiene_fails: bool) -> Exit {
     use crate::model::Status;
-    let Some(threshold) = threshold else {
-        return Exit::Clean;
-    };
     // Suppressed findings (`.pinprobe.yaml`) keep their status but never set the exit code.
-    let at_or_above = |status| {
-        report
-            .findings()
-            .any(|f| f.status == status && f.severity >= threshold && f.suppressed.is_none())
+    let at_or_above = |status, threshold: Option<Severity>| {
+        threshold.is_some_and(|threshold| {
+            report.findings().any(|f| {
+                f.status == status
+                    && f.severity >= threshold
+                    && f.suppressed.is_none()
+                    && (hygiene_fails || !f.rule.starts_with("hygiene/"))
+            })
+        })
     };
-    if at_or_above(Status::Affected) {
+    if at_or_above(Status::Affected, gate.affected) {
         Exit::Findings
-    } else if at_or_above(Status::Unknown) || report.targets.iter().any(|t| t.undecided.is_some()) {
+    } else if at_or_above(Status::Unknown, gate.unknown)
+        || (gate.unknown.is_some() && report.targets.iter().any(|t| t.undecided.is_some()))
+    {
         Exit::Undecided
     } else {
         Exit::Clean
@@ -50,32 +57,46 @@ pub fn for_scan(report: &crate::model::Report, threshold: Option<crate::model::S
 /// outranks an `unknown` change at or above it that is still open at HEAD (unknown there, or
 /// affected with BASE undecided) on a component whose pin changed, or a HEAD that pins nothing
 /// (3). Kept and fixed findings never fail a review: they are not the bump's doing.
-pub fn for_diff(review: &crate::model::Review, threshold: Option<crate::model::Severity>) -> Exit {
+pub fn for_diff(review: &crate::model::Review, gate: Gate) -> Exit {
     use crate::model::ChangeKind;
     use crate::model::Status;
-    let Some(threshold) = threshold else {
-        return Exit::Clean;
+    let counted = |threshold: Option<Severity>| {
+        review.changes.iter().filter(move |c| {
+            c.suppressed.is_none() && threshold.is_some_and(|threshold| c.severity >= threshold)
+        })
     };
     // A change that edits its own ignore entries or rule overrides, without the workflow's
-    // leave, fails the gate whatever it introduces.
-    if review.policy_edits.iter().any(|e| !e.allowed) {
+    // leave, fails the gate whatever it introduces (when the affected gate is on).
+    if gate.affected.is_some() && review.policy_edits.iter().any(|e| !e.allowed) {
         return Exit::Findings;
     }
-    let counted = || {
-        review
-            .changes
-            .iter()
-            .filter(move |c| c.suppressed.is_none() && c.severity >= threshold)
-    };
-    if counted().any(|c| c.change == ChangeKind::Introduced) {
+    if counted(gate.affected).any(|c| c.change == ChangeKind::Introduced) {
         Exit::Findings
-    } else if counted().any(|c| {
+    } else if counted(gate.unknown).any(|c| {
         c.change == ChangeKind::Unknown && c.pin_changed && c.status != Status::NotAffected
-    }) || review.undecided.is_some()
+    }) || (gate.unknown.is_some() && review.undecided.is_some())
     {
         Exit::Undecided
     } else {
         Exit::Clean
+    }
+}
+
+/// The two thresholds of a gate: the least severity of an `affected` finding that fails it
+/// (exit 1), and of an `unknown` one (exit 3). `None` is `never`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Gate {
+    pub affected: Option<Severity>,
+    pub unknown: Option<Severity>,
+}
+
+impl Gate {
+    /// `--fail-on` and `--fail-on-unknown` (which defaults to `--fail-on`).
+    pub fn new(fail_on: FailOn, fail_on_unknown: Option<FailOn>) -> Gate {
+        Gate {
+            affected: fail_on.threshold(),
+            unknown: fail_on_unknown.unwrap_or(fail_on).threshold(),
+        }
     }
 }
 

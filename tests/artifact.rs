@@ -505,3 +505,39 @@ fn a_wheel_member_that_disagrees_with_record_gets_no_clean_verdict() {
     let detail = evidence(f, "integrity")["detail"].as_str().unwrap();
     assert!(detail.contains("no clean verdict"), "{detail}");
 }
+
+/// A vLLM 0.30.0 wheel whose FlashAttention files fingerprint to another commit than the one
+/// the release ledger records for 0.30.0 (506341a1...) is not the release as built: a
+/// `drift/ledger-vs-artifact` finding. Without an index nothing is claimed either way.
+#[test]
+fn shipped_files_that_are_not_the_release_pin_are_drift() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("cache");
+    let h = FaHistory::build(&tmp.path().join("fa"));
+    let repo_arg = format!("flash-attention={}", h.dir.display());
+    let whl = wheel_of_commit(&tmp.path().join("exact"), &h, &h.literal_false, None);
+    let (_, before) = scan_json(&whl, &cache);
+    assert!(
+        !before.to_string().contains("drift/ledger-vs-artifact"),
+        "no index, no claim: {before:#}"
+    );
+    assert_eq!(
+        pinprobe(&["index", "build", "--repo", &repo_arg], &cache).code,
+        0
+    );
+    let (_, report) = scan_json(&whl, &cache);
+    let drift = report["targets"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "drift/ledger-vs-artifact")
+        .cloned()
+        .unwrap_or_else(|| panic!("no ledger drift: {report:#}"));
+    assert_eq!(drift["status"], "affected", "{drift:#}");
+    let detail = drift["evidence"][0]["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("506341a143fcabd4bb79052a7605ada727d6b3f5")
+            && detail.contains(&h.literal_false),
+        "{detail}"
+    );
+}

@@ -178,6 +178,39 @@ fn short_sha_in_a_rule_is_rejected_with_its_line() {
 }
 
 #[test]
+fn lint_flags_a_note_a_comment_marker_cut_short() {
+    // serde accepts the file (the note is just shorter than written): only lint can tell.
+    let rule = ancestry_rule(
+        "TEST-CUT",
+        &[
+            ("introduced", "0"),
+            ("fixed", "6d11b3c1b6ca7dac0b111bb0db63ca16eeb19a46"),
+        ],
+    )
+    .replace(
+        "      component: flash-attention\n",
+        "      component: flash-attention\n      note: vLLM 0.30.0 (PR #54819)\n",
+    );
+    let dir = bad_rule_dir(&rule);
+    let lint = pinprobe(&["rules", "lint", dir.path().to_str().unwrap()]);
+    assert_eq!(lint.code, 2, "{}", lint.stdout);
+    assert!(
+        lint.stdout.contains(
+            "bad.yaml:15: `note` is cut by a comment marker: YAML reads `vLLM 0.30.0 (PR` and drops `#54819)`"
+        ),
+        "{}",
+        lint.stdout
+    );
+    let quoted = rule.replace(
+        "note: vLLM 0.30.0 (PR #54819)",
+        "note: \"vLLM 0.30.0 (PR #54819)\"",
+    );
+    let dir = bad_rule_dir(&quoted);
+    let lint = pinprobe(&["rules", "lint", dir.path().to_str().unwrap()]);
+    assert_eq!(lint.code, 0, "{}", lint.stdout);
+}
+
+#[test]
 fn user_rule_overriding_a_builtin_is_announced() {
     let rule = ancestry_rule(
         "PINPROBE-2026-0001",
@@ -274,4 +307,39 @@ fn help_teaches() {
     insta::assert_snapshot!("scan_help", scan.stdout);
     let diff = pinprobe(&["diff", "--help"]);
     insta::assert_snapshot!("diff_help", diff.stdout);
+}
+
+/// A vLLM-shaped tree pinning FlashAttention at a full SHA no rule knows: every FA rule is
+/// undecided without a clone.
+fn undecided_tree() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    vllm_tree(
+        tmp.path(),
+        FA_REPO,
+        "1111111111111111111111111111111111111111",
+    );
+    tmp
+}
+
+#[test]
+fn fail_on_unknown_never_lets_undecided_pass_but_not_affected() {
+    let tree = undecided_tree();
+    let t = tree.path().to_str().expect("utf-8");
+    // Fail closed by default: undecided is 3.
+    let run = pinprobe(&["scan", t]);
+    assert_eq!(run.code, 3, "{}{}", run.stdout, run.stderr);
+    // Undecided findings may pass ...
+    let run = pinprobe(&["scan", t, "--fail-on-unknown", "never"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    // ... above a severity only: every FA rule is at least low, none is above critical.
+    assert_eq!(pinprobe(&["scan", t, "--fail-on-unknown", "low"]).code, 3);
+    // ... while an affected finding still fails.
+    let run = pinprobe(&["scan", DEMO, "--fail-on-unknown", "never"]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    // `--fail-on never` alone still means never for both (the unknown threshold follows it).
+    assert_eq!(pinprobe(&["scan", DEMO, "--fail-on", "never"]).code, 0);
+    assert_eq!(pinprobe(&["scan", t, "--fail-on", "never"]).code, 0);
+    // And the two thresholds are independent.
+    let run = pinprobe(&["scan", t, "--fail-on", "never", "--fail-on-unknown", "low"]);
+    assert_eq!(run.code, 3, "{}{}", run.stdout, run.stderr);
 }

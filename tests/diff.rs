@@ -655,3 +655,109 @@ fn a_rules_directory_in_the_repository_is_read_at_base() {
     let json = run.json();
     assert!(json.get("policy_edits").is_none(), "{}", run.stdout);
 }
+
+/// A clone that lacks both pins (stale, shallow, another repository) still leaves the known
+/// pins deciding: the bump from one known affected pin to another keeps the finding affected
+/// on both sides (issue 15: v1 dropped it and exited 0), and a bump to the fix commit fixes it.
+/// The evidence names the clone that was tried instead of saying "pass --repo".
+#[test]
+fn a_clone_lacking_both_pins_keeps_the_known_pins() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let stale = tmp.path().join("stale-clone");
+    std::fs::create_dir_all(&stale).expect("mkdir");
+    init(&stale);
+    write(&stale, "README", "an unrelated history\n");
+    commit(&stale, "unrelated");
+    let vllm = tmp.path().join("vllm");
+    std::fs::create_dir_all(&vllm).expect("mkdir");
+    init(&vllm);
+    let mut revs = Vec::new();
+    for pin in [
+        "506341a143fcabd4bb79052a7605ada727d6b3f5", // vLLM 0.30.0's (known affected)
+        "9cd61de38763d712bb6ce56e2a02cc2bf718c89f", // vLLM main at the report (known affected)
+        "6d11b3c1b6ca7dac0b111bb0db63ca16eeb19a46", // the fix commit itself
+    ] {
+        vllm_tree(&vllm, FA_REPO, pin);
+        revs.push(commit(&vllm, &format!("pin {pin}")));
+    }
+    let repo = format!("flash-attention={}", stale.display());
+    let diff = |base: &str, head: &str| {
+        let run = pinprobe(
+            &vllm,
+            &[
+                "diff",
+                base,
+                head,
+                ".",
+                "--repo",
+                &repo,
+                "--format",
+                "json",
+                "--ignore",
+                "/dev/null",
+            ],
+        );
+        let json: serde_json::Value = serde_json::from_str(&run.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}{}", run.stdout, run.stderr));
+        let r1 = json["changes"]
+            .as_array()
+            .expect("changes")
+            .iter()
+            .find(|c| c["rule"] == R1)
+            .cloned()
+            .unwrap_or_else(|| panic!("R1 missing from the review: {}", run.stdout));
+        (run.code, r1)
+    };
+    let (code, r1) = diff(&revs[0], &revs[1]);
+    assert_eq!(r1["change"], "kept", "{r1:#}");
+    assert_eq!(r1["status"], "affected", "{r1:#}");
+    assert_eq!(r1["base_status"], "affected", "{r1:#}");
+    assert_ne!(
+        code, 0,
+        "the other rules stay undecided on the new pin: fail closed"
+    );
+    let (_, r1) = diff(&revs[1], &revs[2]);
+    assert_eq!(r1["change"], "fixed", "{r1:#}");
+
+    let scan = pinprobe(
+        &vllm,
+        &[
+            "scan",
+            ".",
+            "--rev",
+            &revs[1],
+            "--repo",
+            &repo,
+            "--format",
+            "json",
+            "--ignore",
+            "/dev/null",
+        ],
+    );
+    let json: serde_json::Value = serde_json::from_str(&scan.stdout).expect("json");
+    let finding = json["targets"][0]["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .find(|f| f["rule"] == R1)
+        .cloned()
+        .expect("R1");
+    assert_eq!(finding["status"], "affected", "{finding:#}");
+    assert_eq!(finding["decided_by"], "known-pin", "{finding:#}");
+    let details: Vec<&str> = finding["evidence"]
+        .as_array()
+        .expect("evidence")
+        .iter()
+        .filter_map(|e| e["detail"].as_str())
+        .collect();
+    assert!(
+        details
+            .iter()
+            .any(|d| d.contains("is not in the clone") && d.contains("would decide")),
+        "{details:#?}"
+    );
+    assert!(
+        !details.iter().any(|d| d.contains("pass --repo")),
+        "a clone was passed: {details:#?}"
+    );
+}

@@ -37,6 +37,8 @@ fn eval(
         sources: None,
         sources_label: String::new(),
         packages: Vec::new(),
+        no_clone: None,
+        recorded: Vec::new(),
         location: None,
     };
     evaluate::evaluate(rule, &subject, &db.registry)

@@ -364,3 +364,69 @@ fn ambiguous_short_sha_is_an_error() {
     let err = scan::scan_source(&tree, &Options::default(), &db, &clones).unwrap_err();
     assert!(err.to_string().contains("ambiguous"), "{err}");
 }
+
+/// A source tree's `vllm/_version.py` is version-range evidence only when the tree pins what
+/// that release pinned (rules/ledger.yaml); a tree whose pin moved says nothing by its version.
+#[test]
+fn a_release_tree_version_decides_only_when_its_pin_is_the_releases() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path();
+    write(
+        root,
+        "vllm/_version.py",
+        "__version__ = version = '0.33.0'\n__commit_id__ = commit_id = 'g4ba787ec9'\n",
+    );
+    let scan = |args: &[&str]| {
+        let mut all = vec!["scan", root.to_str().expect("utf-8"), "--format", "json"];
+        all.extend_from_slice(args);
+        let run = pinprobe(&all);
+        let json: serde_json::Value = serde_json::from_str(&run.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}{}", run.stdout, run.stderr));
+        (run.code, json)
+    };
+    let r1 = |json: &serde_json::Value| {
+        json["targets"][0]["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .find(|f| f["rule"] == "PINPROBE-2026-0001")
+            .cloned()
+            .expect("R1")
+    };
+    // vLLM 0.33.0's own pin (read from the 0.33.0 sdist into the ledger).
+    vllm_tree(root, FA_REPO, "b273a02621d3c94bc747df67204f591b67f38fae");
+    let (_, json) = scan(&[]);
+    let f = r1(&json);
+    assert_eq!(f["status"], "not_affected", "{f:#}");
+    assert_eq!(f["decided_by"], "version-range", "{f:#}");
+    // The same tree with its pin moved to a commit the ledger does not give 0.33.0.
+    vllm_tree(root, FA_REPO, "0123456789abcdef0123456789abcdef01234567");
+    let (code, json) = scan(&[]);
+    let f = r1(&json);
+    assert_eq!(f["status"], "unknown", "{f:#}");
+    assert_eq!(code, 3);
+    assert!(
+        json.to_string().contains("changed after the release"),
+        "{json:#}"
+    );
+}
+
+/// Hygiene findings report but do not fail the default gate; `--fail-on-hygiene` restores it.
+#[test]
+fn hygiene_findings_fail_only_with_their_flag() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path();
+    // A tag pin: `hygiene/movable-ref`, and no commit for the kernel rules to decide on.
+    vllm_tree(root, FA_REPO, "v2.7.2");
+    let path = root.to_str().expect("utf-8");
+    let plain = pinprobe(&["scan", path, "--format", "json"]);
+    assert!(
+        plain.stdout.contains("hygiene/movable-ref"),
+        "{}",
+        plain.stdout
+    );
+    // Kernel rules stay undecided (3); the hygiene finding alone never makes it 1.
+    assert_eq!(plain.code, 3, "{}{}", plain.stdout, plain.stderr);
+    let gated = pinprobe(&["scan", path, "--format", "json", "--fail-on-hygiene"]);
+    assert_eq!(gated.code, 1, "{}{}", gated.stdout, gated.stderr);
+}

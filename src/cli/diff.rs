@@ -32,9 +32,10 @@ pinprobe diff origin/main HEAD                     # the tree in the current dir
 pinprobe diff v0.30.0 v0.33.0 ~/src/vllm --repo flash-attention=~/src/flash-attention\n  \
 pinprobe diff \"$BASE\" \"$HEAD\" --format markdown >> \"$GITHUB_STEP_SUMMARY\"\n  \
 pinprobe diff \"$BASE\" \"$HEAD\" --format sarif > pinprobe.sarif\n\n\
-Exit codes: 0 the bump introduces nothing at or above --fail-on, 1 it introduces a finding, \
-2 usage/input/I-O error, 3 undecided (a changed pin whose findings are unknown at HEAD, or a HEAD \
-that pins nothing). Kept, fixed and suppressed findings never fail a review.";
+Exit codes: 0 the bump introduces nothing at or above the thresholds, 1 it introduces a finding \
+at or above --fail-on, 2 usage/input/I-O error, 3 undecided at or above --fail-on-unknown (a \
+changed pin whose findings are unknown at HEAD, or a HEAD that pins nothing). Kept, fixed and \
+suppressed findings never fail a review.";
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -78,10 +79,15 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
 
-    /// Exit 1 when the bump introduces a finding (3 when it makes one undecided) at or above
-    /// this severity.
+    /// Exit 1 when the bump introduces a finding at or above this severity.
     #[arg(long, value_enum, default_value_t = FailOn::Low, value_name = "SEVERITY")]
     pub fail_on: FailOn,
+
+    /// Exit 3 when the bump leaves a finding undecided at or above this severity; `never` lets
+    /// an undecided bump pass while an introduced finding still fails. [default: the --fail-on
+    /// value]
+    #[arg(long, value_enum, value_name = "SEVERITY")]
+    pub fail_on_unknown: Option<FailOn>,
 }
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
@@ -138,5 +144,8 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     }
     crate::report::review::render(&review, args.format, &db, out)?;
     out.flush()?;
-    Ok(exit::for_diff(&review, args.fail_on.threshold()))
+    Ok(exit::for_diff(
+        &review,
+        exit::Gate::new(args.fail_on, args.fail_on_unknown),
+    ))
 }

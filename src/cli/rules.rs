@@ -252,7 +252,11 @@ fn lint(dir: Option<PathBuf>, out: &mut dyn Write) -> anyhow::Result<Exit> {
         )?;
         return Ok(Exit::Clean);
     };
-    let rules::load::RuleDir { files, components } = rules::load::read_dir(&dir)?;
+    let rules::load::RuleDir {
+        files,
+        components,
+        ledger,
+    } = rules::load::read_dir(&dir)?;
     let mut registry = builtin.registry.clone();
     let mut problems: Vec<Diagnostic> = Vec::new();
     if let Some(text) = components {
@@ -263,6 +267,19 @@ fn lint(dir: Option<PathBuf>, out: &mut dyn Write) -> anyhow::Result<Exit> {
                 line: None,
                 message: e.to_string().replace('\n', " "),
             }),
+        }
+    }
+    if let Some(text) = ledger {
+        let file = dir.join(rules::load::LEDGER_FILE).display().to_string();
+        for cut in rules::lint::comment_truncations(&text) {
+            problems.push(Diagnostic {
+                file: file.clone(),
+                line: Some(cut.line),
+                message: cut.to_string(),
+            });
+        }
+        if let Err(mut d) = rules::Ledger::parse(&file, &text) {
+            problems.append(&mut d);
         }
     }
     let mut ids: Vec<(String, String)> = Vec::new();

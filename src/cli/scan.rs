@@ -27,12 +27,15 @@ pinprobe scan ~/src/vllm --rev v0.30.0               # read a revision through g
 pinprobe scan ~/src/vllm --repo flash-attention=~/src/flash-attention\n  \
 pinprobe scan . --format sarif > pinprobe.sarif\n  \
 pinprobe scan . --fail-on high --rules ./my-rules\n  \
+pinprobe scan . --fail-on-unknown never              # undecided findings pass, affected ones fail\n  \
 pinprobe scan docker://registry.example/team/vllm:0.30 --platform linux/arm64\n  \
 pinprobe scan oci:./image-layout:v1 --all-layers\n  \
 pinprobe scan image.tar                              # docker save output\n\n\
 Registry credentials: PINPROBE_REGISTRY_USERNAME / PINPROBE_REGISTRY_PASSWORD for the registry \
 PINPROBE_REGISTRY_HOST names (sent to no other), else the Docker config.json (auths).\n\n\
-Exit codes: 0 nothing at or above --fail-on, 1 findings, 2 usage/input/I-O error, 3 undecided.";
+Exit codes: 0 nothing at or above the thresholds, 1 affected findings at or above --fail-on, \
+2 usage/input/I-O error, 3 unknown findings at or above --fail-on-unknown (undecided: fail \
+closed).";
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -74,9 +77,20 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub ignore: Option<PathBuf>,
 
-    /// Exit 1 on affected findings (3 on unknown ones) at or above this severity.
+    /// Exit 1 on affected findings at or above this severity (`never`: affected findings pass).
     #[arg(long, value_enum, default_value_t = FailOn::Low, value_name = "SEVERITY")]
     pub fail_on: FailOn,
+
+    /// Exit 3 on unknown (undecided) findings at or above this severity; `never` lets a build
+    /// whose only open findings are undecided pass while affected ones still fail.
+    /// [default: the --fail-on value]
+    #[arg(long, value_enum, value_name = "SEVERITY")]
+    pub fail_on_unknown: Option<FailOn>,
+
+    /// Let pin-hygiene findings (fork, short-SHA, tag or branch pins) count for the exit code
+    /// like kernel-bug findings. By default they are reported but never fail the scan.
+    #[arg(long)]
+    pub fail_on_hygiene: bool,
 
     /// Images: the platform to pick from a multi-arch index.
     #[arg(long, value_name = "OS/ARCH[/VARIANT]", default_value = crate::target::image::DEFAULT_PLATFORM)]
@@ -152,5 +166,9 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     }
     report::render(&report, args.format, &db, out)?;
     out.flush()?;
-    Ok(exit::for_scan(&report, args.fail_on.threshold()))
+    Ok(exit::for_scan(
+        &report,
+        exit::Gate::new(args.fail_on, args.fail_on_unknown),
+        args.fail_on_hygiene,
+    ))
 }

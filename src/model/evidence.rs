@@ -11,6 +11,9 @@ pub enum EvidenceKind {
     Signature,
     Ancestry,
     KnownPin,
+    /// A verdict a clone decided for this release's pin when the ledger was built
+    /// (`rules/ledger.yaml`, with its provenance).
+    Recorded,
     VersionRange,
     /// A `requires` condition on another component's pin (a gate, not a strength).
     Requirement,

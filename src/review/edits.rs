@@ -7,7 +7,7 @@
 //! version with `--allow-head-ignores` / `--allow-head-rules`.
 
 use crate::model::{EditKind, PolicyEdit, PolicyEditKind, TargetReport};
-use crate::rules::load::RuleDir;
+use crate::rules::load::{LEDGER_FILE, RuleDir};
 use crate::scan::policy::{self, Policy};
 use crate::target::TargetError;
 use std::path::{Path, PathBuf};
@@ -45,7 +45,8 @@ pub fn ignore_edits(
         .collect()
 }
 
-/// The rule files of `head` that `base` does not hold byte for byte (`components.yaml` too).
+/// The rule files of `head` that `base` does not hold byte for byte (`components.yaml` and the
+/// release ledger too).
 pub fn rule_edits(base: &RuleDir, head: &RuleDir, allowed: bool) -> Vec<PolicyEdit> {
     let name = |p: &Path| p.file_name().map(|n| n.to_os_string());
     let mut out = Vec::new();
@@ -67,21 +68,26 @@ pub fn rule_edits(base: &RuleDir, head: &RuleDir, allowed: bool) -> Vec<PolicyEd
             allowed,
         });
     }
-    if let Some(text) = &head.components
-        && base.components.as_ref() != Some(text)
-    {
-        out.push(PolicyEdit {
-            kind: PolicyEditKind::RuleOverride,
-            edit: if base.components.is_some() {
-                EditKind::Edited
-            } else {
-                EditKind::Added
-            },
-            rule: "components.yaml".into(),
-            at: "components.yaml".into(),
-            matches: None,
-            allowed,
-        });
+    for (name, before, after) in [
+        ("components.yaml", &base.components, &head.components),
+        (LEDGER_FILE, &base.ledger, &head.ledger),
+    ] {
+        if let Some(text) = after
+            && before.as_ref() != Some(text)
+        {
+            out.push(PolicyEdit {
+                kind: PolicyEditKind::RuleOverride,
+                edit: if before.is_some() {
+                    EditKind::Edited
+                } else {
+                    EditKind::Added
+                },
+                rule: name.into(),
+                at: name.into(),
+                matches: None,
+                allowed,
+            });
+        }
     }
     out
 }
@@ -135,6 +141,8 @@ pub fn rule_dir_at(repo: &Path, rev: &str, rel: &str) -> Result<RuleDir, TargetE
         })?;
         if child == "components.yaml" {
             dir.components = Some(text);
+        } else if child == LEDGER_FILE {
+            dir.ledger = Some(text);
         } else {
             dir.files.push((
                 PathBuf::from(format!("{}@{rev}/{child}", shown.display())),

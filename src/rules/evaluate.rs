@@ -37,6 +37,12 @@ pub struct Subject<'a> {
     pub sources_label: String,
     /// Installed package versions: (ecosystem, name, version).
     pub packages: Vec<(String, String, String)>,
+    /// Why there is no clone to answer ancestry, and what would decide, when `clone` is `None`
+    /// (a clone that lacks the pinned commit; a wheel, which no clone can help without a commit).
+    /// `None`: the default advice, pass `--repo NAME=PATH`.
+    pub no_clone: Option<String>,
+    /// Evidence recorded elsewhere for a rule (rule id, evidence): the release ledger's verdicts.
+    pub recorded: Vec<(String, Evidence)>,
     pub location: Option<Location>,
 }
 
@@ -138,6 +144,11 @@ pub fn evaluate_with(
             }
         }
     }
+    for (id, e) in &subject.recorded {
+        if id.eq_ignore_ascii_case(&rule.id) {
+            evidence.push(e.clone());
+        }
+    }
     evidence.sort_by_key(|e| e.kind);
     let decided = evidence.iter().find(|e| e.status != Status::Unknown);
     let mut status = decided.map_or(Status::Unknown, |e| e.status);
@@ -228,6 +239,8 @@ fn requirement_evidence(
         sources: None,
         sources_label: String::new(),
         packages: Vec::new(),
+        no_clone: None,
+        recorded: Vec::new(),
         location: None,
     };
     let mut unknown = Vec::new();
@@ -314,10 +327,13 @@ fn signature_evidence(signature: &super::signature::Signature, subject: &Subject
         line: None,
     };
     let Some(sources) = subject.sources else {
-        return unknown(format!(
-            "source not available: pass --repo {}=PATH (a clone) to check the pinned files",
-            subject.component
-        ));
+        return unknown(match &subject.no_clone {
+            Some(why) => format!("pinned source not available: {why}"),
+            None => format!(
+                "source not available: pass --repo {}=PATH (a clone) to check the pinned files",
+                subject.component
+            ),
+        });
     };
     match signature.evaluate(sources) {
         Outcome::Present { hits } => {
@@ -377,10 +393,12 @@ fn ancestry_evidence(
     let Some(clone) = subject.clone else {
         return mk(
             Status::Unknown,
-            format!(
-                "no clone given: pass --repo {}=PATH to check commit ancestry",
-                subject.component
-            ),
+            subject.no_clone.clone().unwrap_or_else(|| {
+                format!(
+                    "no clone given: pass --repo {}=PATH to check commit ancestry",
+                    subject.component
+                )
+            }),
         );
     };
     let Some(v) = subject.commit else {

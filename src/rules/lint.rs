@@ -33,7 +33,14 @@ fn line_of(text: &str, needle: &str) -> Option<usize> {
 
 /// Every problem in `rule` (parsed from `text` in `file`).
 pub fn check(file: &str, text: &str, rule: &Rule, registry: &Registry) -> Vec<Diagnostic> {
-    let mut out = Vec::new();
+    let mut out: Vec<Diagnostic> = comment_truncations(text)
+        .into_iter()
+        .map(|cut| Diagnostic {
+            file: file.to_string(),
+            line: Some(cut.line),
+            message: cut.to_string(),
+        })
+        .collect();
     let mut report = |needle: &str, message: String| {
         out.push(Diagnostic {
             file: file.to_string(),
@@ -324,5 +331,195 @@ fn check_tests(report: &mut impl FnMut(&str, String), rule: &Rule, registry: &Re
                 );
             }
         }
+    }
+}
+
+/// A plain (unquoted) YAML value that a ` #` cut short: YAML reads the rest of the line as a
+/// comment, so `note: vLLM 0.30.0 (PR #54819)` loads as `vLLM 0.30.0 (PR`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommentTruncation {
+    pub line: usize,
+    pub key: String,
+    /// What YAML keeps.
+    pub kept: String,
+    /// What YAML drops, from the `#` on.
+    pub dropped: String,
+}
+
+impl std::fmt::Display for CommentTruncation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let key = if self.key.is_empty() {
+            "a sequence item".to_string()
+        } else {
+            format!("`{}`", self.key)
+        };
+        write!(
+            f,
+            "{key} is cut by a comment marker: YAML reads `{}` and drops `{}`; quote the value",
+            self.kept, self.dropped
+        )
+    }
+}
+
+/// Every plain scalar in `text` that a ` #` probably truncated: the comment starts right after
+/// the `#` (`#54819`, an issue or PR number) or the kept part leaves a bracket or quote open.
+/// A deliberate trailing comment (`key: value  # why`) is not flagged. Block scalars (`|`, `>`)
+/// and quoted or flow values are skipped: a `#` cannot cut them.
+pub fn comment_truncations(text: &str) -> Vec<CommentTruncation> {
+    let mut out = Vec::new();
+    let mut block: Option<usize> = None;
+    for (index, raw) in text.lines().enumerate() {
+        let line = raw.trim_end_matches('\r');
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        let body = line.trim_start_matches(' ');
+        if let Some(parent) = block {
+            if body.is_empty() || indent > parent {
+                continue;
+            }
+            block = None;
+        }
+        let mut rest = body;
+        while let Some(after) = rest.strip_prefix("- ") {
+            rest = after.trim_start_matches(' ');
+        }
+        if rest.is_empty() || rest.starts_with('#') {
+            continue;
+        }
+        let (key, value) = split_key(rest);
+        let value = value.trim_start_matches([' ', '\t']);
+        let Some(first) = value.chars().next() else {
+            continue;
+        };
+        if first == '|' || first == '>' {
+            block = Some(indent);
+            continue;
+        }
+        if matches!(
+            first,
+            '"' | '\'' | '[' | '{' | '&' | '*' | '!' | '%' | '@' | '`' | '#'
+        ) {
+            continue;
+        }
+        let bytes = value.as_bytes();
+        let Some(hash) =
+            (1..bytes.len()).find(|&i| bytes[i] == b'#' && matches!(bytes[i - 1], b' ' | b'\t'))
+        else {
+            continue;
+        };
+        let kept = value[..hash].trim_end();
+        let comment = &value[hash + 1..];
+        let glued = comment.chars().next().is_some_and(|c| !c.is_whitespace());
+        if glued || unbalanced(kept) {
+            out.push(CommentTruncation {
+                line: index + 1,
+                key: key.to_string(),
+                kept: kept.to_string(),
+                dropped: value[hash..].to_string(),
+            });
+        }
+    }
+    out
+}
+
+/// `key: value` -> (key, value); a line without a plain `key:` is all value.
+fn split_key(rest: &str) -> (&str, &str) {
+    let key_end = rest
+        .char_indices()
+        .find(|&(i, c)| {
+            c == ':'
+                && rest[i + 1..]
+                    .chars()
+                    .next()
+                    .is_none_or(|n| n == ' ' || n == '\t')
+        })
+        .map(|(i, _)| i);
+    match key_end {
+        Some(i)
+            if i > 0
+                && rest[..i]
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/')) =>
+        {
+            (&rest[..i], &rest[i + 1..])
+        }
+        _ => ("", rest),
+    }
+}
+
+fn unbalanced(s: &str) -> bool {
+    let mut depth = [0i64; 3];
+    for c in s.chars() {
+        match c {
+            '(' => depth[0] += 1,
+            ')' => depth[0] -= 1,
+            '[' => depth[1] += 1,
+            ']' => depth[1] -= 1,
+            '{' => depth[2] += 1,
+            '}' => depth[2] -= 1,
+            _ => {}
+        }
+    }
+    depth.iter().any(|d| *d != 0) || s.matches('"').count() % 2 == 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::comment_truncations;
+
+    #[test]
+    fn flags_a_note_cut_at_an_issue_number() {
+        let text = "affected:\n  - database_specific:\n      known_affected_pins:\n        - commit: 506341a143fcabd4bb79052a7605ada727d6b3f5\n          note: vLLM 0.30.0 (PR #54819)\n";
+        let cuts = comment_truncations(text);
+        assert_eq!(cuts.len(), 1, "{cuts:?}");
+        assert_eq!(cuts[0].line, 5);
+        assert_eq!(cuts[0].key, "note");
+        assert_eq!(cuts[0].kept, "vLLM 0.30.0 (PR");
+        assert_eq!(cuts[0].dropped, "#54819)");
+        // What a YAML parser really keeps is what the lint says it keeps.
+        let parsed: serde_json::Value = serde_saphyr::from_str(text).expect("valid YAML");
+        assert_eq!(
+            parsed["affected"][0]["database_specific"]["known_affected_pins"][0]["note"],
+            "vLLM 0.30.0 (PR"
+        );
+    }
+
+    #[test]
+    fn flags_glued_hash_and_open_brackets_in_sequence_items() {
+        let text = "a: see issue #59362 for why\nlist:\n  - fixed in (upstream # 2717\n";
+        let cuts = comment_truncations(text);
+        let lines: Vec<usize> = cuts.iter().map(|c| c.line).collect();
+        assert_eq!(lines, vec![1, 3], "{cuts:?}");
+        assert_eq!(cuts[0].kept, "see issue");
+        assert_eq!(cuts[1].key, "");
+    }
+
+    #[test]
+    fn leaves_quoted_block_and_commented_values_alone() {
+        let text = concat!(
+            "# a comment line #1\n",
+            "note: \"vLLM 0.30.0 (PR #54819)\"\n",
+            "other: 'PR #1'\n",
+            "details: |\n",
+            "  a block scalar keeps #198 and (PR #54819\n",
+            "\n",
+            "  still the block #2\n",
+            "folded: >-\n",
+            "  folded #3 (\n",
+            "severity: high  # a deliberate trailing comment\n",
+            "url: https://example.org/a#fragment\n",
+            "flow: [a, b] # fine\n",
+        );
+        assert_eq!(comment_truncations(text), vec![]);
+    }
+
+    #[test]
+    fn the_shipped_rules_have_no_truncated_values() {
+        for (name, text) in crate::rules::embedded::RULES {
+            assert_eq!(comment_truncations(text), vec![], "{name}");
+        }
+        assert_eq!(
+            comment_truncations(crate::rules::embedded::COMPONENTS),
+            vec![]
+        );
     }
 }

@@ -32,6 +32,8 @@ pub struct Database {
     pub registry: Registry,
     /// `sha256:<hex>` over every loaded file's name and text, in id order.
     pub digest: String,
+    /// The release ledger: the user directory's `ledger.yaml` if it has one, else the built-in.
+    pub ledger: super::Ledger,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -71,13 +73,18 @@ pub fn parse(file: &str, text: &str, registry: &Registry) -> Result<Rule, Vec<Di
     }
 }
 
-/// The rule files of a directory, `components.yaml` apart.
+/// The release ledger's file name in a rule directory: data, not a rule.
+pub const LEDGER_FILE: &str = "ledger.yaml";
+
+/// The rule files of a directory, `components.yaml` and `ledger.yaml` apart.
 #[derive(Debug, Clone, Default)]
 pub struct RuleDir {
     /// `*.yaml` / `*.yml` files, sorted by path, with their text.
     pub files: Vec<(PathBuf, String)>,
     /// The text of `components.yaml`, if present.
     pub components: Option<String>,
+    /// The text of `ledger.yaml` (the release ledger, tools/ledger/build.py), if present.
+    pub ledger: Option<String>,
 }
 
 /// Read a rule directory.
@@ -88,6 +95,7 @@ pub fn read_dir(dir: &Path) -> Result<RuleDir, RulesError> {
     };
     let mut files = Vec::new();
     let mut components = None;
+    let mut ledger = None;
     for entry in std::fs::read_dir(dir).map_err(|e| io(dir, e))? {
         let path = entry.map_err(|e| io(dir, e))?.path();
         let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
@@ -108,12 +116,18 @@ pub fn read_dir(dir: &Path) -> Result<RuleDir, RulesError> {
         })?;
         if name == "components.yaml" {
             components = Some(text);
+        } else if name == LEDGER_FILE {
+            ledger = Some(text);
         } else {
             files.push((path, text));
         }
     }
     files.sort();
-    Ok(RuleDir { files, components })
+    Ok(RuleDir {
+        files,
+        components,
+        ledger,
+    })
 }
 
 fn parse_registry(file: &str, text: &str) -> Result<Registry, RulesError> {
@@ -191,12 +205,26 @@ pub fn load_with(user: Option<(&Path, &RuleDir)>) -> Result<(Database, Vec<Strin
         hasher.update(r.rule.id.as_bytes());
         hasher.update(r.sha256);
     }
+    let (ledger_file, ledger_text) = match (user_dir, user.as_ref().and_then(|u| u.ledger.as_ref()))
+    {
+        (Some(dir), Some(text)) => (dir.join(LEDGER_FILE).display().to_string(), text.as_str()),
+        _ => ("ledger.yaml (built in)".to_string(), embedded::LEDGER),
+    };
+    hasher.update(ledger_text.as_bytes());
+    let ledger = super::Ledger::parse(&ledger_file, ledger_text).map_err(|problems| {
+        RulesError::Invalid(problems.into_iter().next().unwrap_or_else(|| Diagnostic {
+            file: ledger_file.clone(),
+            line: None,
+            message: "invalid release ledger".into(),
+        }))
+    })?;
     let digest = format!("sha256:{}", hex::encode(hasher.finalize()));
     Ok((
         Database {
             rules,
             registry,
             digest,
+            ledger,
         },
         notices,
     ))

@@ -1,8 +1,9 @@
 //! The rule database: OSV-shaped YAML (`rules/*.yaml`), embedded in the binary and layered with
 //! a user's `--rules DIR`; validated as it loads, linted on demand, and evaluated against pins.
 
-mod embedded;
+pub(crate) mod embedded;
 pub mod evaluate;
+pub mod ledger;
 pub mod lint;
 pub mod load;
 pub mod model;
@@ -11,5 +12,6 @@ pub mod signature;
 pub mod vectors;
 pub mod version;
 
+pub use ledger::Ledger;
 pub use load::{Database, LoadedRule, Origin, RulesError, load};
 pub use model::Rule;

@@ -121,6 +121,8 @@ fn run_one(rule: &Rule, vector: &TestVector, db: &Database, clones: &Clones) -> 
         sources,
         sources_label,
         packages: Vec::new(),
+        no_clone: None,
+        recorded: Vec::new(),
         location: None,
     };
     let others: Vec<OtherPin> = vector

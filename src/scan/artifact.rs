@@ -111,7 +111,51 @@ fn scan_copy(
     report: &mut TargetReport,
 ) -> Result<(), TargetError> {
     let matched = crate::pin::fingerprint::match_copy(view, copy, &cx.indexes)?;
-    let commit = matched.as_ref().and_then(|m| m.exact_commit());
+    let fingerprinted = matched.as_ref().and_then(|m| m.exact_commit());
+    // A copy vLLM ships: its release's pin comes from the ledger (by version and commit).
+    let shipped_by_vllm = copy
+        .owner
+        .as_ref()
+        .is_some_and(|o| o.normalized() == "vllm");
+    // vllm/_version.py (version and commit), else the dist-info METADATA version alone.
+    let release = match (&copy.owner, shipped_by_vllm) {
+        (Some(owner), true) => super::ledger::release_of(view, &env.join("vllm/_version.py"))?
+            .or_else(|| {
+                Some(super::ledger::ReleaseId {
+                    version: owner.version.clone(),
+                    commit: None,
+                    file: format!("{}/METADATA", owner.dist_info),
+                })
+            }),
+        _ => None,
+    };
+    let resolution = if shipped_by_vllm {
+        super::ledger::resolve(db, release.as_ref(), &copy.component, None)
+    } else {
+        super::ledger::Resolution::default()
+    };
+    // The ledger's pin counts only if the shipped files do not say they come from elsewhere.
+    let ledger_agrees = match (&matched, &resolution.commit) {
+        (Some(m), Some(l)) => m.commits.iter().any(|c| c == l) && m.mismatched.is_empty(),
+        _ => true,
+    };
+    let ledger_commit = resolution
+        .commit
+        .as_deref()
+        .filter(|_| ledger_agrees)
+        .and_then(|c| gix::ObjectId::from_hex(c.as_bytes()).ok());
+    let recorded = if ledger_agrees {
+        resolution.recorded.clone()
+    } else {
+        Vec::new()
+    };
+    if let (Some(m), Some(l), Some(id)) = (&matched, &resolution.commit, &release)
+        && let Some(finding) =
+            super::drift::against_ledger(&copy.component, &copy.dir, m, l, &id.version)
+    {
+        report.findings.push(finding);
+    }
+    let commit = fingerprinted.or(ledger_commit);
     let mut pin = Pin::shipped(
         &copy.component,
         &copy.dir,
@@ -170,10 +214,26 @@ fn scan_copy(
         let subject = Subject {
             component: &copy.component,
             commit,
-            commit_unknown: Some(match &matched {
-                Some(m) => m.summary.clone(),
-                None => "no file in an artifact records the commit; build a fingerprint index with `pinprobe index build` to recover it".into(),
+            commit_unknown: Some(match (&matched, &resolution.why_not) {
+                (Some(m), _) => m.summary.clone(),
+                (None, Some(why)) => format!("no file in an artifact records the commit and {why}; a fingerprint index (`pinprobe index build --repo {}=CLONE`) would recover it", copy.component),
+                (None, None) => "no file in an artifact records the commit; build a fingerprint index with `pinprobe index build` to recover it".into(),
             }),
+            no_clone: Some(match commit {
+                Some(c) => format!(
+                    "an artifact has no git history: ancestry needs a clone of {} holding {} ({}; --repo {}=CLONE)",
+                    copy.component,
+                    &c.to_string()[..12],
+                    if fingerprinted.is_some() { "named by the fingerprint index" } else { "the release ledger's pin for this vLLM version" },
+                    copy.component
+                ),
+                None => format!(
+                    "an artifact has no git history and its {} commit is not known ({}): a fingerprint index or a release in the ledger would name it, then a clone holding it would decide ancestry",
+                    copy.component,
+                    resolution.why_not.as_deref().unwrap_or("no vLLM release to look up")
+                ),
+            }),
+            recorded: recorded.clone(),
             clone: cx.clone_of(&copy.component),
             sources: Some(&files),
             sources_label: format!("the shipped files in {}", copy.dir),

@@ -7,6 +7,51 @@ use crate::model::Severity;
 use crate::model::{Evidence, EvidenceKind, Finding, Location, Status};
 
 pub const DRIFT: &str = "drift/pin-vs-artifact";
+pub const LEDGER_DRIFT: &str = "drift/ledger-vs-artifact";
+
+/// A shipped copy whose files fingerprint to commits that do not include the pin the release
+/// ledger records for its vLLM release (or include it only with files changed): the artifact is
+/// not the release as built. `None` when they agree.
+pub fn against_ledger(
+    component: &str,
+    dir: &str,
+    fingerprint: &crate::model::Fingerprint,
+    ledger_commit: &str,
+    version: &str,
+) -> Option<Finding> {
+    let has = fingerprint.commits.iter().any(|c| c == ledger_commit);
+    let detail = match (has, fingerprint.mismatched.is_empty()) {
+        (true, true) => return None,
+        (true, false) => format!(
+            "vLLM {version}'s {component} pin is {ledger_commit} (release ledger); the shipped files match it except {}: changed after the build",
+            fingerprint.mismatched.join(", ")
+        ),
+        (false, _) => format!(
+            "vLLM {version}'s {component} pin is {ledger_commit} (release ledger), but the shipped files do not come from it: {}",
+            fingerprint.summary
+        ),
+    };
+    Some(Finding {
+        rule: LEDGER_DRIFT.to_string(),
+        status: Status::Affected,
+        severity: Severity::Medium,
+        summary: "the artifact's files are not those of its vLLM release's pin".into(),
+        component: component.to_string(),
+        decided_by: Some(EvidenceKind::Fingerprint),
+        evidence: vec![Evidence {
+            kind: EvidenceKind::Fingerprint,
+            status: Status::Affected,
+            detail,
+            file: None,
+            line: None,
+        }],
+        location: Some(Location {
+            file: dir.to_string(),
+            line: 1,
+        }),
+        suppressed: None,
+    })
+}
 
 /// Compare each shipped component with the same component's pin in the tree.
 pub fn check(tree: &str, tree_pins: &[Pin], shipped: &[Pin]) -> Vec<Finding> {

@@ -11,6 +11,7 @@
 mod artifact;
 pub mod drift;
 mod hygiene;
+pub mod ledger;
 pub mod policy;
 
 use crate::pin;
@@ -275,6 +276,8 @@ fn scan_source_view(
     let declarations = pin::cmake::find(view)?;
     let mut pins = pin::pins(&declarations, &db.registry);
     let mut report = TargetReport::new(view.describe(), view.kind());
+    // vLLM's own release (the sdist's generated version file), for version ranges and the ledger.
+    let release = ledger::release_of(view, "vllm/_version.py")?;
     if pins.is_empty() {
         report.undecided = Some(format!(
             "no pinned kernel projects found in {} (looked for FetchContent_Declare, ExternalProject_Add and CPMAddPackage in CMakeLists.txt and cmake/)",
@@ -326,9 +329,22 @@ fn scan_source_view(
                 ));
             }
         }
-        let clone = clones.get(&pin.component);
-        let (commit, commit_unknown) = resolve_pin(pin, clone)?;
+        let given = clones.get(&pin.component);
+        let (commit, commit_unknown, lacks) = resolve_pin(pin, given)?;
+        // A clone that lacks the pinned commit answers nothing about it; the full SHA still
+        // names the commit, so known pins and the ledger still decide.
+        let clone = given.filter(|_| lacks.is_none());
         pin.commit = commit.map(|c| c.to_string());
+        let resolution =
+            ledger::resolve(db, release.as_ref(), &pin.component, pin.commit.as_deref());
+        if let (Some(_), Some(why)) = (&release, &resolution.why_not)
+            && pin.component == "flash-attention"
+        {
+            report.warnings.push(format!(
+                "release ledger not used for {}: {why}",
+                pin.component
+            ));
+        }
         report
             .findings
             .extend(hygiene::check(pin, &db.registry, clone.zip(commit)));
@@ -354,7 +370,18 @@ fn scan_source_view(
             clone,
             sources: tree.as_ref().map(|t| t as &dyn crate::target::SourceFiles),
             sources_label,
-            packages: Vec::new(),
+            packages: resolution.packages,
+            no_clone: lacks.or_else(|| {
+                commit.map(|c| {
+                    format!(
+                        "no clone given: ancestry and the pinned source need a clone of {} holding {} (--repo {}=PATH)",
+                        pin.component,
+                        short(Some(c)),
+                        pin.component
+                    )
+                })
+            }),
+            recorded: resolution.recorded,
             location: Some(Location {
                 file: pin.file.clone(),
                 line: pin.line,
@@ -381,38 +408,53 @@ fn short(commit: Option<gix::ObjectId>) -> String {
         .unwrap_or_default()
 }
 
-/// The pinned commit, or why it is not known.
-fn resolve_pin(
-    pin: &Pin,
-    clone: Option<&Repo>,
-) -> Result<(Option<gix::ObjectId>, Option<String>), ScanError> {
+/// The pinned commit, or why it is not known; and, third, why the clone given cannot answer for
+/// it (it lacks the commit that a full-SHA GIT_TAG names).
+type PinCommit = (Option<gix::ObjectId>, Option<String>, Option<String>);
+
+fn resolve_pin(pin: &Pin, clone: Option<&Repo>) -> Result<PinCommit, ScanError> {
     let Some(reference) = pin.reference.as_deref() else {
         let why = match &pin.reference_raw {
             Some(raw) => format!("GIT_TAG `{raw}` could not be evaluated (unset variable)"),
             None if pin.url.is_some() => "fetched by URL, not from git: no commit to check".into(),
             None => "no GIT_TAG: the source comes from an override or the default branch".into(),
         };
-        return Ok((None, Some(why)));
+        return Ok((None, Some(why), None));
     };
+    let full = pin
+        .commit
+        .as_deref()
+        .and_then(|c| gix::ObjectId::from_hex(c.as_bytes()).ok());
     match clone {
         Some(clone) => match clone.resolve(reference)? {
-            Resolved::Commit(c) => Ok((Some(c), None)),
-            Resolved::Missing => Ok((
+            Resolved::Commit(c) => Ok((Some(c), None, None)),
+            // A full SHA is a commit id whether or not this clone has it.
+            Resolved::Missing if full.is_some() => Ok((
+                full,
                 None,
                 Some(format!(
-                    "`{reference}` is not in the clone {} (shallow, stale or another repository)",
+                    "`{reference}` is not in the clone {} (shallow, stale or another repository): tried it for ancestry and the pinned source; a clone holding the commit would decide",
                     clone.path().display()
                 )),
             )),
+            Resolved::Missing => Ok((
+                None,
+                Some(format!(
+                    "`{reference}` is not in the clone {} (shallow, stale or another repository); a clone where it resolves would decide",
+                    clone.path().display()
+                )),
+                None,
+            )),
         },
-        None => match pin.commit.as_deref() {
-            Some(full) => Ok((gix::ObjectId::from_hex(full.as_bytes()).ok(), None)),
+        None => match full {
+            Some(c) => Ok((Some(c), None, None)),
             None => Ok((
                 None,
                 Some(format!(
                     "`{reference}` is not a full commit SHA: pass --repo {}=PATH to resolve it",
                     pin.component
                 )),
+                None,
             )),
         },
     }

@@ -67,7 +67,9 @@ done <<<"${INPUT_REPOS:-}"
 
 mkdir -p "$out_dir"
 json=$out_dir/pinprobe.json
-"$pinprobe" "${args[@]}" --fail-on "$fail_on" --format json >"$json"
+gate=(--fail-on "$fail_on")
+[ -z "${INPUT_FAIL_ON_UNKNOWN:-}" ] || gate+=(--fail-on-unknown "$INPUT_FAIL_ON_UNKNOWN")
+"$pinprobe" "${args[@]}" "${gate[@]}" --format json >"$json"
 code=$?
 if [ "$code" -eq 2 ]; then
   echo "exit-code=2" >>"$output"

@@ -1,0 +1,263 @@
+//! The release ledger in a scan: which vLLM release a target is (its `vllm/_version.py`), and
+//! what the ledger (`rules/ledger.yaml`) knows of that release's pins. A source tree's version
+//! counts as version-range evidence only when its pin is the release's own; a wheel, environment
+//! or image, which records no pin, gets the release's pin from the ledger. Verdicts recorded in
+//! the ledger become evidence, with their provenance.
+
+use crate::model::{Evidence, EvidenceKind, Status};
+use crate::pin::shipped::env;
+use crate::rules::Database;
+use crate::rules::ledger::DEFAULT_CONFIGURATION;
+use crate::target::{TargetError, View};
+
+/// What a target says of its own vLLM release.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReleaseId {
+    pub version: String,
+    /// vLLM's commit (`__commit_id__`, abbreviated), when the file records one.
+    pub commit: Option<String>,
+    /// The file it was read from.
+    pub file: String,
+}
+
+/// Read `vllm/_version.py` at `path` in `view`; `None` when absent or without a version.
+pub fn release_of(view: &dyn View, path: &str) -> Result<Option<ReleaseId>, TargetError> {
+    let Some(bytes) = view.read(path)? else {
+        return Ok(None);
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    Ok(version_of(&text).map(|version| ReleaseId {
+        version,
+        commit: env::vllm_commit(&text),
+        file: path.to_string(),
+    }))
+}
+
+/// `__version__` from a setuptools-scm version file (`__version__ = version = '0.30.0'`).
+pub fn version_of(text: &str) -> Option<String> {
+    text.lines().find_map(|l| {
+        let rest = l.trim().strip_prefix("__version__")?;
+        let value = rest.rsplit('=').next()?.trim();
+        let quote = value.chars().next().filter(|c| *c == '\'' || *c == '"')?;
+        let inner = value.strip_prefix(quote)?.strip_suffix(quote)?;
+        (!inner.is_empty()
+            && inner
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '+' | '-' | '_')))
+        .then(|| inner.to_string())
+    })
+}
+
+/// What the ledger says of one component's pin in a target.
+#[derive(Debug, Default)]
+pub struct Resolution {
+    /// The release's pin of the component (a full SHA), when the target is that release.
+    pub commit: Option<String>,
+    /// `(ecosystem, name, version)` for version ranges: set only when the pin is the release's.
+    pub packages: Vec<(String, String, String)>,
+    /// Verdicts recorded for this pin, by rule id.
+    pub recorded: Vec<(String, Evidence)>,
+    /// Why the ledger could not be used, for the evidence text (empty when it was).
+    pub why_not: Option<String>,
+}
+
+/// Resolve `component`'s pin through the ledger. `pin` is the commit the target itself declares
+/// (a source tree), `None` for an artifact that records none.
+pub fn resolve(
+    db: &Database,
+    release: Option<&ReleaseId>,
+    component: &str,
+    pin: Option<&str>,
+) -> Resolution {
+    let Some(id) = release else {
+        return Resolution {
+            why_not: Some("the target has no vllm/_version.py naming its vLLM release".into()),
+            ..Resolution::default()
+        };
+    };
+    let not = |why: String| Resolution {
+        why_not: Some(why),
+        ..Resolution::default()
+    };
+    let Some(entry) = db.ledger.release(&id.version) else {
+        return not(format!(
+            "vLLM {} ({}) is not in the release ledger",
+            id.version, id.file
+        ));
+    };
+    if let Some(commit) = &id.commit
+        && entry.is_vllm_commit(commit) == Some(false)
+    {
+        return not(format!(
+            "{} says vLLM {} at commit {commit}, but release {} was built from {}: another build of that version",
+            id.file,
+            id.version,
+            entry.version,
+            entry.vllm_commit.as_deref().unwrap_or("?")
+        ));
+    }
+    let pins: Vec<_> = entry.pins_of(component, DEFAULT_CONFIGURATION).collect();
+    let [ledger_pin] = pins.as_slice() else {
+        return not(format!(
+            "the release ledger has {} {component} pins for vLLM {}",
+            pins.len(),
+            entry.version
+        ));
+    };
+    let Some(ledger_commit) = ledger_pin.commit.clone() else {
+        return not(format!(
+            "vLLM {}'s {component} pin is `{}`, not a commit SHA",
+            entry.version, ledger_pin.reference
+        ));
+    };
+    if let Some(own) = pin
+        && !own.eq_ignore_ascii_case(&ledger_commit)
+    {
+        return not(format!(
+            "the {component} pin {} is not vLLM {}'s ({}, rules/ledger.yaml): the tree was changed after the release, so its version says nothing of this pin",
+            short(own),
+            entry.version,
+            short(&ledger_commit)
+        ));
+    }
+    let recorded = ledger_pin
+        .verdicts
+        .iter()
+        .map(|v| {
+            let status = match v.status.as_str() {
+                "affected" => Status::Affected,
+                "not_affected" => Status::NotAffected,
+                _ => Status::Unknown,
+            };
+            let commits: Vec<&str> = v.commits.iter().map(|c| short(c)).collect();
+            (
+                v.rule.clone(),
+                Evidence {
+                    kind: EvidenceKind::Recorded,
+                    status,
+                    detail: format!(
+                        "release ledger: vLLM {}'s {component} pin {} was decided {} by {} in a clone of {} (commits {})",
+                        entry.version,
+                        short(&ledger_commit),
+                        v.status,
+                        v.decided_by,
+                        v.clone,
+                        commits.join(", ")
+                    ),
+                    file: Some(ledger_pin.file.clone()),
+                    line: Some(ledger_pin.line),
+                },
+            )
+        })
+        .collect();
+    Resolution {
+        commit: Some(ledger_commit),
+        packages: vec![("PyPI".into(), "vllm".into(), entry.version.clone())],
+        recorded,
+        why_not: None,
+    }
+}
+
+fn short(sha: &str) -> &str {
+    sha.get(..12).unwrap_or(sha)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn db() -> Database {
+        crate::rules::load(None).expect("built-in rules").0
+    }
+
+    fn id(version: &str, commit: Option<&str>) -> ReleaseId {
+        ReleaseId {
+            version: version.into(),
+            commit: commit.map(String::from),
+            file: "vllm/_version.py".into(),
+        }
+    }
+
+    #[test]
+    fn version_file_forms() {
+        let text = "__version__ = version = '0.30.0'\n__commit_id__ = commit_id = 'gced6857af'\n";
+        assert_eq!(version_of(text).as_deref(), Some("0.30.0"));
+        assert_eq!(
+            version_of("__version__ = \"0.33.0\"\n").as_deref(),
+            Some("0.33.0")
+        );
+        assert_eq!(version_of("__version__ = get_version()\n"), None);
+        assert_eq!(version_of("__version__ = ''\n"), None);
+    }
+
+    #[test]
+    fn an_artifact_gets_the_release_pin_and_a_tree_only_its_own() {
+        let db = db();
+        let r = resolve(&db, Some(&id("0.30.0", None)), "flash-attention", None);
+        assert_eq!(
+            r.commit.as_deref(),
+            Some("506341a143fcabd4bb79052a7605ada727d6b3f5")
+        );
+        assert_eq!(r.packages.len(), 1);
+        // The tree pins what the release pinned: the version counts.
+        let r = resolve(
+            &db,
+            Some(&id("0.30.0", Some("ced6857af"))),
+            "flash-attention",
+            Some("506341a143fcabd4bb79052a7605ada727d6b3f5"),
+        );
+        assert!(r.why_not.is_none(), "{:?}", r.why_not);
+        // A 0.33.0 tree whose pin was moved back to the buggy commit: its version says nothing.
+        let r = resolve(
+            &db,
+            Some(&id("0.33.0", None)),
+            "flash-attention",
+            Some("506341a143fcabd4bb79052a7605ada727d6b3f5"),
+        );
+        assert!(r.packages.is_empty() && r.commit.is_none());
+        assert!(
+            r.why_not
+                .unwrap_or_default()
+                .contains("changed after the release")
+        );
+    }
+
+    #[test]
+    fn another_build_of_a_version_or_an_unknown_version_is_not_resolved() {
+        let db = db();
+        let r = resolve(
+            &db,
+            Some(&id("0.30.0", Some("1234567"))),
+            "flash-attention",
+            None,
+        );
+        assert!(r.commit.is_none());
+        assert!(r.why_not.unwrap_or_default().contains("another build"));
+        let r = resolve(&db, Some(&id("9.9.9", None)), "flash-attention", None);
+        assert!(
+            r.why_not
+                .unwrap_or_default()
+                .contains("not in the release ledger")
+        );
+        let r = resolve(&db, None, "flash-attention", None);
+        assert!(r.commit.is_none());
+    }
+
+    #[test]
+    fn recorded_verdicts_become_evidence_with_provenance() {
+        let db = db();
+        let r = resolve(&db, Some(&id("0.26.0", None)), "flash-attention", None);
+        let (rule, e) = r
+            .recorded
+            .iter()
+            .find(|(rule, _)| rule == "PINPROBE-2026-0001")
+            .expect("0.26.0's FA4 verdict is recorded");
+        assert_eq!(rule, "PINPROBE-2026-0001");
+        assert_eq!(e.status, Status::NotAffected);
+        assert!(
+            e.detail.contains("vllm-project/flash-attention"),
+            "{}",
+            e.detail
+        );
+    }
+}
