@@ -15,7 +15,7 @@ shift || true
 jobs=${FUZZ_JOBS:-2}
 
 all=(cmake wheel rule_yaml signature_python signature_yaml index artifact_files
-     image_layers image_archive oci_manifest ignore_file)
+     image_layers image_archive oci_manifest ignore_file registry_client tar_headers)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 

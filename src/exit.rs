@@ -65,6 +65,11 @@ pub fn for_diff(review: &crate::model::Review, gate: Gate) -> Exit {
             c.suppressed.is_none() && threshold.is_some_and(|threshold| c.severity >= threshold)
         })
     };
+    // A change that edits its own ignore entries or rule overrides, without the workflow's
+    // leave, fails the gate whatever it introduces (when the affected gate is on).
+    if gate.affected.is_some() && review.policy_edits.iter().any(|e| !e.allowed) {
+        return Exit::Findings;
+    }
     if counted(gate.affected).any(|c| c.change == ChangeKind::Introduced) {
         Exit::Findings
     } else if counted(gate.unknown).any(|c| {

@@ -22,9 +22,11 @@
 //! - [`target`]: every input kind opened as a read-only [`target::View`], and which kind a
 //!   target string names ([`target::classify`]); container images in [`target::image`].
 //! - [`model`]: the plain data every stage shares.
+//! - [`input`]: the one guarded way to open a file pinprobe is pointed at.
 
 pub mod cli;
 pub mod exit;
+pub mod input;
 pub mod model;
 pub mod pin;
 pub mod report;

@@ -13,11 +13,25 @@ fn main() {
         Err(err) if is_broken_pipe(&err) => Exit::Clean,
         Err(err) => {
             // One line: the input and the cause, chained.
-            eprintln!("pinprobe: error: {}", format!("{err:#}").replace('\n', " "));
+            eprintln!("pinprobe: error: {}", one_line(&err));
             Exit::Error
         }
     };
     std::process::exit(code.code());
+}
+
+/// The error and its causes on one line, control characters escaped; a cause whose text the
+/// message before it already ends with (an I/O error wrapped with its path) is said once.
+fn one_line(err: &anyhow::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if parts.last().is_some_and(|prev| prev.ends_with(&text)) {
+            continue;
+        }
+        parts.push(text);
+    }
+    pinprobe::model::text::printable(&parts.join(": "))
 }
 
 fn is_broken_pipe(err: &anyhow::Error) -> bool {

@@ -275,7 +275,17 @@ fn the_action_file_declares_its_inputs_outputs_and_steps() {
     let action: serde_json::Value = serde_saphyr::from_str(&text).expect("action.yml is YAML");
     assert!(action["name"].is_string() && action["description"].is_string());
     assert_eq!(action["runs"]["using"], "composite");
-    for input in ["path", "base", "head", "fail-on", "rules", "repos", "sarif"] {
+    for input in [
+        "path",
+        "base",
+        "head",
+        "fail-on",
+        "rules",
+        "repos",
+        "sarif",
+        "allow-head-ignores",
+        "allow-head-rules",
+    ] {
         assert!(
             action["inputs"][input]["description"].is_string(),
             "input {input}"
@@ -324,4 +334,58 @@ fn the_action_file_declares_its_inputs_outputs_and_steps() {
             .iter()
             .any(|s| s["run"].as_str().is_some_and(|r| r.contains("run.sh")))
     );
+}
+
+#[test]
+fn a_pull_request_that_ignores_its_own_finding_fails_unless_the_workflow_allows_it() {
+    let mut gh = setup();
+    let fixture = gh.dir.join("fixture");
+    std::fs::write(
+        fixture.join(".pinprobe.yaml"),
+        "ignore:\n  - rule: PINPROBE-2026-0001\n    reason: \"trust me\"\n    expires: 2099-12-31\n",
+    )
+    .expect("write");
+    git(&fixture, &["add", ".pinprobe.yaml"]);
+    git(
+        &fixture,
+        &[
+            "-c",
+            "user.name=PR author",
+            "-c",
+            "user.email=author@example.invalid",
+            "commit",
+            "-q",
+            "-m",
+            "ignore it",
+        ],
+    );
+    gh.head = git(&fixture, &["rev-parse", "HEAD"]);
+    let step = run_step(&gh, &[("INPUT_SARIF", "false")], Some(pull_request(&gh)));
+    assert_eq!(step.code, 1, "{}", step.stdout);
+    assert_eq!(step.outputs.get("findings").map(String::as_str), Some("1"));
+    assert!(
+        step.stdout
+            .contains("adds or edits 1 ignore entr(y/ies) or rule override(s) of its own"),
+        "{}",
+        step.stdout
+    );
+    assert!(
+        step.summary
+            .contains("this change adds an ignore entry for PINPROBE-2026-0001"),
+        "{}",
+        step.summary
+    );
+
+    // The workflow author's input applies the pull request's policy: the finding is suppressed.
+    let step = run_step(
+        &gh,
+        &[
+            ("INPUT_SARIF", "false"),
+            ("INPUT_ALLOW_HEAD_IGNORES", "true"),
+        ],
+        Some(pull_request(&gh)),
+    );
+    // (Other built-in rules stay undecided without a clone: 3, not 1.)
+    assert_eq!(step.code, 3, "{}", step.stdout);
+    assert_eq!(step.outputs.get("findings").map(String::as_str), Some("0"));
 }

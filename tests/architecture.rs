@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 /// Top-level modules, lowest first (shared data at the bottom, the CLI on top). `lib.rs` and
 /// `main.rs` stand above all of them.
 const LAYERS: &[&str] = &[
+    "input",   // the one guarded way to open a file: regular, non-blocking, bounded
     "model",   // plain shared data: pins, findings, evidence, reports, reviews
     "target",  // every input kind opened as a read-only view; images
     "resolve", // clones through gix: references, ancestry, patch-id

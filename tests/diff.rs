@@ -86,6 +86,10 @@ fn fixture() -> Fixture {
 }
 
 fn run_review(fx: &Fixture, base: &str, head: &str) -> Review {
+    run_review_with(fx, base, head, false)
+}
+
+fn run_review_with(fx: &Fixture, base: &str, head: &str, allow_head_ignores: bool) -> Review {
     let (db, _) = pinprobe::rules::load(Some(&fx.rules)).expect("rules load");
     let repos = vec![("flash-attention".to_string(), fx.h.dir.clone())];
     let clones = Clones::open(&repos).expect("clone opens");
@@ -100,6 +104,8 @@ fn run_review(fx: &Fixture, base: &str, head: &str) -> Review {
         opts: &opts,
         policy: &policy::Source::TreeRoot,
         today: Date::parse("2026-06-01").expect("date"),
+        allow_head_ignores,
+        rule_edits: Vec::new(),
     };
     review::review(&req, &db, &clones).expect("review succeeds")
 }
@@ -297,6 +303,357 @@ fn without_a_clone_an_undecided_new_pin_is_exit_3() {
         &["diff", &fx.v[0], &fx.v[1], "--ignore", "/dev/null"],
     );
     assert_eq!(run.code, 3, "{}{}", run.stdout, run.stderr);
+}
+
+// ---- self-approval: a change never suppresses or overrides its own findings (issue 20) ----
+
+/// An ignore entry for `rule` on flash-attention, with optional extra YAML lines.
+fn entry(rule: &str, extra: &str, expires: &str) -> String {
+    format!(
+        "  - rule: {rule}\n    component: flash-attention\n{extra}    reason: \"not built here\"\n    expires: {expires}\n"
+    )
+}
+
+/// On a branch from `from`: write `files`, optionally bump the pin to `pin`, commit.
+fn pr_commit(
+    fx: &Fixture,
+    from: &str,
+    branch: &str,
+    pin: Option<&str>,
+    files: &[(&str, String)],
+) -> String {
+    git(&fx.vllm, &["checkout", "-q", "-B", branch, from]);
+    for (rel, text) in files {
+        write(&fx.vllm, rel, text);
+    }
+    if let Some(pin) = pin {
+        vllm_tree(&fx.vllm, FA_REPO, pin);
+    }
+    commit(&fx.vllm, branch)
+}
+
+fn edit_kinds(r: &Review) -> Vec<(String, String, Option<usize>, bool)> {
+    r.policy_edits
+        .iter()
+        .map(|e| {
+            let v = serde_json::to_value(e).expect("json");
+            (
+                e.rule.clone(),
+                format!(
+                    "{}/{}",
+                    v["kind"].as_str().unwrap_or(""),
+                    v["edit"].as_str().unwrap_or("")
+                ),
+                e.matches,
+                e.allowed,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_change_that_adds_an_ignore_entry_for_its_own_finding_does_not_suppress_it() {
+    let fx = fixture();
+    let base = fx.v[0].clone();
+    let policy = format!(
+        "{}{}{}",
+        ignore_unrelated_builtins(),
+        entry(R1, "", "2099-12-31"),
+        entry(TEST_RULE, "", "2099-12-31")
+    );
+    let head = pr_commit(
+        &fx,
+        &base,
+        "adds",
+        Some(&fx.h.introduce),
+        &[(".pinprobe.yaml", policy)],
+    );
+
+    let r = run_review(&fx, &base, &head);
+    assert_eq!(change(&r, R1), Some(ChangeKind::Introduced));
+    assert_eq!(
+        r.counts.introduced, 2,
+        "BASE's policy is used: {:#?}",
+        r.changes
+    );
+    assert!(
+        r.changes
+            .iter()
+            .filter(|c| c.change == ChangeKind::Introduced)
+            .all(|c| c.suppressed.is_none())
+    );
+    assert_eq!(
+        edit_kinds(&r),
+        vec![
+            (
+                R1.to_string(),
+                "ignore_entry/added".to_string(),
+                Some(1),
+                false
+            ),
+            (
+                TEST_RULE.to_string(),
+                "ignore_entry/added".to_string(),
+                Some(1),
+                false
+            ),
+        ]
+    );
+    assert_eq!(r.counts.policy_edits, 2);
+
+    // Through the binary: the gate fails even with nothing else introduced at the threshold,
+    // and the review says why.
+    let rules = fx.rules.to_str().expect("utf-8");
+    let fa = format!("flash-attention={}", fx.h.dir.display());
+    let diff = |extra: &[&str]| {
+        let mut args = vec!["diff", &base, &head, ".", "--rules", rules, "--repo", &fa];
+        args.extend_from_slice(extra);
+        pinprobe(&fx.vllm, &args)
+    };
+    let run = diff(&[]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("2 introduced"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains(&format!(
+            "review: this change adds an ignore entry for {R1} ("
+        )),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("fails the gate unless the workflow passes --allow-head-ignores")
+    );
+    let md = diff(&["--format", "markdown"]);
+    assert!(
+        md.stdout
+            .contains("### Ignore entries and rules this change edits"),
+        "{}",
+        md.stdout
+    );
+    let json = diff(&["--format", "json"]).json();
+    assert_eq!(json["counts"]["policy_edits"], 2);
+    assert_eq!(json["policy_edits"][0]["kind"], "ignore_entry");
+    assert_eq!(json["policy_edits"][0]["allowed"], false);
+
+    // The workflow's explicit leave applies HEAD's policy; the items stay listed.
+    let run = diff(&["--allow-head-ignores", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let json = run.json();
+    assert_eq!(json["counts"]["introduced"], 0);
+    assert_eq!(json["policy_edits"][0]["allowed"], true);
+    let r = run_review_with(&fx, &base, &head, true);
+    assert!(
+        r.changes
+            .iter()
+            .filter(|c| c.change == ChangeKind::Introduced)
+            .all(|c| c.suppressed.is_some())
+    );
+
+    // --fail-on never turns the gate off altogether, as for findings.
+    assert_eq!(diff(&["--fail-on", "never"]).code, 0);
+}
+
+#[test]
+fn a_change_that_edits_or_widens_an_ignore_entry_does_not_suppress_its_own_finding() {
+    let fx = fixture();
+    // BASE: an entry for the test rule scoped to the old pin, and an expired one for R1.
+    let narrow = format!("    pin: {}\n", &fx.h.c0[..12]);
+    let base_policy = format!(
+        "{}{}{}",
+        ignore_unrelated_builtins(),
+        entry(TEST_RULE, &narrow, "2099-12-31"),
+        entry(R1, "", "2026-01-01")
+    );
+    let base = pr_commit(
+        &fx,
+        &fx.v[0],
+        "base",
+        None,
+        &[(".pinprobe.yaml", base_policy)],
+    );
+    // HEAD: the bump, the scope dropped (widened) and the expiry pushed out.
+    let head_policy = format!(
+        "{}{}{}",
+        ignore_unrelated_builtins(),
+        entry(TEST_RULE, "", "2099-12-31"),
+        entry(R1, "", "2099-12-31")
+    );
+    let head = pr_commit(
+        &fx,
+        &base,
+        "widen",
+        Some(&fx.h.introduce),
+        &[(".pinprobe.yaml", head_policy)],
+    );
+
+    let r = run_review(&fx, &base, &head);
+    assert_eq!(r.counts.introduced, 2, "{:#?}", r.changes);
+    assert_eq!(
+        edit_kinds(&r),
+        vec![
+            (
+                TEST_RULE.to_string(),
+                "ignore_entry/edited".to_string(),
+                Some(1),
+                false
+            ),
+            (
+                R1.to_string(),
+                "ignore_entry/edited".to_string(),
+                Some(1),
+                false
+            ),
+        ]
+    );
+    // BASE's own expired entry is warned about, and suppresses nothing.
+    assert!(
+        r.warnings.iter().any(|w| w.contains("expired")),
+        "{:?}",
+        r.warnings
+    );
+
+    // A HEAD policy identical to BASE's is no review item.
+    let same = pr_commit(&fx, &base, "same", Some(&fx.h.introduce), &[]);
+    let r = run_review(&fx, &base, &same);
+    assert!(r.policy_edits.is_empty(), "{:#?}", r.policy_edits);
+    let run = pinprobe(
+        &fx.vllm,
+        &[
+            "diff",
+            &base,
+            &same,
+            ".",
+            "--rules",
+            fx.rules.to_str().expect("utf-8"),
+            "--repo",
+            &format!("flash-attention={}", fx.h.dir.display()),
+            "--fail-on",
+            "critical",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let run = pinprobe(
+        &fx.vllm,
+        &[
+            "diff",
+            &base,
+            &head,
+            ".",
+            "--rules",
+            fx.rules.to_str().expect("utf-8"),
+            "--repo",
+            &format!("flash-attention={}", fx.h.dir.display()),
+            "--fail-on",
+            "critical",
+        ],
+    );
+    assert_eq!(
+        run.code, 1,
+        "an edited entry fails the gate: {}{}",
+        run.stdout, run.stderr
+    );
+}
+
+#[test]
+fn a_rules_directory_in_the_repository_is_read_at_base() {
+    let fx = fixture();
+    let rules_text = std::fs::read_to_string(fx.rules.join("test.yaml")).expect("test rule");
+    let base = pr_commit(
+        &fx,
+        &fx.v[0],
+        "rules-base",
+        None,
+        &[("pinprobe-rules/test.yaml", rules_text)],
+    );
+    // HEAD bumps into both bugs and, in the same change, overrides R1 and edits the test rule
+    // so that neither range holds the new pin.
+    let later = [("introduced", fx.h.c4.as_str())];
+    let head = pr_commit(
+        &fx,
+        &base,
+        "rules-head",
+        Some(&fx.h.introduce),
+        &[
+            ("pinprobe-rules/r1.yaml", ancestry_rule(R1, &later)),
+            ("pinprobe-rules/test.yaml", ancestry_rule(TEST_RULE, &later)),
+        ],
+    );
+    let fa = format!("flash-attention={}", fx.h.dir.display());
+    let diff = |extra: &[&str]| {
+        let mut args = vec![
+            "diff",
+            &base,
+            &head,
+            ".",
+            "--rules",
+            "pinprobe-rules",
+            "--repo",
+            &fa,
+            "--format",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        pinprobe(&fx.vllm, &args)
+    };
+    let run = diff(&[]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let json = run.json();
+    assert_eq!(json["counts"]["introduced"], 2, "{}", run.stdout);
+    let edits = json["policy_edits"].as_array().expect("policy_edits");
+    let seen: Vec<(String, String, String)> = edits
+        .iter()
+        .map(|e| {
+            (
+                e["kind"].to_string(),
+                e["edit"].to_string(),
+                e["rule"].to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            (
+                "\"rule_override\"".into(),
+                "\"added\"".into(),
+                format!("\"{R1}\"")
+            ),
+            (
+                "\"rule_override\"".into(),
+                "\"edited\"".into(),
+                format!("\"{TEST_RULE}\"")
+            ),
+        ]
+    );
+    // The working tree holds HEAD's files: what is on disk is not what counts.
+    assert!(fx.vllm.join("pinprobe-rules/r1.yaml").is_file());
+
+    // With the workflow's leave, HEAD's rules apply: nothing introduced, the items listed.
+    let run = diff(&["--allow-head-rules"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let json = run.json();
+    assert_eq!(json["counts"]["introduced"], 0, "{}", run.stdout);
+    assert_eq!(json["policy_edits"][0]["allowed"], true);
+
+    // A rules directory outside the tree is the workflow's: read from disk, no review items.
+    let run = pinprobe(
+        &fx.vllm,
+        &[
+            "diff",
+            &base,
+            &head,
+            ".",
+            "--rules",
+            fx.rules.to_str().expect("utf-8"),
+            "--repo",
+            &fa,
+            "--format",
+            "json",
+        ],
+    );
+    let json = run.json();
+    assert!(json.get("policy_edits").is_none(), "{}", run.stdout);
 }
 
 /// A clone that lacks both pins (stale, shallow, another repository) still leaves the known

@@ -238,6 +238,114 @@ fn image_seeds(out: &Path) {
         b"ignore:\n  - rule: PINPROBE-2026-0001\n    component: flash-attention\n    pin: 506341a143fc\n    path: cmake/external_projects/\n    reason: \"not built for SM90 here; tracked in #123\"\n    expires: 2026-12-31\n  - rule: hygiene/short-sha\n    reason: x\n    expires: 2027-02-28\n",
     );
     put(out, "ignore_file", "empty", b"ignore: []\n");
+    registry_and_tar_seeds(out, &built);
+}
+
+/// `registry_client`: raw HTTP responses separated by `\n==\n`; `tar_headers`: entry records
+/// `[type][name length][name][body length LE16][body]` (type indexes `0 1 2 5 L K x g 0`).
+fn registry_and_tar_seeds(out: &Path, built: &build::Built) {
+    let ok = |content_type: &str, body: &[u8]| {
+        let mut r = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        r.extend_from_slice(body);
+        r
+    };
+    let manifest = ok(
+        "application/vnd.oci.image.manifest.v1+json",
+        &built.manifest,
+    );
+    let config = ok("application/octet-stream", &built.config);
+    let layer = ok(
+        "application/octet-stream",
+        &built.layers.first().expect("a layer").blob,
+    );
+    let join = |parts: &[&[u8]]| parts.join(&b"\n==\n"[..]);
+    let bearer = b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer realm=\"http://@O/token\",service=\"r\",scope=\"repository:test/img:pull\"\r\nContent-Length: 0\r\n\r\n";
+    let basic = b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"r\"\r\nContent-Length: 0\r\n\r\n";
+    let redirect = b"HTTP/1.1 307 Temporary Redirect\r\nLocation: http://@O/v2/test/img/blobs/x\r\nContent-Length: 0\r\n\r\n";
+    let token = ok("application/json", br#"{"token":"t0k3n"}"#);
+    put(
+        out,
+        "registry_client",
+        "plain",
+        &join(&[&manifest, &config, &layer]),
+    );
+    put(
+        out,
+        "registry_client",
+        "basic",
+        &join(&[basic, &manifest, &config, &layer]),
+    );
+    put(
+        out,
+        "registry_client",
+        "redirect",
+        &join(&[&manifest, &config, redirect]),
+    );
+    put(
+        out,
+        "registry_client",
+        "bearer-elsewhere",
+        &join(&[bearer, &manifest, &config, &layer]),
+    );
+    put(out, "registry_client", "token", &join(&[&token]));
+
+    let record = |kind: u8, name: &[u8], body: &[u8]| {
+        let mut r = vec![kind, name.len() as u8];
+        r.extend_from_slice(name);
+        r.extend_from_slice(&(body.len() as u16).to_le_bytes());
+        r.extend_from_slice(body);
+        r
+    };
+    let long = "vllm/vllm_flash_attn/cute/".repeat(6) + "flash_fwd_sm90.py";
+    // A PAX record: its length (three digits here) counts itself.
+    let pax_body = format!(" path={long}\n");
+    let pax = format!("{}{pax_body}", pax_body.len() + 3);
+    let seeds: [(&str, Vec<u8>); 4] = [
+        (
+            "long-name",
+            [
+                record(4, b"././@LongLink", long.as_bytes()),
+                record(0, b"ignored", fwd_sm90(Sm90Call::Buggy).as_bytes()),
+            ]
+            .concat(),
+        ),
+        (
+            "pax-path",
+            [
+                record(6, b"pax", pax.as_bytes()),
+                record(0, b"x", b"print(1)\n"),
+            ]
+            .concat(),
+        ),
+        (
+            "long-link",
+            [
+                record(
+                    0,
+                    b"vllm-0.30.0.dist-info/METADATA",
+                    b"Name: vllm\nVersion: 0.30.0\n",
+                ),
+                record(5, b"././@LongLink", b"vllm-0.30.0.dist-info/METADATA"),
+                record(1, b"vllm-0.30.0.dist-info/RECORD", b""),
+            ]
+            .concat(),
+        ),
+        (
+            "global-pax",
+            [
+                record(7, b"g", b"20 comment=globalxx\n"),
+                record(0, b"vllm/_version.py", b"__version__ = '0.30.0'\n"),
+            ]
+            .concat(),
+        ),
+    ];
+    for (name, bytes) in seeds {
+        put(out, "tar_headers", name, &bytes);
+    }
 }
 
 /// Git blob ids without a git dependency in the tests: `sha1("blob <len>\0" + bytes)`.
@@ -279,6 +387,8 @@ fn fuzz_seeds_are_written() {
         "image_archive",
         "oci_manifest",
         "ignore_file",
+        "registry_client",
+        "tar_headers",
     ] {
         let n = std::fs::read_dir(out.join(target)).expect(target).count();
         assert!(n > 0, "no seeds for {target}");

@@ -278,6 +278,7 @@ fn registry_credentials_never_appear_in_output() {
                     "env" => {
                         env.push(("PINPROBE_REGISTRY_USERNAME", USER));
                         env.push(("PINPROBE_REGISTRY_PASSWORD", SECRET));
+                        env.push(("PINPROBE_REGISTRY_HOST", &server.addr));
                     }
                     "docker-config" => {
                         let auth = base64::engine::general_purpose::STANDARD
@@ -445,4 +446,151 @@ fn tls_verification_is_on_by_default() {
         run.all()
     );
     assert!(run.all().contains("404"), "{}", run.all());
+}
+
+// ---- credentials go to the registry they belong to, and nowhere else (issue 20) ----
+
+/// Whether any request `server` saw carried an `Authorization` header.
+fn saw_credentials(server: &fault::FaultServer) -> Vec<String> {
+    server
+        .seen_auth
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|a| !a.is_empty())
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn a_redirect_targets_challenge_never_gets_the_registrys_credentials() {
+    for (challenge, from_env) in [
+        (fault::Mode::BasicAlways401, true),
+        (fault::Mode::Bearer, true),
+        (fault::Mode::BasicAlways401, false),
+        (fault::Mode::Bearer, false),
+    ] {
+        let sb = sandbox();
+        // The storage host the registry hands blobs to answers 401 with its own challenge
+        // (a Bearer realm on itself, or Basic).
+        let other = fault::serve(standard(), challenge);
+        let registry =
+            fault::serve_redirecting(standard(), fault::Mode::Ok, Some(other.addr.clone()));
+        let mut env: Vec<(&str, &str)> = Vec::new();
+        if from_env {
+            env.extend([
+                ("PINPROBE_REGISTRY_USERNAME", USER),
+                ("PINPROBE_REGISTRY_PASSWORD", SECRET),
+                ("PINPROBE_REGISTRY_HOST", registry.addr.as_str()),
+            ]);
+        } else {
+            let auth = base64::engine::general_purpose::STANDARD.encode(format!("{USER}:{SECRET}"));
+            std::fs::write(
+                sb.path().join("docker/config.json"),
+                serde_json::json!({"auths": {&registry.addr: {"auth": auth}}}).to_string(),
+            )
+            .unwrap();
+        }
+        let target = format!("docker://{}/test/img:v1", registry.addr);
+        let run = pinprobe(
+            sb.path(),
+            &[
+                "scan",
+                &target,
+                "--insecure-registry",
+                &registry.addr,
+                "--insecure-registry",
+                &other.addr,
+                "--registry-timeout",
+                "5",
+            ],
+            &env,
+        );
+        let what = format!("{challenge:?} env={from_env}");
+        run.assert_error("credentials are sent only to the registry");
+        assert!(run.stderr.contains(&other.addr), "{what}: {}", run.stderr);
+        assert_eq!(saw_credentials(&other), Vec::<String>::new(), "{what}");
+        assert!(
+            other.requests.load(std::sync::atomic::Ordering::SeqCst) >= 1,
+            "{what}: the redirect was followed"
+        );
+        assert_no_secret(&what, &run);
+    }
+}
+
+#[test]
+fn environment_credentials_go_only_to_the_host_they_name() {
+    for host in [None, Some("registry.example:5000")] {
+        let sb = sandbox();
+        let server = fault::serve(standard(), fault::Mode::BasicAlways401);
+        let mut env = vec![
+            ("PINPROBE_REGISTRY_USERNAME", USER),
+            ("PINPROBE_REGISTRY_PASSWORD", SECRET),
+        ];
+        if let Some(h) = host {
+            env.push(("PINPROBE_REGISTRY_HOST", h));
+        }
+        let target = format!("docker://{}/test/img:v1", server.addr);
+        let run = pinprobe(
+            sb.path(),
+            &["scan", &target, "--insecure-registry", &server.addr],
+            &env,
+        );
+        run.assert_error("401 Unauthorized: the registry needs credentials");
+        assert_eq!(saw_credentials(&server), Vec::<String>::new(), "{host:?}");
+    }
+    // Named: sent (and rejected by this server, which never accepts).
+    let sb = sandbox();
+    let server = fault::serve(standard(), fault::Mode::BasicAlways401);
+    let target = format!("docker://{}/test/img:v1", server.addr);
+    let run = pinprobe(
+        sb.path(),
+        &["scan", &target, "--insecure-registry", &server.addr],
+        &[
+            ("PINPROBE_REGISTRY_USERNAME", USER),
+            ("PINPROBE_REGISTRY_PASSWORD", SECRET),
+            ("PINPROBE_REGISTRY_HOST", &server.addr),
+        ],
+    );
+    run.assert_error("credentials from the environment were rejected");
+    assert!(
+        saw_credentials(&server)
+            .iter()
+            .all(|a| a.starts_with("Basic "))
+    );
+    assert!(!saw_credentials(&server).is_empty());
+}
+
+#[test]
+fn a_password_in_an_image_reference_is_refused_and_never_echoed() {
+    for format in ["table", "json", "sarif", "markdown"] {
+        let sb = sandbox();
+        let server = fault::serve(standard(), fault::Mode::Ok);
+        let target = format!("docker://{USER}:{SECRET}@{}/test/img:v1", server.addr);
+        let run = pinprobe(
+            sb.path(),
+            &[
+                "scan",
+                &target,
+                "--insecure-registry",
+                &server.addr,
+                "--format",
+                format,
+            ],
+            &[("RUST_LOG", "trace"), ("RUST_BACKTRACE", "1")],
+        );
+        run.assert_error("credentials in an image reference are refused");
+        assert!(
+            run.stderr.contains("docker://<redacted>@"),
+            "{}",
+            run.stderr
+        );
+        assert_no_secret(format, &run);
+        assert!(!run.all().contains(USER), "{}", run.all());
+        assert_eq!(
+            server.requests.load(std::sync::atomic::Ordering::SeqCst),
+            0,
+            "nothing was sent"
+        );
+    }
 }

@@ -21,8 +21,11 @@ Pins pair by component; findings pair by (component, rule): `introduced` (affect
 at BASE), `fixed` (affected at BASE, not at HEAD), `kept` (affected at both), `unknown` \
 (undecided on a side). Pin changes include moves to or from a fork. With --repo, a component \
 that stays affected gets a suggested GIT_TAG: the earliest commit on the clone's default branch \
-that contains the current pin and every fix commit. The ignore policy is HEAD's \
-`.pinprobe.yaml` (or --ignore FILE).";
+that contains the current pin and every fix commit.\n\n\
+The ignore policy is BASE's `.pinprobe.yaml` (or --ignore FILE), and a --rules directory inside \
+the tree is read at BASE: a change never suppresses or overrides its own findings. Ignore \
+entries and rule files HEAD adds or edits are listed for review and fail the gate (exit 1) \
+unless the workflow passes --allow-head-ignores / --allow-head-rules.";
 
 pub const AFTER_HELP: &str = "Examples:\n  \
 pinprobe diff origin/main HEAD                     # the tree in the current directory\n  \
@@ -53,13 +56,24 @@ pub struct Args {
     #[arg(long = "repo", value_name = "NAME=PATH", value_parser = super::scan::parse_repo)]
     pub repos: Vec<(String, PathBuf)>,
 
-    /// A directory of rule files layered over the built-in database (same id replaces).
+    /// A directory of rule files layered over the built-in database (same id replaces). One
+    /// inside the tree is read at BASE (see --allow-head-rules).
     #[arg(long, value_name = "DIR")]
     pub rules: Option<PathBuf>,
 
-    /// An ignore file to use instead of HEAD's `.pinprobe.yaml`.
+    /// An ignore file to use instead of BASE's `.pinprobe.yaml`.
     #[arg(long, value_name = "FILE")]
     pub ignore: Option<PathBuf>,
+
+    /// Apply HEAD's `.pinprobe.yaml` (the entries the change adds or edits still show for
+    /// review). For the workflow's author only: never set it from pull-request input.
+    #[arg(long)]
+    pub allow_head_ignores: bool,
+
+    /// Read a --rules directory inside the tree at HEAD (the rule files the change adds or
+    /// edits still show for review). For the workflow's author only.
+    #[arg(long)]
+    pub allow_head_rules: bool,
 
     #[command(flatten)]
     pub output: OutputArgs,
@@ -77,7 +91,26 @@ pub struct Args {
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     let plan = args.output.plan()?;
-    let (db, notices) = rules::load(args.rules.as_deref()).context("loading rules")?;
+    let mut rule_edits = Vec::new();
+    let in_tree = args
+        .rules
+        .as_deref()
+        .and_then(|dir| review::edits::rules_in_tree(&args.path, dir).map(|rel| (dir, rel)));
+    let (db, notices) = match in_tree {
+        // A rules directory the change can edit: read it at BASE (or HEAD, when allowed).
+        Some((dir, rel)) => {
+            let at = |rev: &str| {
+                review::edits::rule_dir_at(&args.path, rev, &rel)
+                    .with_context(|| format!("reading --rules {} at {rev}", dir.display()))
+            };
+            let base = at(&args.base)?;
+            let head = at(&args.head)?;
+            rule_edits = review::edits::rule_edits(&base, &head, args.allow_head_rules);
+            let used = if args.allow_head_rules { head } else { base };
+            rules::load::load_with(Some((dir, &used))).context("loading rules")?
+        }
+        None => rules::load(args.rules.as_deref()).context("loading rules")?,
+    };
     for notice in notices {
         args.output.notice(notice);
     }
@@ -102,6 +135,8 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         opts: &opts,
         policy: &source,
         today: Date::today(),
+        allow_head_ignores: args.allow_head_ignores,
+        rule_edits,
     };
     let review = review::review(&request, &db, &clones)?;
     for w in &review.warnings {

@@ -49,7 +49,11 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
             for (name, path) in repos {
                 let clone = Repo::open(&path)
                     .with_context(|| format!("--repo {name}={}", path.display()))?;
-                eprintln!("pinprobe: indexing {name} from {} ...", path.display());
+                eprintln!(
+                    "pinprobe: indexing {} from {} ...",
+                    crate::model::text::printable(&name),
+                    crate::model::text::printable(&path.display().to_string())
+                );
                 let built = fingerprint::build(&clone, &name, &cache)?;
                 writeln!(
                     out,

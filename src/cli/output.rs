@@ -113,7 +113,12 @@ impl OutputArgs {
     /// A notice on stderr (`pinprobe: MSG`), unless `--quiet`.
     pub fn notice(&self, msg: impl std::fmt::Display) {
         if !self.quiet {
-            eprintln!("pinprobe: {msg}");
+            // Control characters escaped: a component name or registry message cannot send a
+            // terminal sequence.
+            eprintln!(
+                "pinprobe: {}",
+                crate::model::text::printable(&msg.to_string())
+            );
         }
     }
 

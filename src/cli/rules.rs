@@ -78,7 +78,7 @@ fn test(
 ) -> anyhow::Result<Exit> {
     let (db, notices) = rules::load(dir.as_deref()).context("loading rules")?;
     for n in &notices {
-        eprintln!("pinprobe: {n}");
+        eprintln!("pinprobe: {}", crate::model::text::printable(n));
     }
     let clones = crate::resolve::Clones::open(repos)?;
     let results = rules::vectors::run(&db, &clones);
@@ -119,7 +119,7 @@ fn export(
 ) -> anyhow::Result<Exit> {
     let (db, notices) = rules::load(dir.as_deref()).context("loading rules")?;
     for n in &notices {
-        eprintln!("pinprobe: {n}");
+        eprintln!("pinprobe: {}", crate::model::text::printable(n));
     }
     let written = rules::osv::export(&db, osv)?;
     writeln!(

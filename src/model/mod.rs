@@ -12,6 +12,7 @@ mod report;
 mod review;
 pub mod schema;
 mod status;
+pub mod text;
 
 pub use date::Date;
 pub use evidence::{Evidence, EvidenceKind, Location};
@@ -19,6 +20,7 @@ pub use finding::{Finding, Suppression};
 pub use pin::{FOUND_BY_CMAKE, Fingerprint, Pin, is_full_sha, purl_encode};
 pub use report::{ImageInfo, LayerInfo, Report, SCHEMA, TargetReport, Tool};
 pub use review::{
-    Change, ChangeKind, Counts, PinChange, PinChangeKind, PinSide, Review, Side, Suggestion,
+    Change, ChangeKind, Counts, EditKind, PinChange, PinChangeKind, PinSide, PolicyEdit,
+    PolicyEditKind, Review, Side, Suggestion,
 };
 pub use status::{Severity, Status};

@@ -104,6 +104,50 @@ pub struct Counts {
     pub kept: usize,
     pub unknown: usize,
     pub suppressed: usize,
+    /// Ignore entries and rule overrides the change itself adds or edits ([`PolicyEdit`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub policy_edits: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// What a [`PolicyEdit`] touches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PolicyEditKind {
+    /// An entry of the tree's `.pinprobe.yaml`.
+    IgnoreEntry,
+    /// A rule file (or `components.yaml`) of a `--rules` directory kept in the repository.
+    RuleOverride,
+}
+
+/// Whether the change adds the entry or edits (rewords, widens, extends) one BASE had.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EditKind {
+    Added,
+    Edited,
+}
+
+/// A review item: an ignore entry or rule override the change itself adds or edits. In `diff`
+/// it never suppresses or replaces anything (BASE's policy and rules are used) unless the
+/// workflow allows it (`allowed`); an edit not allowed fails the gate.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct PolicyEdit {
+    pub kind: PolicyEditKind,
+    pub edit: EditKind,
+    /// The rule id(s) concerned (for a rule file, the ids it defines; or the file name).
+    pub rule: String,
+    /// `FILE:LINE` of the ignore entry at HEAD, or the rule file's path at HEAD.
+    pub at: String,
+    /// For an ignore entry: how many findings at HEAD it would suppress.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matches: Option<usize>,
+    /// Whether the workflow allowed HEAD's version to apply (`--allow-head-ignores`,
+    /// `--allow-head-rules`).
+    pub allowed: bool,
 }
 
 /// One revision of the review.
@@ -127,6 +171,9 @@ pub struct Review {
     pub counts: Counts,
     pub pins: Vec<PinChange>,
     pub changes: Vec<Change>,
+    /// Ignore entries and rule overrides the change itself adds or edits.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub policy_edits: Vec<PolicyEdit>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub suggestions: Vec<Suggestion>,
     /// Why HEAD as a whole could not be decided (it pins nothing).

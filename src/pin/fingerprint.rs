@@ -94,8 +94,11 @@ pub fn load_all(cache: &Path) -> Result<Vec<Index>, IndexError> {
     Ok(out)
 }
 
+/// A fingerprint index larger than this is refused (a full FlashAttention history is a few MB).
+pub const MAX_INDEX_BYTES: u64 = 256 << 20;
+
 pub fn load(path: &Path) -> Result<Index, IndexError> {
-    let text = std::fs::read(path).map_err(|source| IndexError::Io {
+    let text = crate::input::read_file(path, MAX_INDEX_BYTES).map_err(|source| IndexError::Io {
         path: path.to_path_buf(),
         source,
     })?;

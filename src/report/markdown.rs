@@ -13,9 +13,7 @@ pub(crate) fn status_mark(status: Status) -> &'static str {
     }
 }
 
-pub(crate) fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
-}
+pub(crate) use crate::model::text::{markdown_cell as cell, markdown_code as code};
 
 pub fn render(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
     let (affected, unknown, not_affected) = report.counts();
@@ -29,7 +27,7 @@ pub fn render(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
     )?;
     for target in &report.targets {
         writeln!(out)?;
-        writeln!(out, "### `{}` ({})", target.target, target.kind)?;
+        writeln!(out, "### {} ({})", code(&target.target), target.kind)?;
         writeln!(out)?;
         if !target.components.is_empty() {
             writeln!(out, "| component | repository | pin | where |")?;
@@ -37,17 +35,16 @@ pub fn render(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
             for pin in &target.components {
                 writeln!(
                     out,
-                    "| {} | {} | `{}` | `{}:{}` |",
+                    "| {} | {} | {} | {} |",
                     cell(&pin.component),
                     cell(pin.repo.as_deref().unwrap_or("-")),
-                    cell(
+                    code(
                         pin.commit
                             .as_deref()
                             .or(pin.reference.as_deref())
                             .unwrap_or("-")
                     ),
-                    cell(&pin.file),
-                    pin.line
+                    code(&format!("{}:{}", pin.file, pin.line)),
                 )?;
             }
             writeln!(out)?;
@@ -66,8 +63,8 @@ pub fn render(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
                 };
                 writeln!(
                     out,
-                    "| {mark} | `{}` | {} | {} | {} |",
-                    cell(&f.rule),
+                    "| {mark} | {} | {} | {} | {} |",
+                    code(&f.rule),
                     cell(&f.component),
                     f.severity,
                     cell(&format!("{} — {}{note}", f.summary, headline(f)))

@@ -43,18 +43,53 @@ pub fn render(
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     match format {
-        Format::Table => table::render(report, out),
-        Format::Json => json::render(report, out),
-        Format::Sarif => sarif::render(report, db, out),
-        Format::Markdown => markdown::render(report, out),
-        Format::OpenVex => vex::render(report, db, out),
-        Format::CycloneDx => cyclonedx::render(report, db, out),
+        Format::Table => escaped(out, |buf| table::render(report, buf)),
+        Format::Json => json_escaped(out, |buf| json::render(report, buf)),
+        Format::Sarif => json_escaped(out, |buf| sarif::render(report, db, buf)),
+        Format::Markdown => escaped(out, |buf| markdown::render(report, buf)),
+        Format::OpenVex => json_escaped(out, |buf| vex::render(report, db, buf)),
+        Format::CycloneDx => json_escaped(out, |buf| cyclonedx::render(report, db, buf)),
     }
 }
 
 /// ` of YYYY-MM-DD` after the rule database's digest, when the database has a date.
 pub(crate) fn of_date(date: Option<&str>) -> String {
     date.map(|d| format!(" of {d}")).unwrap_or_default()
+}
+
+/// Run a JSON renderer into a buffer and write it with DEL and the C1 controls (which serde
+/// leaves raw: they are legal in JSON strings) as `\u00XX` escapes, so JSON shown on a terminal
+/// cannot carry a C1 CSI either. Outside strings JSON has no such characters, so the value is
+/// unchanged.
+pub(crate) fn json_escaped(
+    out: &mut dyn Write,
+    render: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let mut buf = Vec::new();
+    render(&mut buf)?;
+    let text = String::from_utf8_lossy(&buf);
+    let mut escaped = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() && (c as u32) >= 0x7f {
+            escaped.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            escaped.push(c);
+        }
+    }
+    out.write_all(escaped.as_bytes())
+}
+
+/// Run a text renderer into a buffer and write it with every control character but the
+/// newline escaped ([`crate::model::text`]): a component name, URL or registry message cannot
+/// send a terminal sequence. JSON and SARIF escape control characters themselves.
+pub(crate) fn escaped(
+    out: &mut dyn Write,
+    render: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let mut buf = Vec::new();
+    render(&mut buf)?;
+    let text = String::from_utf8_lossy(&buf);
+    out.write_all(crate::model::text::printable_lines(&text, true).as_bytes())
 }
 
 /// One line per finding's deciding evidence (or the first reason it is unknown).

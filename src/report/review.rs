@@ -6,8 +6,10 @@
 //! so leaving out the kept findings would make it close their alerts as fixed.
 
 use crate::model::Finding;
-use crate::model::{ChangeKind, PinChange, PinChangeKind, PinSide, Review};
-use crate::report::markdown::cell;
+use crate::model::{
+    ChangeKind, EditKind, PinChange, PinChangeKind, PinSide, PolicyEdit, PolicyEditKind, Review,
+};
+use crate::report::markdown::{cell, code};
 use crate::report::sarif::{self, Item};
 use crate::report::{Format, headline};
 use crate::rules::Database;
@@ -22,8 +24,8 @@ pub fn render(
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     match format {
-        Format::Table => table(review, out),
-        Format::Markdown => markdown(review, out),
+        Format::Table => super::escaped(out, |buf| table(review, buf)),
+        Format::Markdown => super::escaped(out, |buf| markdown(review, buf)),
         // The exchange formats describe what HEAD pins: the report of the head revision.
         Format::OpenVex | Format::CycloneDx => {
             let head = crate::model::Report {
@@ -35,11 +37,11 @@ pub fn render(
             };
             super::render(&head, format, db, out)
         }
-        Format::Json => {
-            serde_json::to_writer_pretty(&mut *out, review)?;
-            writeln!(out)
-        }
-        Format::Sarif => {
+        Format::Json => super::json_escaped(out, |buf| {
+            serde_json::to_writer_pretty(&mut *buf, review)?;
+            writeln!(buf)
+        }),
+        Format::Sarif => super::json_escaped(out, |out| {
             let items: Vec<Item> = review
                 .head_report
                 .findings
@@ -52,7 +54,7 @@ pub fn render(
                 })
                 .collect();
             sarif::write(&items, review.tool.version, &review.rules_digest, db, out)
-        }
+        }),
     }
 }
 
@@ -147,6 +149,32 @@ fn evidence_line(c: &crate::model::Change) -> String {
     headline(&f)
 }
 
+/// One review item: an ignore entry or rule override the change adds or edits.
+fn edit_line(e: &PolicyEdit) -> String {
+    let verb = match e.edit {
+        EditKind::Added => "adds",
+        EditKind::Edited => "edits",
+    };
+    let (what, flag) = match e.kind {
+        PolicyEditKind::IgnoreEntry => ("an ignore entry", "--allow-head-ignores"),
+        PolicyEditKind::RuleOverride => ("a rule override", "--allow-head-rules"),
+    };
+    let matched = match e.matches {
+        Some(1) => ", matching 1 finding at HEAD".to_string(),
+        Some(n) => format!(", matching {n} findings at HEAD"),
+        None => String::new(),
+    };
+    let applied = if e.allowed {
+        format!("applied ({flag})")
+    } else {
+        format!("not applied; fails the gate unless the workflow passes {flag}")
+    };
+    format!(
+        "this change {verb} {what} for {} ({}{matched}): {applied}",
+        e.rule, e.at
+    )
+}
+
 fn summary_line(r: &Review) -> String {
     let c = &r.counts;
     let mut s = format!(
@@ -156,22 +184,29 @@ fn summary_line(r: &Review) -> String {
     if c.suppressed > 0 {
         s.push_str(&format!(" ({} suppressed)", c.suppressed));
     }
+    if c.policy_edits > 0 {
+        s.push_str(&format!(
+            ", {} ignore/rule edit{} by the change itself",
+            c.policy_edits,
+            if c.policy_edits == 1 { "" } else { "s" }
+        ));
+    }
     s
 }
 
 fn markdown(r: &Review, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(
         out,
-        "## pinprobe: pin bump `{}` → `{}`",
-        short(&r.base.rev),
-        short(&r.head.rev)
+        "## pinprobe: pin bump {} → {}",
+        code(short(&r.base.rev)),
+        code(short(&r.head.rev))
     )?;
     writeln!(out)?;
     writeln!(
         out,
-        "**{}** in `{}`. Rules `{}`{}.",
+        "**{}** in {}. Rules `{}`{}.",
         summary_line(r),
-        r.head.target,
+        code(&r.head.target),
         r.rules_digest,
         super::of_date(r.rules_date.as_deref())
     )?;
@@ -186,11 +221,11 @@ fn markdown(r: &Review, out: &mut dyn Write) -> std::io::Result<()> {
         for p in &r.pins {
             writeln!(
                 out,
-                "| {} | `{}` | `{}` | `{}` | {} |",
+                "| {} | {} | {} | {} | {} |",
                 cell(&p.component),
-                cell(&side_text(p.base.as_ref())),
-                cell(&side_text(p.head.as_ref())),
-                cell(&pin_where(p)),
+                code(&side_text(p.base.as_ref())),
+                code(&side_text(p.head.as_ref())),
+                code(&pin_where(p)),
                 cell(&pin_note(p))
             )?;
         }
@@ -214,13 +249,21 @@ fn markdown(r: &Review, out: &mut dyn Write) -> std::io::Result<()> {
             };
             writeln!(
                 out,
-                "| {m} | `{}` | {} | {} | {} | {} |",
-                cell(&c.rule),
+                "| {m} | {} | {} | {} | {} | {} |",
+                code(&c.rule),
                 cell(&c.component),
                 c.severity,
                 statuses(c),
                 cell(&format!("{} — {}{note}", c.summary, evidence_line(c)))
             )?;
+        }
+    }
+    if !r.policy_edits.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "### Ignore entries and rules this change edits")?;
+        writeln!(out)?;
+        for e in &r.policy_edits {
+            writeln!(out, "- {}", cell(&edit_line(e)))?;
         }
     }
     if !r.suggestions.is_empty() {
@@ -231,10 +274,18 @@ fn markdown(r: &Review, out: &mut dyn Write) -> std::io::Result<()> {
             match &s.git_tag {
                 Some(tag) => writeln!(
                     out,
-                    "- **{}**: `{tag}` in `{}:{}` ({})",
-                    s.component, s.file, s.line, s.note
+                    "- **{}**: {} in {} ({})",
+                    cell(&s.component),
+                    code(tag),
+                    code(&format!("{}:{}", s.file, s.line)),
+                    cell(&s.note)
                 )?,
-                None => writeln!(out, "- **{}**: no suggestion: {}", s.component, s.note)?,
+                None => writeln!(
+                    out,
+                    "- **{}**: no suggestion: {}",
+                    cell(&s.component),
+                    cell(&s.note)
+                )?,
             }
         }
     }
@@ -303,6 +354,9 @@ fn table(r: &Review, out: &mut dyn Write) -> std::io::Result<()> {
             ]);
         }
         writeln!(out, "{t}")?;
+    }
+    for e in &r.policy_edits {
+        writeln!(out, "review: {}", edit_line(e))?;
     }
     for s in &r.suggestions {
         match &s.git_tag {

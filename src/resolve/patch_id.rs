@@ -216,6 +216,13 @@ fn entries(clone: &Repo, tree: Option<ObjectId>) -> Option<Vec<(String, bool, Ob
     Some(out)
 }
 
+/// Tree entries a diff visits at most: a tree that reuses one subtree many times over lists
+/// exponentially many paths; past this the diff is not made (the answer is unknown).
+const MAX_DIFF_ENTRIES: usize = 1_000_000;
+
+/// The blobs that differ between two trees, with their paths under `prefix` (in no particular
+/// order: callers sort). Iterative, so a tree nested thousands of directories deep cannot
+/// overflow the stack. `None` when an object cannot be read or the diff is too large.
 fn diff_trees(
     clone: &Repo,
     old: Option<ObjectId>,
@@ -223,37 +230,45 @@ fn diff_trees(
     prefix: &str,
     out: &mut Vec<Change>,
 ) -> Option<()> {
-    if old == new {
-        return Some(());
-    }
-    let old_entries = entries(clone, old)?;
-    let new_entries = entries(clone, new)?;
-    let mut names: Vec<&String> = old_entries
-        .iter()
-        .chain(new_entries.iter())
-        .map(|(n, _, _)| n)
-        .collect();
-    names.sort();
-    names.dedup();
-    for name in names {
-        let path = if prefix.is_empty() {
-            name.clone()
-        } else {
-            format!("{prefix}/{name}")
-        };
-        let o = old_entries.iter().find(|(n, _, _)| n == name);
-        let n = new_entries.iter().find(|(n2, _, _)| n2 == name);
-        let (o_tree, o_blob) = split(o);
-        let (n_tree, n_blob) = split(n);
-        if o_tree.is_some() || n_tree.is_some() {
-            diff_trees(clone, o_tree, n_tree, &path, out)?;
+    let mut pending = vec![(old, new, prefix.to_string())];
+    let mut visited = 0usize;
+    while let Some((old, new, prefix)) = pending.pop() {
+        if old == new {
+            continue;
         }
-        if o_blob != n_blob {
-            out.push(Change {
-                path,
-                old: o_blob,
-                new: n_blob,
-            });
+        let old_entries = entries(clone, old)?;
+        let new_entries = entries(clone, new)?;
+        visited += old_entries.len() + new_entries.len();
+        if visited > MAX_DIFF_ENTRIES {
+            return None;
+        }
+        let mut names: Vec<&String> = old_entries
+            .iter()
+            .chain(new_entries.iter())
+            .map(|(n, _, _)| n)
+            .collect();
+        names.sort();
+        names.dedup();
+        for name in names {
+            let path = if prefix.is_empty() {
+                name.clone()
+            } else {
+                format!("{prefix}/{name}")
+            };
+            let o = old_entries.iter().find(|(n, _, _)| n == name);
+            let n = new_entries.iter().find(|(n2, _, _)| n2 == name);
+            let (o_tree, o_blob) = split(o);
+            let (n_tree, n_blob) = split(n);
+            if o_tree.is_some() || n_tree.is_some() {
+                pending.push((o_tree, n_tree, path.clone()));
+            }
+            if o_blob != n_blob {
+                out.push(Change {
+                    path,
+                    old: o_blob,
+                    new: n_blob,
+                });
+            }
         }
     }
     Some(())
@@ -301,4 +316,55 @@ fn patch_id(clone: &Repo, changes: &[Change]) -> Option<[u8; 32]> {
         }
     }
     Some(hasher.finalize().into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write as _;
+    use std::process::{Command, Stdio};
+
+    fn git(dir: &std::path::Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .args(["-c", "user.name=T", "-c", "user.email=t@example.invalid"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    #[test]
+    fn a_tree_nested_thirty_thousand_deep_diffs_without_recursion() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        git(dir, &["init", "-q", "-b", "main"]);
+        std::fs::write(dir.join("a.txt"), "a\n").unwrap();
+        git(dir, &["add", "-A"]);
+        git(dir, &["commit", "-q", "-m", "a"]);
+        let deep = format!("{}deep.txt", "d/".repeat(30_000));
+        let script = format!(
+            "commit refs/heads/main\ncommitter T <t@example.invalid> 1767225600 +0000\ndata 4\ndeep\nfrom refs/heads/main^0\nM 100644 inline {deep}\ndata 2\nx\n\n"
+        );
+        let mut child = Command::new("git")
+            .args(["fast-import", "--quiet"])
+            .current_dir(dir)
+            .stdin(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(script.as_bytes())
+            .unwrap();
+        assert!(child.wait().unwrap().success());
+        let head = git(dir, &["rev-parse", "main"]);
+        let clone = Repo::open(dir).unwrap();
+        let head = ObjectId::from_hex(head.as_bytes()).unwrap();
+        let changes = changes_of(&clone, &head).expect("diffed");
+        assert_eq!(changes.len(), 1);
+        assert_eq!(changes[0].path, deep);
+    }
 }

@@ -11,15 +11,21 @@
 //! | unknown              | unknown    | unknown | unknown               |
 //! | not affected / absent| introduced | unknown | (not listed)          |
 //!
-//! The ignore policy ([`crate::scan::policy`]) is applied to both sides; HEAD's policy is used (what
-//! the pull request proposes), and only HEAD's unused entries are warned about.
+//! The ignore policy ([`crate::scan::policy`]) is applied to both sides; it is BASE's
+//! `.pinprobe.yaml` (or `--ignore FILE`), never HEAD's, so a change cannot suppress its own
+//! findings: the entries HEAD adds or edits are review items ([`edits`]) that fail the gate
+//! unless the workflow allows HEAD's policy. Only unused entries of the policy in force are
+//! warned about.
 //! With clones (`--repo`), [`suggest`] proposes the `GIT_TAG` that fixes what stays open.
 
+pub mod edits;
 pub mod suggest;
 
 use crate::model::Date;
 use crate::model::Pin;
-use crate::model::{Change, ChangeKind, Counts, PinChange, PinChangeKind, PinSide, Review, Side};
+use crate::model::{
+    Change, ChangeKind, Counts, PinChange, PinChangeKind, PinSide, PolicyEdit, Review, Side,
+};
 use crate::model::{Finding, Status};
 use crate::model::{TargetReport, Tool};
 use crate::resolve::Clones;
@@ -63,9 +69,13 @@ pub struct Request<'a> {
     pub base: &'a str,
     pub head: &'a str,
     pub opts: &'a Options,
-    /// `--ignore FILE`, else HEAD's `.pinprobe.yaml`.
+    /// `--ignore FILE`, else BASE's `.pinprobe.yaml`.
     pub policy: &'a policy::Source,
     pub today: Date,
+    /// Apply HEAD's `.pinprobe.yaml` instead of BASE's (the workflow's `--allow-head-ignores`).
+    pub allow_head_ignores: bool,
+    /// Rule overrides HEAD adds or edits (found by the caller, which loads the rules).
+    pub rule_edits: Vec<PolicyEdit>,
 }
 
 /// Scan both revisions and compare them.
@@ -84,10 +94,30 @@ pub fn review(req: &Request, db: &Database, clones: &Clones) -> Result<Review, R
     let mut base = side("BASE", req.base)?;
     let mut head = side("HEAD", req.head)?;
     let mut warnings: Vec<String> = head.warnings.clone();
+    let mut policy_edits = Vec::new();
     let policy: Option<Policy> = match req.policy {
         policy::Source::File(path) => Some(Policy::load(path)?),
-        policy::Source::TreeRoot => policy::from_tree(req.path, Some(req.head))?,
+        policy::Source::TreeRoot => {
+            let head_policy = policy::from_tree(req.path, Some(req.head))?;
+            // A BASE policy that does not parse suppresses nothing (and is said so).
+            let base_policy = policy::from_tree(req.path, Some(req.base)).unwrap_or_else(|e| {
+                warnings.push(format!("{e}: BASE's ignore file is not used"));
+                None
+            });
+            policy_edits = edits::ignore_edits(
+                base_policy.as_ref(),
+                head_policy.as_ref(),
+                &head,
+                req.allow_head_ignores,
+            );
+            if req.allow_head_ignores {
+                head_policy
+            } else {
+                base_policy
+            }
+        }
     };
+    policy_edits.extend(req.rule_edits.iter().cloned());
     if let Some(policy) = &policy {
         policy::apply(policy, &mut [&mut base], req.today, false);
         let outcome = policy::apply(policy, &mut [&mut head], req.today, true);
@@ -96,7 +126,10 @@ pub fn review(req: &Request, db: &Database, clones: &Clones) -> Result<Review, R
     let pins = pin_changes(&base.components, &head.components);
     let changes = compare(&base, &head, &pins);
     let suggestions = suggest::for_head(&head, db, clones);
-    let mut counts = Counts::default();
+    let mut counts = Counts {
+        policy_edits: policy_edits.len(),
+        ..Counts::default()
+    };
     for c in &changes {
         if c.suppressed.is_some() {
             counts.suppressed += 1;
@@ -128,6 +161,7 @@ pub fn review(req: &Request, db: &Database, clones: &Clones) -> Result<Review, R
         counts,
         pins,
         changes,
+        policy_edits,
         suggestions,
         undecided: head.undecided.clone(),
         warnings,

@@ -79,6 +79,7 @@ pub fn parse(file: &str, text: &str, registry: &Registry) -> Result<Rule, Vec<Di
 pub const LEDGER_FILE: &str = "ledger.yaml";
 
 /// The rule files of a directory, `components.yaml` and `ledger.yaml` apart.
+#[derive(Debug, Clone, Default)]
 pub struct RuleDir {
     /// `*.yaml` / `*.yml` files, sorted by path, with their text.
     pub files: Vec<(PathBuf, String)>,
@@ -102,10 +103,12 @@ pub fn read_dir(dir: &Path) -> Result<RuleDir, RulesError> {
         let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
             continue;
         };
-        if !(name.ends_with(".yaml") || name.ends_with(".yml")) || !path.is_file() {
+        if !(name.ends_with(".yaml") || name.ends_with(".yml")) {
             continue;
         }
-        let bytes = std::fs::read(&path).map_err(|e| io(&path, e))?;
+        // A rule file that is a FIFO, a device or a directory is an error, not skipped.
+        let bytes =
+            crate::input::read_file(&path, crate::input::MAX_TEXT).map_err(|e| io(&path, e))?;
         let text = String::from_utf8(bytes).map_err(|e| {
             RulesError::Invalid(Diagnostic {
                 file: path.display().to_string(),
@@ -160,11 +163,18 @@ fn parse_one(
 /// Load the embedded database, then `user_dir` over it. Returns the database and notices for
 /// stderr (a user rule overriding a built-in one).
 pub fn load(user_dir: Option<&Path>) -> Result<(Database, Vec<String>), RulesError> {
+    let user = user_dir.map(read_dir).transpose()?;
+    load_with(user_dir.zip(user.as_ref()))
+}
+
+/// [`load`] with the user directory already read (`dir` names it in messages): `diff` reads a
+/// rules directory kept in the repository at a revision, through git.
+pub fn load_with(user: Option<(&Path, &RuleDir)>) -> Result<(Database, Vec<String>), RulesError> {
     let mut registry = parse_registry("components.yaml", embedded::COMPONENTS)?;
     let mut hasher = Sha256::new();
     hasher.update(embedded::COMPONENTS.as_bytes());
-    let user = user_dir.map(read_dir).transpose()?;
-    if let (Some(dir), Some(text)) = (user_dir, user.as_ref().and_then(|u| u.components.as_ref())) {
+    let (user_dir, user) = (user.map(|u| u.0), user.map(|u| u.1));
+    if let (Some(dir), Some(text)) = (user_dir, user.and_then(|u| u.components.as_ref())) {
         registry.layer(parse_registry(
             &dir.join("components.yaml").display().to_string(),
             text,

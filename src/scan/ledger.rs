@@ -22,7 +22,12 @@ pub struct ReleaseId {
 
 /// Read `vllm/_version.py` at `path` in `view`; `None` when absent or without a version.
 pub fn release_of(view: &dyn View, path: &str) -> Result<Option<ReleaseId>, TargetError> {
-    let Some(bytes) = view.read(path)? else {
+    // A version file behind a link that cannot be resolved names no release (no ledger pin).
+    let bytes = match view.read(path) {
+        Err(TargetError::Unreadable { .. }) => None,
+        other => other?,
+    };
+    let Some(bytes) = bytes else {
         return Ok(None);
     };
     let text = String::from_utf8_lossy(&bytes);

@@ -104,7 +104,7 @@ pub fn run(
                 e
             } else {
                 ScanError::In {
-                    target: target.clone(),
+                    target: crate::target::image::reference::redact_userinfo(target).into_owned(),
                     source: Box::new(e),
                 }
             }

@@ -162,9 +162,11 @@ impl Policy {
     /// Read a policy file from disk.
     pub fn load(path: &Path) -> Result<Policy, PolicyError> {
         let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| PolicyError::Io {
-            path: shown.clone(),
-            source,
+        let text = crate::input::read_text(path, crate::input::MAX_TEXT).map_err(|source| {
+            PolicyError::Io {
+                path: shown.clone(),
+                source,
+            }
         })?;
         Policy::parse(&shown, &text)
     }
@@ -205,6 +207,27 @@ pub enum Source {
 pub struct Outcome {
     /// Expired and unused entries, one line each.
     pub warnings: Vec<String>,
+}
+
+/// How many findings of `target` `entry` matches (expired or not).
+pub fn count_matches(entry: &Entry, target: &TargetReport) -> usize {
+    target
+        .findings
+        .iter()
+        .filter(|f| matches(entry, f, target))
+        .count()
+}
+
+impl Entry {
+    /// Whether two entries say the same thing (their lines aside).
+    pub fn same_as(&self, other: &Entry) -> bool {
+        self.rule.eq_ignore_ascii_case(&other.rule)
+            && self.component == other.component
+            && self.pin == other.pin
+            && self.path == other.path
+            && self.reason == other.reason
+            && self.expires == other.expires
+    }
 }
 
 /// Whether `entry` matches finding `f` of `target`.

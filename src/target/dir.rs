@@ -155,7 +155,7 @@ impl View for DirView {
                 meta.len()
             )));
         }
-        let file = std::fs::File::open(&abs).map_err(|e| self.io(abs.clone(), e))?;
+        let file = crate::input::open_file(&abs).map_err(|e| self.io(abs.clone(), e))?;
         let mut bytes = Vec::with_capacity(meta.len() as usize);
         file.take(MAX_FILE_BYTES + 1)
             .read_to_end(&mut bytes)

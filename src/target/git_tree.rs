@@ -4,6 +4,9 @@ use super::{TargetError, View};
 use gix::bstr::ByteSlice;
 use std::path::{Path, PathBuf};
 
+/// Tree entries one listing visits at most (vLLM's tree has a few thousand).
+pub const MAX_TREE_ENTRIES: usize = 1_000_000;
+
 /// The files of one revision of a git repository.
 pub struct GitTreeView {
     path: PathBuf,
@@ -60,28 +63,46 @@ impl GitTreeView {
         }
     }
 
+    /// Every blob under `tree`, as paths under `prefix` (unsorted). Iterative: a tree nested
+    /// thousands of directories deep cannot overflow the stack; and bounded: a tree that reuses
+    /// one subtree many times over (exponentially many paths) is an error past
+    /// [`MAX_TREE_ENTRIES`].
     fn collect(
         &self,
         tree: gix::ObjectId,
         prefix: &str,
         out: &mut Vec<String>,
     ) -> Result<(), TargetError> {
-        let tree = self.repo.find_tree(tree).map_err(|e| self.git_err(e))?;
-        for entry in tree.iter() {
-            let entry = entry.map_err(|e| self.git_err(e))?;
-            let Ok(name) = entry.filename().to_str() else {
-                continue;
-            };
-            let rel = if prefix.is_empty() {
-                name.to_string()
-            } else {
-                format!("{prefix}/{name}")
-            };
-            let mode = entry.mode();
-            if mode.is_tree() {
-                self.collect(entry.oid().to_owned(), &rel, out)?;
-            } else if mode.is_blob() {
-                out.push(rel);
+        let mut pending = vec![(tree, prefix.to_string())];
+        let mut visited = 0usize;
+        while let Some((tree, prefix)) = pending.pop() {
+            let tree = self.repo.find_tree(tree).map_err(|e| self.git_err(e))?;
+            for entry in tree.iter() {
+                let entry = entry.map_err(|e| self.git_err(e))?;
+                visited += 1;
+                if visited > MAX_TREE_ENTRIES {
+                    return Err(TargetError::Malformed {
+                        path: self.path.clone(),
+                        message: format!(
+                            "the tree at {} has more than {MAX_TREE_ENTRIES} entries",
+                            self.rev
+                        ),
+                    });
+                }
+                let Ok(name) = entry.filename().to_str() else {
+                    continue;
+                };
+                let rel = if prefix.is_empty() {
+                    name.to_string()
+                } else {
+                    format!("{prefix}/{name}")
+                };
+                let mode = entry.mode();
+                if mode.is_tree() {
+                    pending.push((entry.oid().to_owned(), rel));
+                } else if mode.is_blob() {
+                    out.push(rel);
+                }
             }
         }
         Ok(())

@@ -379,7 +379,7 @@ fn walk_central_directory(
 
 impl WheelView {
     pub fn open(path: &Path) -> Result<Self, TargetError> {
-        let file = File::open(path).map_err(|source| TargetError::Io {
+        let file = crate::input::open_file(path).map_err(|source| TargetError::Io {
             path: path.to_path_buf(),
             source,
         })?;

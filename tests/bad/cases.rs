@@ -99,6 +99,7 @@ pub fn run_guarded(
         .env("XDG_CACHE_HOME", tmp.join("xdg"))
         .env_remove("PINPROBE_REGISTRY_USERNAME")
         .env_remove("PINPROBE_REGISTRY_PASSWORD")
+        .env_remove("PINPROBE_REGISTRY_HOST")
         .env_remove("DOCKER_CONFIG")
         .env_remove("VLLM_FLASH_ATTN_SRC_DIR")
         .stdin(Stdio::null())
@@ -225,6 +226,64 @@ fn mkfifo(path: &Path) {
     assert!(status.success());
 }
 
+/// Replace `path` (if there) with a FIFO (`fifo`) or a link to `/dev/zero`.
+fn make_special(path: &Path, fifo: bool) {
+    let _ = std::fs::remove_file(path);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    if fifo {
+        mkfifo(path);
+    } else {
+        std::os::unix::fs::symlink("/dev/zero", path).unwrap();
+    }
+}
+
+/// The cases that put a FIFO or `/dev/zero` where pinprobe takes a file: a wheel, a `docker
+/// save` tarball, an OCI layout's `index.json`, manifest, config and layer blobs, an ignore
+/// file, a rule file, a fingerprint index in the cache.
+fn special_case(name: &str, dir: &Path) -> PathBuf {
+    let fifo = name.ends_with("-fifo");
+    let place = name.trim_end_matches("-fifo").trim_end_matches("-dev-zero");
+    let oci = |pick: &dyn Fn(&Built) -> String| {
+        let b = vllm_image(Compression::Gzip).build();
+        let layout = oci_target(dir, &b);
+        let rel = pick(&b);
+        make_special(&layout.join(rel), fifo);
+        layout
+    };
+    let blob = |digest: &str| format!("blobs/sha256/{}", build::hex_of(digest));
+    match place {
+        "special-wheel" => {
+            let p = dir.join("vllm-0.30.0-cp38-abi3-linux_x86_64.whl");
+            make_special(&p, fifo);
+            p
+        }
+        "special-archive" => {
+            let p = dir.join("image.tar");
+            make_special(&p, fifo);
+            p
+        }
+        "special-image-index" => oci(&|_| "index.json".into()),
+        "special-image-manifest" => oci(&|b| blob(&b.manifest_digest)),
+        "special-image-config" => oci(&|b| blob(&b.config_digest)),
+        "special-image-layer" => oci(&|b| blob(&b.layers.last().unwrap().digest)),
+        "special-ignore" => {
+            let p = dir.join(".pinprobe.yaml");
+            make_special(&p, fifo);
+            p
+        }
+        "special-rules" => {
+            let rules = dir.join("rules");
+            make_special(&rules.join("hostile.yaml"), fifo);
+            rules
+        }
+        "special-index" => {
+            make_special(&dir.join("cache/index/flash-attention.json"), fifo);
+            dir.join("cache")
+        }
+        other => panic!("no generator for case {other}"),
+    }
+}
+
 fn tree_with_cmake(dir: &Path, text: &[u8]) -> PathBuf {
     let root = dir.join("tree");
     std::fs::create_dir_all(&root).unwrap();
@@ -288,6 +347,93 @@ fn raw_tar(entries: &[(&str, tar::EntryType, &str, &[u8])]) -> Vec<u8> {
     }
     out.extend(std::iter::repeat_n(0u8, 1024));
     out
+}
+
+/// A vLLM-shaped git repository whose second commit bumps the pin to a known-affected commit
+/// and adds a file 30,000 directories deep (no filesystem holds such a path: that commit is
+/// written with `git fast-import`).
+fn deep_git_tree(dir: &Path) -> PathBuf {
+    let repo = dir.join("deep");
+    crate::common::init(&repo);
+    crate::common::vllm_tree(
+        &repo,
+        crate::common::FA_REPO,
+        "0123456789abcdef0123456789abcdef01234567",
+    );
+    crate::common::commit(&repo, "pin");
+    let cmake = "cmake/external_projects/vllm_flash_attn.cmake";
+    let text = std::fs::read_to_string(repo.join(cmake)).unwrap().replace(
+        "0123456789abcdef0123456789abcdef01234567",
+        "506341a143fcabd4bb79052a7605ada727d6b3f5",
+    );
+    // Under cmake/, which the CMake finder lists.
+    let deep = format!("cmake/{}deep.txt", "d/".repeat(30_000));
+    let script = format!(
+        "commit refs/heads/main\ncommitter T <t@example.invalid> 1767225600 +0000\ndata 4\ndeep\nfrom refs/heads/main^0\nM 100644 inline {deep}\ndata 2\nx\nM 100644 inline {cmake}\ndata {}\n{text}\n",
+        text.len()
+    );
+    let mut child = Command::new("git")
+        .args(["fast-import", "--quiet"])
+        .current_dir(&repo)
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("git fast-import");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(script.as_bytes())
+        .expect("write");
+    assert!(child.wait().expect("wait").success());
+    repo
+}
+
+/// An image whose gzip top layer holds an extended header of `kind` with a `size`-byte body,
+/// then one small file: streamed into the compressor (the body never sits in memory here).
+fn image_with_extended_header(kind: tar::EntryType, size: u64) -> Built {
+    use flate2::{Compression as Level, write::GzEncoder};
+    let mut gz = GzEncoder::new(Vec::new(), Level::fast());
+    let mut tar_hash = sha2::Sha256::default();
+    let mut put = |bytes: &[u8], gz: &mut GzEncoder<Vec<u8>>| {
+        sha2::Digest::update(&mut tar_hash, bytes);
+        gz.write_all(bytes).unwrap();
+    };
+    let mut h = tar::Header::new_gnu();
+    h.as_gnu_mut().unwrap().name[..13].copy_from_slice(b"././@LongLink");
+    h.set_entry_type(kind);
+    h.set_size(size);
+    h.set_mode(0o644);
+    h.set_mtime(0);
+    h.set_cksum();
+    put(h.as_bytes(), &mut gz);
+    let body = if kind == tar::EntryType::XHeader {
+        b"99 comment=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n"[..]
+            .to_vec()
+    } else {
+        vec![b'a'; 1 << 20]
+    };
+    let mut left = size;
+    while left > 0 {
+        let n = left.min(body.len() as u64) as usize;
+        put(&body[..n], &mut gz);
+        left -= n as u64;
+    }
+    put(&vec![0u8; ((512 - size % 512) % 512) as usize], &mut gz);
+    let rest = raw_tar(&[("etc/hostname", tar::EntryType::Regular, "", b"x\n")]);
+    put(&rest, &mut gz);
+    let blob = gz.finish().unwrap();
+    let tar_digest = format!("sha256:{}", hex::encode(sha2::Digest::finalize(tar_hash)));
+    let b = vllm_image(Compression::Gzip).build();
+    let mut layers = b.layers.clone();
+    layers.push(BuiltLayer {
+        diff_id: tar_digest,
+        digest: build::digest(&blob),
+        media_type: build::media_type(Compression::Gzip),
+        blob,
+        tar: Vec::new(),
+        created_by: "RUN hostile".into(),
+    });
+    build::built_from("linux", "amd64", layers)
 }
 
 /// An image whose top layer is the given tar (plain), over the vLLM install.
@@ -793,6 +939,23 @@ pub fn generate(name: &str, dir: &Path) -> PathBuf {
             let tar = raw_tar(&[(sm90.as_str(), tar::EntryType::Regular, "", big.as_slice())]);
             oci_target(dir, &image_with_top_tar(tar))
         }
+        "image-interesting-files-over-total-cap" => {
+            // One 8 MiB METADATA file (under the per-file cap) and 80 hard links to it, each
+            // kept as a copy: 648 MiB in all without the total cap, from an 8 MiB layer.
+            let big = vec![b'#'; 8 << 20];
+            let first = format!("{SITE}/pkg-1.0.dist-info/METADATA");
+            let paths: Vec<String> = (0..80)
+                .map(|i| format!("{SITE}/pkg{i}-1.0.dist-info/METADATA"))
+                .collect();
+            let mut entries: Vec<(&str, tar::EntryType, &str, &[u8])> =
+                vec![(first.as_str(), tar::EntryType::Regular, "", big.as_slice())];
+            entries.extend(
+                paths
+                    .iter()
+                    .map(|p| (p.as_str(), tar::EntryType::Link, first.as_str(), &b""[..])),
+            );
+            oci_target(dir, &image_with_top_tar(raw_tar(&entries)))
+        }
         "image-docker-save-truncated" => {
             let b = vllm_image(Compression::Gzip).build();
             let path = dir.join("image.tar");
@@ -807,6 +970,21 @@ pub fn generate(name: &str, dir: &Path) -> PathBuf {
             let arm = vllm_image(Compression::Gzip).arch("arm64").build();
             build::write_oci_index(&layout, "latest", &[&arm]);
             layout
+        }
+        // ---- a git tree nested 30,000 directories deep (issue 20) ----
+        "git-deep-tree-scan-rev" | "git-deep-tree-diff" => deep_git_tree(dir),
+        // ---- tar extended headers with huge bodies (issue 20) ----
+        "image-huge-gnu-longname" => oci_target(
+            dir,
+            &image_with_extended_header(tar::EntryType::GNULongName, 8 << 20),
+        ),
+        "image-huge-pax-header" => oci_target(
+            dir,
+            &image_with_extended_header(tar::EntryType::XHeader, 4 << 20),
+        ),
+        // ---- special files where a regular file is expected (issue 20) ----
+        other if other.ends_with("-fifo") || other.ends_with("-dev-zero") => {
+            special_case(other, dir)
         }
         other => panic!("no generator for case {other}"),
     }

@@ -65,6 +65,7 @@ impl Pinprobe {
             .env_remove("VLLM_FLASH_ATTN_SRC_DIR")
             .env_remove("PINPROBE_REGISTRY_USERNAME")
             .env_remove("PINPROBE_REGISTRY_PASSWORD")
+            .env_remove("PINPROBE_REGISTRY_HOST")
             .env("DOCKER_CONFIG", scratch.path().join("docker"))
             .env("PINPROBE_CACHE", scratch.path().join("cache"));
         Pinprobe {

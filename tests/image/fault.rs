@@ -1,6 +1,7 @@
 //! A tiny fault-injecting registry on 127.0.0.1: serves one built image through the
 //! Distribution API paths and misbehaves as told (status codes, truncated or substituted blobs,
-//! stalls, malformed manifests, bearer-token challenges). One request per connection.
+//! stalls, malformed manifests, bearer-token challenges, blobs redirected to another server).
+//! One request per connection.
 
 use super::common::image::Built;
 use std::io::{Read, Write};
@@ -62,6 +63,12 @@ fn reply(status: &'static str, body: Vec<u8>) -> Reply {
 
 /// Serve `image` as repository `test/img` with tag `v1`.
 pub fn serve(image: Built, mode: Mode) -> FaultServer {
+    serve_redirecting(image, mode, None)
+}
+
+/// [`serve`], answering every blob request with a 307 to the same path on `redirect_to`
+/// (`host:port`), as registries hand blobs to a storage host.
+pub fn serve_redirecting(image: Built, mode: Mode, redirect_to: Option<String>) -> FaultServer {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap().to_string();
     let requests = Arc::new(AtomicUsize::new(0));
@@ -71,9 +78,24 @@ pub fn serve(image: Built, mode: Mode) -> FaultServer {
     std::thread::spawn(move || {
         // Bounded: the test process ends long before this many connections.
         for stream in listener.incoming().take(200).flatten() {
-            let (image, count, auth, host) =
-                (image.clone(), count.clone(), auth.clone(), host.clone());
-            std::thread::spawn(move || handle(stream, &image, mode, &count, &auth, &host));
+            let (image, count, auth, host, redirect) = (
+                image.clone(),
+                count.clone(),
+                auth.clone(),
+                host.clone(),
+                redirect_to.clone(),
+            );
+            std::thread::spawn(move || {
+                handle(
+                    stream,
+                    &image,
+                    mode,
+                    &count,
+                    &auth,
+                    &host,
+                    redirect.as_deref(),
+                )
+            });
         }
     });
     FaultServer {
@@ -90,6 +112,7 @@ fn handle(
     count: &AtomicUsize,
     auth: &Mutex<Vec<String>>,
     host: &str,
+    redirect: Option<&str>,
 ) {
     stream.set_read_timeout(Some(Duration::from_secs(5))).ok();
     let mut head = Vec::new();
@@ -117,7 +140,15 @@ fn handle(
         .unwrap_or_default();
     auth.lock().unwrap().push(authorization.clone());
     let n = count.fetch_add(1, Ordering::SeqCst);
-    let r = route(image, mode, n, &path, &authorization, host);
+    let r = match redirect {
+        Some(to) if path.starts_with("/v2/test/img/blobs/") => {
+            let mut r = reply("307 Temporary Redirect", Vec::new());
+            r.headers
+                .push(("Location".into(), format!("http://{to}{path}")));
+            r
+        }
+        _ => route(image, mode, n, &path, &authorization, host),
+    };
     let mut out = format!(
         "HTTP/1.1 {}\r\nContent-Length: {}\r\nConnection: close\r\n",
         r.status,

@@ -418,6 +418,7 @@ fn fault_401_without_and_with_wrong_credentials() {
         &[
             ("PINPROBE_REGISTRY_USERNAME", "alice"),
             ("PINPROBE_REGISTRY_PASSWORD", "s3cr3t-never-printed"),
+            ("PINPROBE_REGISTRY_HOST", &server.addr),
         ],
     );
     run.assert_error("credentials from the environment were rejected");
@@ -697,6 +698,7 @@ fn registry_basic_auth() {
         &[
             ("PINPROBE_REGISTRY_USERNAME", "alice"),
             ("PINPROBE_REGISTRY_PASSWORD", "looking-glass"),
+            ("PINPROBE_REGISTRY_HOST", &reg.host),
         ],
     );
     run.assert_error("rejected");
@@ -706,6 +708,7 @@ fn registry_basic_auth() {
         &[
             ("PINPROBE_REGISTRY_USERNAME", "alice"),
             ("PINPROBE_REGISTRY_PASSWORD", "wonderland"),
+            ("PINPROBE_REGISTRY_HOST", &reg.host),
         ],
     );
     assert_ne!(run.code, 2, "{}", run.stderr);

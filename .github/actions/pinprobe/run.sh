@@ -8,6 +8,8 @@
 #   INPUT_HEAD     the revision after it; empty: pull_request.head.sha (or `after`)
 #   INPUT_FAIL_ON  low | medium | high | critical | never (default high)
 #   INPUT_RULES    a directory of extra rules (optional)
+#   INPUT_ALLOW_HEAD_IGNORES  true: apply HEAD's .pinprobe.yaml (default false: BASE's)
+#   INPUT_ALLOW_HEAD_RULES    true: read an in-repository rules directory at HEAD (default BASE)
 #   INPUT_REPOS    clones of pinned projects, NAME=PATH, one a line (optional)
 #   INPUT_SARIF    true | false: write the SARIF file (the upload is action.yml's step)
 #   PINPROBE       the binary (default: pinprobe on PATH)
@@ -55,6 +57,8 @@ done
 
 args=(diff "$base" "$head" "$path")
 [ -z "${INPUT_RULES:-}" ] || args+=(--rules "$INPUT_RULES")
+[ "${INPUT_ALLOW_HEAD_IGNORES:-false}" != true ] || args+=(--allow-head-ignores)
+[ "${INPUT_ALLOW_HEAD_RULES:-false}" != true ] || args+=(--allow-head-rules)
 while IFS= read -r repo; do
   repo=${repo#"${repo%%[![:space:]]*}"}
   repo=${repo%"${repo##*[![:space:]]}"}
@@ -80,6 +84,8 @@ if [ "$code" -eq 2 ]; then
   fail "pinprobe diff failed (see the log above)"
 fi
 findings=$(jq -r '.counts.introduced' "$json") || fail "unreadable JSON from pinprobe"
+edits=$(jq -r '[.policy_edits[]? | select(.allowed | not)] | length' "$json") ||
+  fail "unreadable JSON from pinprobe"
 cat "$markdown" >>"$summary" || fail "cannot append to the job summary"
 {
   echo "findings=$findings"
@@ -89,7 +95,14 @@ cat "$markdown" >>"$summary" || fail "cannot append to the job summary"
 
 case $code in
   0) echo "pinprobe: the bump introduces nothing at or above $fail_on" ;;
-  1) echo "::error title=pinprobe::the pin bump introduces $findings finding(s); see the job summary" ;;
+  1)
+    if [ "$edits" -gt 0 ]; then
+      echo "::error title=pinprobe::the pull request adds or edits $edits ignore entr(y/ies) or rule override(s) of its own; see the job summary"
+    fi
+    if [ "$findings" -gt 0 ]; then
+      echo "::error title=pinprobe::the pin bump introduces $findings finding(s); see the job summary"
+    fi
+    ;;
   3) echo "::warning title=pinprobe::undecided: a changed pin could not be checked (pass clones with the repos input)" ;;
 esac
 exit "$code"

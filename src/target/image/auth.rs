@@ -1,6 +1,7 @@
 //! Registry credentials and authentication challenges.
 //!
-//! Credentials come from `PINPROBE_REGISTRY_USERNAME` / `PINPROBE_REGISTRY_PASSWORD`, else from
+//! Credentials come from `PINPROBE_REGISTRY_USERNAME` / `PINPROBE_REGISTRY_PASSWORD` for the
+//! registry `PINPROBE_REGISTRY_HOST` names (and only that one), else from
 //! the Docker `config.json` (`$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`,
 //! `auths.<host>.auth` = base64 of `user:pass`, or `username` / `password`). Credential helpers
 //! (`credsStore`, `credHelpers`) are not run. Credentials are never printed: [`Credentials`]'
@@ -14,6 +15,9 @@ use std::path::PathBuf;
 
 pub const ENV_USERNAME: &str = "PINPROBE_REGISTRY_USERNAME";
 pub const ENV_PASSWORD: &str = "PINPROBE_REGISTRY_PASSWORD";
+/// The one registry (`host[:port]`, `docker.io` for Docker Hub) the environment credentials
+/// belong to: they are sent nowhere else, and not at all without it.
+pub const ENV_HOST: &str = "PINPROBE_REGISTRY_HOST";
 
 /// A user name and password for one registry.
 #[derive(Clone)]
@@ -64,23 +68,38 @@ pub enum Origin {
 /// Credentials for `registry` (`host[:port]`, `docker.io` for Docker Hub), if any are set.
 /// A Docker config that cannot be read or parsed is skipped with the returned warning.
 pub fn lookup(registry: &str) -> (Option<(Credentials, Origin)>, Option<String>) {
+    let mut warning = None;
     if let (Ok(username), Ok(password)) = (std::env::var(ENV_USERNAME), std::env::var(ENV_PASSWORD))
     {
-        return (
-            Some((Credentials { username, password }, Origin::Env)),
-            None,
-        );
+        match std::env::var(ENV_HOST) {
+            Ok(host) if same_registry(&host, registry) => {
+                return (
+                    Some((Credentials { username, password }, Origin::Env)),
+                    None,
+                );
+            }
+            Ok(_) => {
+                warning = Some(format!(
+                    "{ENV_USERNAME}/{ENV_PASSWORD} belong to the registry {ENV_HOST} names, not {registry}: not sent"
+                ));
+            }
+            Err(_) => {
+                warning = Some(format!(
+                    "{ENV_USERNAME}/{ENV_PASSWORD} are set without {ENV_HOST} (the registry they belong to): not sent"
+                ));
+            }
+        }
     }
     let Some(path) = docker_config_path() else {
-        return (None, None);
+        return (None, warning);
     };
-    let Ok(text) = std::fs::read(&path) else {
-        return (None, None);
+    let Ok(text) = crate::input::read_file(&path, crate::input::MAX_TEXT) else {
+        return (None, warning);
     };
     match serde_json::from_slice::<DockerConfig>(&text) {
         Ok(config) => (
             from_config(&config, registry).map(|c| (c, Origin::DockerConfig)),
-            None,
+            warning,
         ),
         Err(_) => (
             None,
@@ -92,6 +111,25 @@ pub fn lookup(registry: &str) -> (Option<(Credentials, Origin)>, Option<String>)
     }
 }
 
+/// Whether a configured registry name (`host[:port]`, maybe with a scheme or path, as Docker
+/// config keys are written) names `registry`.
+fn same_registry(configured: &str, registry: &str) -> bool {
+    let host = configured
+        .trim()
+        .trim_start_matches("https://")
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    host == registry.to_ascii_lowercase()
+        || (registry == "docker.io"
+            && matches!(
+                host.as_str(),
+                "index.docker.io" | "registry-1.docker.io" | "docker.io"
+            ))
+}
+
 fn docker_config_path() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os("DOCKER_CONFIG") {
         return Some(PathBuf::from(dir).join("config.json"));
@@ -100,22 +138,10 @@ fn docker_config_path() -> Option<PathBuf> {
 }
 
 fn from_config(config: &DockerConfig, registry: &str) -> Option<Credentials> {
-    let hub = registry == "docker.io";
-    let entry = config.auths.iter().find_map(|(key, entry)| {
-        let host = key
-            .trim_start_matches("https://")
-            .trim_start_matches("http://")
-            .split('/')
-            .next()
-            .unwrap_or("");
-        let same = host == registry
-            || (hub
-                && matches!(
-                    host,
-                    "index.docker.io" | "registry-1.docker.io" | "docker.io"
-                ));
-        same.then_some(entry)
-    })?;
+    let entry = config
+        .auths
+        .iter()
+        .find_map(|(key, entry)| same_registry(key, registry).then_some(entry))?;
     if let Some(auth) = &entry.auth {
         let decoded = STANDARD.decode(auth.trim()).ok()?;
         let text = String::from_utf8(decoded).ok()?;

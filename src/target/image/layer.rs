@@ -3,12 +3,23 @@
 //! tar), and walked entry by entry with the `tar` crate; the data of entries the [`Sink`] does
 //! not read is streamed past, never stored. After the last entry the stream is drained so the
 //! digest covers every byte, then checked: a short, corrupt or substituted layer is an error.
+//!
+//! Extended headers (GNU long names and long link names, PAX records) are read here, not by the
+//! `tar` crate, which buffers their bodies whole whatever their size (a 7 MB layer of huge
+//! headers drove a scan to 4.7 GB): a GNU long name over [`MAX_LONG_NAME`] bytes or a PAX header
+//! over [`MAX_PAX`] makes the layer an error, as does a PAX `size` record the header disagrees
+//! with (the entries after it could not be found).
 
 use super::Fault;
 use flate2::read::MultiGzDecoder;
 use indicatif::ProgressBar;
 use sha2::{Digest as _, Sha256};
 use std::io::{self, BufRead, BufReader, Read};
+
+/// The largest GNU long name or long link name body read (paths are at most 4 KiB on Linux).
+pub const MAX_LONG_NAME: u64 = 64 << 10;
+/// The largest PAX extended header body read.
+pub const MAX_PAX: u64 = 1 << 20;
 
 /// The kind of a tar entry, as the merge needs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -149,29 +160,28 @@ fn walk(
     };
     {
         let mut archive = tar::Archive::new(&mut tar_bytes);
-        for entry in archive.entries()? {
+        let mut extended = Extended::default();
+        // Raw: extended headers come through as entries, read under a cap below.
+        for entry in archive.entries()?.raw(true) {
             let mut entry = entry?;
-            let path = entry.path()?.to_string_lossy().into_owned();
-            let path = super::layout::normalize(&path);
-            if path.is_empty() {
+            if extended.take(&mut entry)? {
                 continue;
             }
             let header = entry.header();
+            let (path_bytes, link_bytes) = extended.names(header)?;
+            let path = super::layout::normalize(&String::from_utf8_lossy(&path_bytes));
+            if path.is_empty() {
+                continue;
+            }
             let kind = match header.entry_type() {
                 tar::EntryType::Regular | tar::EntryType::Continuous => EntryKind::File,
                 tar::EntryType::Directory => EntryKind::Dir,
                 tar::EntryType::Symlink => EntryKind::Symlink(
-                    entry
-                        .link_name()?
-                        .map(|l| l.to_string_lossy().into_owned())
-                        .unwrap_or_default(),
+                    String::from_utf8_lossy(&link_bytes.unwrap_or_default()).into_owned(),
                 ),
-                tar::EntryType::Link => EntryKind::Hardlink(
-                    entry
-                        .link_name()?
-                        .map(|l| super::layout::normalize(&l.to_string_lossy()))
-                        .unwrap_or_default(),
-                ),
+                tar::EntryType::Link => EntryKind::Hardlink(super::layout::normalize(
+                    &String::from_utf8_lossy(&link_bytes.unwrap_or_default()),
+                )),
                 _ => EntryKind::Other,
             };
             let size = entry.size();
@@ -194,6 +204,95 @@ fn walk(
     drop(decoded);
     io::copy(&mut buffered, &mut io::sink())?;
     Ok(diff_id)
+}
+
+/// The extended headers seen since the last real entry, each body read under its cap.
+#[derive(Default)]
+struct Extended {
+    long_name: Option<Vec<u8>>,
+    long_link: Option<Vec<u8>>,
+    pax: Option<Vec<u8>>,
+}
+
+fn invalid(message: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, message)
+}
+
+impl Extended {
+    /// Read `entry` if it is an extended header (then `true`: it is no file of its own).
+    fn take(&mut self, entry: &mut tar::Entry<'_, impl Read>) -> io::Result<bool> {
+        let kind = entry.header().entry_type();
+        let (what, cap) = if kind.is_gnu_longname() || kind.is_gnu_longlink() {
+            ("GNU long-name", MAX_LONG_NAME)
+        } else if kind.is_pax_local_extensions() || kind.is_pax_global_extensions() {
+            ("PAX", MAX_PAX)
+        } else {
+            return Ok(false);
+        };
+        let size = entry.header().entry_size()?;
+        if size > cap {
+            return Err(invalid(format!(
+                "a {what} extended header of {size} bytes, over the {cap}-byte cap"
+            )));
+        }
+        let mut body = Vec::with_capacity(size as usize);
+        entry.take(cap).read_to_end(&mut body)?;
+        if kind.is_gnu_longname() {
+            self.long_name = Some(body);
+        } else if kind.is_gnu_longlink() {
+            self.long_link = Some(body);
+        } else if kind.is_pax_local_extensions() {
+            self.pax = Some(body);
+        }
+        // A global PAX header's records are ignored (as the `tar` crate does), its size capped.
+        Ok(true)
+    }
+
+    /// The path and link name of the real entry `header` (GNU long names first, then PAX
+    /// `path` / `linkpath`, then the header's own fields), clearing what was pending.
+    fn names(&mut self, header: &tar::Header) -> io::Result<(Vec<u8>, Option<Vec<u8>>)> {
+        let strip = |mut b: Vec<u8>| {
+            while b.last() == Some(&0) {
+                b.pop();
+            }
+            b
+        };
+        let mut pax_path = None;
+        let mut pax_link = None;
+        if let Some(pax) = self.pax.take() {
+            for record in tar::PaxExtensions::new(&pax) {
+                let record = record?;
+                match record.key_bytes() {
+                    b"path" => pax_path = Some(record.value_bytes().to_vec()),
+                    b"linkpath" => pax_link = Some(record.value_bytes().to_vec()),
+                    b"size" => {
+                        let declared = std::str::from_utf8(record.value_bytes())
+                            .ok()
+                            .and_then(|s| s.trim().parse::<u64>().ok());
+                        if declared != Some(header.entry_size()?) {
+                            return Err(invalid(
+                                "a PAX size record that the tar header disagrees with".into(),
+                            ));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let path = self
+            .long_name
+            .take()
+            .map(strip)
+            .or(pax_path)
+            .unwrap_or_else(|| header.path_bytes().into_owned());
+        let link = self
+            .long_link
+            .take()
+            .map(strip)
+            .or(pax_link)
+            .or_else(|| header.link_name_bytes().map(|b| b.into_owned()));
+        Ok((path, link))
+    }
 }
 
 /// Hashes and counts the stored bytes; remembers the first I/O error's kind (decoders and the
@@ -248,5 +347,83 @@ impl Read for DiffHash<'_, '_> {
             h.update(&buf[..n]);
         }
         Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Default)]
+    struct Names(Vec<(String, EntryKind)>);
+
+    impl Sink for Names {
+        fn entry(&mut self, entry: &Entry<'_>, _body: &mut dyn Read) -> io::Result<()> {
+            self.0.push((entry.path.to_string(), entry.kind.clone()));
+            Ok(())
+        }
+    }
+
+    fn walk_tar(tar: &[u8]) -> io::Result<Vec<(String, EntryKind)>> {
+        let mut names = Names::default();
+        walk(&mut &tar[..], false, &mut names)?;
+        Ok(names.0)
+    }
+
+    fn file(b: &mut tar::Builder<Vec<u8>>, path: &str) {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(1);
+        h.set_mode(0o644);
+        h.set_entry_type(tar::EntryType::Regular);
+        b.append_data(&mut h, path, &b"x"[..]).unwrap();
+    }
+
+    #[test]
+    fn long_names_and_pax_paths_under_the_caps_are_read() {
+        let long = format!("usr/{}/a.py", "d".repeat(300));
+        let mut b = tar::Builder::new(Vec::new());
+        file(&mut b, &long); // a GNU long-name header
+        b.append_pax_extensions([("path", format!("opt/{}/b.py", "p".repeat(200)).as_bytes())])
+            .unwrap();
+        file(&mut b, "placeholder");
+        let mut h = tar::Header::new_gnu();
+        h.set_size(0);
+        h.set_entry_type(tar::EntryType::Link);
+        b.append_link(&mut h, "hard", format!("usr/{}/a.py", "d".repeat(300)))
+            .unwrap();
+        let names = walk_tar(&b.into_inner().unwrap()).unwrap();
+        assert_eq!(names[0], (long.clone(), EntryKind::File));
+        assert_eq!(
+            names[1],
+            (format!("opt/{}/b.py", "p".repeat(200)), EntryKind::File)
+        );
+        assert_eq!(names[2], ("hard".to_string(), EntryKind::Hardlink(long)));
+    }
+
+    fn with_extended(kind: tar::EntryType, body: &[u8]) -> Vec<u8> {
+        let mut b = tar::Builder::new(Vec::new());
+        let mut h = tar::Header::new_gnu();
+        h.set_size(body.len() as u64);
+        h.set_entry_type(kind);
+        b.append_data(&mut h, "././@LongLink", body).unwrap();
+        file(&mut b, "etc/hostname");
+        b.into_inner().unwrap()
+    }
+
+    #[test]
+    fn extended_headers_over_their_caps_are_errors() {
+        let big = vec![b'a'; MAX_LONG_NAME as usize + 1];
+        let e = walk_tar(&with_extended(tar::EntryType::GNULongName, &big)).unwrap_err();
+        assert!(e.to_string().contains("over the 65536-byte cap"), "{e}");
+        let big = vec![b'a'; MAX_PAX as usize + 1];
+        let e = walk_tar(&with_extended(tar::EntryType::XHeader, &big)).unwrap_err();
+        assert!(e.to_string().contains("over the 1048576-byte cap"), "{e}");
+        // At the cap: read.
+        let name = vec![b'n'; MAX_LONG_NAME as usize];
+        let names = walk_tar(&with_extended(tar::EntryType::GNULongName, &name)).unwrap();
+        assert_eq!(names[0].0.len(), MAX_LONG_NAME as usize);
+        // A PAX size the header disagrees with.
+        let e = walk_tar(&with_extended(tar::EntryType::XHeader, b"12 size=999\n")).unwrap_err();
+        assert!(e.to_string().contains("PAX size record"), "{e}");
     }
 }

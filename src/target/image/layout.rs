@@ -12,7 +12,6 @@ use super::{Fault, LayerRef, Resolved, Source};
 use flate2::read::MultiGzDecoder;
 use serde::Deserialize;
 use std::collections::HashMap;
-use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
@@ -46,12 +45,12 @@ impl Source for OciDir {
             ));
         }
         let index_path = self.dir.join("index.json");
-        let index = read_capped(File::open(&index_path), &index_path)?;
+        let index = read_capped(&index_path)?;
         let mut warnings = Vec::new();
         let desc = choose(&index, self.tag.as_deref(), platform, &mut warnings)?;
         let mut resolved = manifest::resolve(desc, platform, &mut |digest, what| {
             let path = self.blob_path(digest);
-            let bytes = read_capped(File::open(&path), &path)?;
+            let bytes = read_capped(&path)?;
             manifest::verify(&bytes, digest, what)?;
             Ok(bytes)
         })?;
@@ -61,7 +60,7 @@ impl Source for OciDir {
 
     fn open_layer(&mut self, layer: &LayerRef) -> Result<Box<dyn Read + '_>, Fault> {
         let path = self.blob_path(&layer.location);
-        let file = File::open(&path).map_err(|e| Fault::io(&path, e))?;
+        let file = crate::input::open_file(&path).map_err(|e| Fault::io(&path, e))?;
         Ok(Box::new(file))
     }
 }
@@ -119,19 +118,8 @@ fn entry_tag(d: &Descriptor) -> Option<String> {
     })
 }
 
-fn read_capped(file: io::Result<File>, path: &Path) -> Result<Vec<u8>, Fault> {
-    let file = file.map_err(|e| Fault::io(path, e))?;
-    let mut bytes = Vec::new();
-    file.take(MAX_JSON + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Fault::io(path, e))?;
-    if bytes.len() as u64 > MAX_JSON {
-        return Err(Fault::malformed(
-            path.display().to_string(),
-            format!("larger than {MAX_JSON} bytes"),
-        ));
-    }
-    Ok(bytes)
+fn read_capped(path: &Path) -> Result<Vec<u8>, Fault> {
+    crate::input::read_file(path, MAX_JSON).map_err(|e| Fault::io(path, e))
 }
 
 /// A `docker save` archive (`.tar`, or gzip-compressed).
@@ -167,7 +155,7 @@ const SMALL_TOTAL: u64 = 64 << 20;
 impl Archive {
     pub fn open(path: PathBuf) -> Result<Archive, Fault> {
         let io_err = |e| Fault::io(&path, e);
-        let mut file = File::open(&path).map_err(io_err)?;
+        let mut file = crate::input::open_file(&path).map_err(io_err)?;
         let mut magic = [0u8; 2];
         let n = file.read(&mut magic).map_err(io_err)?;
         file.rewind().map_err(io_err)?;
@@ -272,7 +260,7 @@ impl Archive {
     fn open_member(&self, name: &str) -> Result<Box<dyn Read + 'static>, Fault> {
         let io_err = |e| Fault::io(&self.path, e);
         let m = &self.members[name];
-        let mut file = File::open(&self.path).map_err(io_err)?;
+        let mut file = crate::input::open_file(&self.path).map_err(io_err)?;
         if !self.gzip {
             file.seek(SeekFrom::Start(m.offset)).map_err(io_err)?;
             return Ok(Box::new(file.take(m.size)));

@@ -50,6 +50,9 @@ const MAX_LINK_ROUNDS: usize = 40;
 /// How many symbolic links are remembered; more makes the merge warn that links past it were
 /// not followed (files behind them are then missing, which the verdict reports as undecidable).
 const MAX_LINKS: usize = 1_000_000;
+/// The most bytes kept from one image in all (many interesting files of up to [`MAX_FILE`]
+/// each grew a scan past 1.6 GB): past it the layer is an error.
+pub const MAX_KEPT: u64 = 128 << 20;
 /// Packages whose `RECORD` decides an environment's answer (normalized project names).
 const DECIDING: &[&str] = &["vllm", "flash_attn", "flash_attn_4"];
 
@@ -89,7 +92,7 @@ pub fn run(
         bar.set_message(format!(
             "layer {}/{count} {}",
             count - idx,
-            name.get(..19).unwrap_or(&name)
+            crate::model::text::printable(name.get(..19).unwrap_or(&name))
         ));
         let expect = Expect {
             name,
@@ -143,6 +146,8 @@ pub struct Merger {
     /// Interesting paths that are hard links to files not kept, and why.
     unresolved: BTreeMap<String, String>,
     warnings: Vec<String>,
+    /// Bytes of the kept files so far, under [`MAX_KEPT`].
+    kept: u64,
 }
 
 /// What the layer being read settles for older layers (applied when it ends).
@@ -297,6 +302,18 @@ impl Merger {
         }
     }
 
+    /// Count `n` more kept bytes against [`MAX_KEPT`].
+    fn keep(&mut self, n: usize) -> io::Result<()> {
+        self.kept += n as u64;
+        if self.kept > MAX_KEPT {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("the image's files of interest pass the {MAX_KEPT}-byte total cap"),
+            ));
+        }
+        Ok(())
+    }
+
     fn register_record(&mut self, path: &str, bytes: &[u8]) {
         let Some(dist_info) = path.strip_suffix("/RECORD") else {
             return;
@@ -376,12 +393,14 @@ impl Sink for Merger {
             EntryKind::File => {
                 let mut bytes = Vec::with_capacity(entry.size as usize);
                 body.take(MAX_FILE).read_to_end(&mut bytes)?;
+                self.keep(bytes.len())?;
                 self.register_record(path, &bytes);
                 self.files.insert(path.to_string(), (bytes, self.layer));
             }
             EntryKind::Hardlink(target) => match self.files.get(target) {
                 Some((bytes, layer)) if *layer == self.layer => {
                     let bytes = bytes.clone();
+                    self.keep(bytes.len())?;
                     self.register_record(path, &bytes);
                     self.files.insert(path.to_string(), (bytes, self.layer));
                 }

@@ -186,7 +186,7 @@ pub struct Merged {
 /// Open an image target and merge the files an artifact scan needs.
 pub fn open(target: &str, opts: &Options) -> Result<Merged, ImageError> {
     let err = |fault| ImageError {
-        input: target.to_string(),
+        input: reference::redact_userinfo(target).into_owned(),
         fault,
     };
     let platform = Platform::parse(&opts.platform).map_err(err)?;

@@ -76,8 +76,32 @@ pub fn parse(target: &str) -> Result<ImageRef, Fault> {
     Ok(ImageRef::Archive(PathBuf::from(target)))
 }
 
+/// `target` with any user information (`user:pass@`) in a `docker://` reference's host part
+/// replaced by `<redacted>@`, for every message that names the target.
+pub fn redact_userinfo(target: &str) -> std::borrow::Cow<'_, str> {
+    let Some(rest) = target.strip_prefix("docker://") else {
+        return target.into();
+    };
+    let host_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..host_end].rfind('@') {
+        Some(at) => format!("docker://<redacted>@{}", &rest[at + 1..]).into(),
+        None => target.into(),
+    }
+}
+
 fn parse_registry(rest: &str) -> Result<RegistryRef, Fault> {
-    let bad = |why: &str| Fault::Reference(format!("docker://{rest}: {why}"));
+    let shown = redact_userinfo(&format!("docker://{rest}")).into_owned();
+    let bad = |why: &str| Fault::Reference(format!("{shown}: {why}"));
+    // `user:pass@host/...`: a password on the command line ends up in shell history, process
+    // lists and logs; it is refused, and never echoed.
+    if rest[..rest.find('/').unwrap_or(rest.len())].contains('@') {
+        return Err(bad(&format!(
+            "credentials in an image reference are refused: set {} and {} with {} naming the registry, or use docker login",
+            super::auth::ENV_USERNAME,
+            super::auth::ENV_PASSWORD,
+            super::auth::ENV_HOST
+        )));
+    }
     let (name_tag, digest) = match rest.split_once('@') {
         Some((n, d)) => {
             if !valid_digest(d) {
@@ -183,6 +207,33 @@ mod tests {
         ] {
             assert!(parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn userinfo_is_refused_and_never_echoed() {
+        for target in [
+            "docker://alice:s3cret@registry.example/a/b:v1",
+            "docker://alice:s3cret@registry.example",
+            "docker://s3cret@127.0.0.1:5000/a@sha256:00",
+        ] {
+            let e = parse(target).unwrap_err().to_string();
+            assert!(!e.contains("s3cret"), "{e}");
+            assert!(e.contains("<redacted>@"), "{e}");
+            assert!(
+                e.contains("credentials in an image reference are refused"),
+                "{e}"
+            );
+        }
+        assert_eq!(
+            redact_userinfo("docker://u:p@h:1/r:t"),
+            "docker://<redacted>@h:1/r:t"
+        );
+        // An `@` after the host is a digest, not user information.
+        assert_eq!(
+            redact_userinfo("docker://h/r@sha256:ab"),
+            "docker://h/r@sha256:ab"
+        );
+        assert_eq!(redact_userinfo("oci:a@b"), "oci:a@b");
     }
 
     #[test]

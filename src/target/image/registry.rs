@@ -75,6 +75,14 @@ impl Registry {
         loop {
             match self.send(&url, accept, self.authorization.as_deref()) {
                 Ok(resp) => return Ok(resp),
+                // A 401 from a host the registry redirected to is that host's challenge, not
+                // the registry's: answering it would hand the registry's credentials over.
+                Err(ureq::Error::Status(401, resp)) if origin(resp.get_url()) != origin(&url) => {
+                    return Err(Fault::Auth(format!(
+                        "{what}: 401 Unauthorized from {}, where the registry redirected: credentials are sent only to the registry",
+                        origin(resp.get_url())
+                    )));
+                }
                 Err(ureq::Error::Status(401, resp)) if !challenged => {
                     challenged = true;
                     let challenge = resp
@@ -141,6 +149,17 @@ impl Registry {
             }) => {
                 let scope = scope
                     .unwrap_or_else(|| format!("repository:{}:pull", self.reference.repository));
+                // The token request carries the registry's credentials: never in clear text
+                // when the registry itself is reached over HTTPS.
+                if self.https
+                    && self.credentials.is_some()
+                    && !realm.to_ascii_lowercase().starts_with("https://")
+                {
+                    return Err(Fault::Auth(format!(
+                        "{what}: the registry's token realm {} is not HTTPS: credentials not sent",
+                        origin(&realm)
+                    )));
+                }
                 let mut url = realm.clone();
                 url.push(if url.contains('?') { '&' } else { '?' });
                 if let Some(s) = service {
@@ -172,9 +191,11 @@ impl Registry {
     fn unauthorized(&self, what: &str) -> Fault {
         Fault::Auth(match &self.credentials {
             None => format!(
-                "{what}: 401 Unauthorized: the registry needs credentials (set {} and {}, or log in with docker login)",
+                "{what}: 401 Unauthorized: the registry needs credentials (set {} and {} with {}={}, or log in with docker login)",
                 auth::ENV_USERNAME,
-                auth::ENV_PASSWORD
+                auth::ENV_PASSWORD,
+                auth::ENV_HOST,
+                self.reference.registry
             ),
             Some((_, origin)) => format!(
                 "{what}: 401 Unauthorized: the credentials from {} were rejected",
@@ -278,6 +299,19 @@ impl Registry {
     pub fn take_warnings(&mut self) -> Vec<String> {
         std::mem::take(&mut self.warnings)
     }
+}
+
+/// `scheme://host[:port]` of a URL (what "the same server" means for credentials), without
+/// user information.
+fn origin(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    format!(
+        "{}://{}",
+        scheme.to_ascii_lowercase(),
+        host.to_ascii_lowercase()
+    )
 }
 
 fn is_timeout(kind: std::io::ErrorKind) -> bool {

@@ -19,8 +19,9 @@ pub fn client_config(ca_file: Option<&Path>) -> Result<Arc<rustls::ClientConfig>
     if let Some(path) = ca_file {
         let bad =
             |message: String| Fault::malformed(format!("--ca-file {}", path.display()), message);
-        let certs = CertificateDer::pem_file_iter(path)
-            .map_err(|e| bad(e.to_string()))?
+        let pem = crate::input::read_file(path, crate::input::MAX_TEXT)
+            .map_err(|e| bad(e.to_string()))?;
+        let certs = CertificateDer::pem_slice_iter(&pem)
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| bad(e.to_string()))?;
         if certs.is_empty() {
