@@ -1,6 +1,9 @@
 //! `pinprobe verify` end to end: the CPU-side pieces through the library's public API, the
 //! command line's exit codes, and (where a GPU exists) the probe itself. Without a GPU the GPU
-//! test prints `skipped: no GPU` and passes; CI has none.
+//! test skips through `require::hardware` (visible, summarised; CI has no GPU).
+
+#[path = "common/require.rs"]
+mod require;
 
 use std::io::Write;
 
@@ -118,8 +121,10 @@ fn verdicts_on_the_measured_facts() {
 
 #[test]
 fn no_gpu_is_one_line_and_exit_4() {
-    if verify::driver_present() {
-        visible("skipped: an NVIDIA driver is present here; the no-GPU path is not exercised");
+    if !require::no_hardware(
+        !verify::driver_present(),
+        "no NVIDIA driver (one is present here; the no-GPU path is not exercised)",
+    ) {
         return;
     }
     let out = cargo_bin_cmd!("pinprobe")
@@ -187,7 +192,7 @@ fn gpu_probe() {
     let mut sink = std::io::sink();
     let report = match verify::run(&quick, &mut sink) {
         Err(VerifyError::NoGpu(why)) => {
-            visible(&format!("skipped: no GPU ({why})"));
+            require::hardware(false, &format!("a GPU ({why})"));
             return;
         }
         other => other.expect("verify on the GPU"),

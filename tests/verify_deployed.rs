@@ -2,24 +2,25 @@
 //! site-packages directories and virtual environments built here with sources written for these
 //! tests), the command line's error paths (no interpreter, a missing PyTorch, no GPU) through
 //! stand-in interpreters that speak the harness protocol, and `--help`. Tests that need `python3`
-//! say `skipped` without one.
+//! ask `require` (a failure under `PINPROBE_CI=1`, a visible skip elsewhere).
 
-use std::io::Write;
+#[path = "common/require.rs"]
+mod require;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use assert_cmd::cargo::cargo_bin_cmd;
 use pinprobe::verify::deployed;
 
-fn visible(line: &str) {
-    let _ = writeln!(std::io::stderr(), "{line}");
-}
-
 fn python3() -> bool {
-    Command::new("python3")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
+    require::require(
+        Command::new("python3")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success()),
+        "python3",
+    )
 }
 
 fn write(root: &Path, rel: &str, text: &str) {
@@ -70,7 +71,6 @@ fn zip(path: &Path, files: &[(&str, &str)]) {
 #[test]
 fn harness_is_valid_python() {
     if !python3() {
-        visible("skipped: no python3");
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
@@ -90,7 +90,6 @@ fn harness_is_valid_python() {
 #[test]
 fn a_wheel_stages_only_its_cute_directory() {
     if !python3() {
-        visible("skipped: no python3");
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
@@ -138,7 +137,6 @@ fn a_wheel_stages_only_its_cute_directory() {
 #[test]
 fn site_packages_venvs_and_standalone_fa4_are_found() {
     if !python3() {
-        visible("skipped: no python3");
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
@@ -333,8 +331,7 @@ fn the_real_harness_names_a_missing_pytorch() {
         .args(["-c", "import torch"])
         .output()
         .is_ok_and(|o| o.status.success());
-    if !python3() || has_torch {
-        visible("skipped: needs python3 without PyTorch");
+    if !python3() || !require::require(!has_torch, "python3 without PyTorch") {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");

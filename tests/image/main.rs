@@ -507,7 +507,7 @@ fn registry_opts(host: &str) -> Options {
 
 #[test]
 fn registry_pull_with_early_stop_whiteouts_zstd_and_index() {
-    if !registry::available("registry_pull_with_early_stop_whiteouts_zstd_and_index") {
+    if !registry::available() {
         return;
     }
     let reg = registry::Registry::start(None);
@@ -626,15 +626,15 @@ fn registry_pull_with_early_stop_whiteouts_zstd_and_index() {
 
 #[test]
 fn registry_basic_auth() {
-    if !registry::available("registry_basic_auth") {
-        return;
-    }
-    if std::process::Command::new("htpasswd")
-        .arg("-h")
-        .output()
-        .is_err()
+    if !registry::available()
+        || !common::require::require(
+            std::process::Command::new("htpasswd")
+                .arg("-h")
+                .output()
+                .is_ok(),
+            "htpasswd (apache2-utils; .ci/run installs it)",
+        )
     {
-        eprintln!("skipped registry_basic_auth: htpasswd (apache2-utils) is not installed");
         return;
     }
     let reg = registry::Registry::start(Some(("alice", "wonderland")));
