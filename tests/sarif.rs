@@ -6,7 +6,7 @@
 //! 1. deserialising our output into serde-sarif's typed `Sarif` (always runs);
 //! 2. validating it with the `jsonschema` crate against the schema file from serde-sarif's
 //!    sources in cargo's registry (runs wherever cargo unpacked the crate there, as on CI; a
-//!    vendored build without it prints `skipped` and still runs check 1).
+//!    vendored build without it skips through `common::require` and still runs check 1).
 //!
 //! Plus what GitHub code scanning needs beyond the schema: `help` text on every rule, relative
 //! `artifactLocation.uri` with `region.startLine`, `partialFingerprints`, a `level`.

@@ -122,7 +122,7 @@ fn test_name() -> String {
 }
 
 /// Past the harness's capture: the terminal if there is one, else the real stderr.
-fn announce(line: &str) {
+pub fn announce(line: &str) {
     match std::fs::OpenOptions::new().write(true).open("/dev/tty") {
         Ok(mut tty) => {
             let _ = writeln!(tty, "{line}");
