@@ -17,6 +17,8 @@
 mod build;
 #[path = "../tests/image/registry.rs"]
 mod registry;
+#[path = "../tests/common/require.rs"]
+mod require;
 
 use sha2::{Digest as _, Sha256};
 use std::io::{self, Write};
@@ -353,7 +355,7 @@ fn main() {
         let scan = pinprobe(&[&format!("oci:{}:{tag}", dir.display())]);
         row(&format!("{tag} layer (oci dir)"), &scan, base);
     }
-    if !(registry::available("image_scan registry case")) {
+    if !registry::available() {
         return;
     }
     let reg = registry::Registry::start(None);

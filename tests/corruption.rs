@@ -150,7 +150,7 @@ struct Sources {
 
 fn random_sources(rng: &mut StdRng) -> Sources {
     let mut what = Vec::new();
-    let mut flag = |p: f64, name: &str, what: &mut Vec<String>, rng: &mut StdRng| {
+    let flag = |p: f64, name: &str, what: &mut Vec<String>, rng: &mut StdRng| {
         let on = rng.random_bool(p);
         if on {
             what.push(name.to_string());
@@ -602,10 +602,7 @@ fn check(name: &str, target: &Path, file: &Path, original: &[u8], stream: u64) -
         before.code, 1,
         "{name}: the uncorrupted target must be affected"
     );
-    assert!(
-        before.fa4().iter().any(|s| *s == "affected"),
-        "{name}: {before:?}"
-    );
+    assert!(before.fa4().contains(&"affected"), "{name}: {before:?}");
     let mut rng = rng(stream);
     let mut tally = [0usize; 4];
     for i in 0..cases() {

@@ -7,6 +7,8 @@
 mod common;
 
 use common::image as build;
+#[allow(unused_imports)]
+use common::require;
 mod fault;
 mod registry;
 

@@ -25,7 +25,8 @@ impl Drop for Registry {
 /// Whether the registry and skopeo are installed (`common::require`: a failure under
 /// `PINPROBE_CI=1`, a visible skip elsewhere).
 pub fn available() -> bool {
-    use crate::common::require::{require, tool};
+    // `crate::require` is `tests/common/require.rs` in the image tests and the image benchmark.
+    use crate::require::{require, tool};
     require(
         tool("docker-registry") && tool("skopeo"),
         "docker-registry and skopeo (.ci/run installs them)",
