@@ -18,6 +18,8 @@
 mod build;
 #[path = "../tests/image/registry.rs"]
 mod registry;
+#[path = "../tests/common/require.rs"]
+mod require;
 
 use sha2::{Digest as _, Sha256};
 use std::io::{self, Write};
@@ -362,7 +364,7 @@ fn main() {
             row(&format!("{tag} layer (oci dir, {mode})"), &scan, base);
         }
     }
-    if !(registry::available("image_scan registry case")) {
+    if !registry::available() {
         return;
     }
     let reg = registry::Registry::start(None);

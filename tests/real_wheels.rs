@@ -3,17 +3,17 @@
 //! Checks DESIGN.md's facts: 0.29.0 and 0.33.0 ship the FA4 source without the bug shape,
 //! 0.30.0 ships it; vLLM's third_party/tml_fa4 copy (literal False) is never flagged.
 
+#[path = "common/require.rs"]
+mod require;
+
 use assert_cmd::cargo::cargo_bin_cmd;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn skip(why: &str) {
-    // Written past the test harness's capture so a plain `cargo test` shows it.
-    let _ = writeln!(std::io::stderr(), "skipped: real_wheels: {why}");
-}
-
-fn download(version: &str, dir: &Path) -> Option<PathBuf> {
+/// The wheel of vLLM `version` in `dir`, downloaded with pip unless it is there already. Once
+/// the test is opted in, a pip failure is a test failure (never a skip): it panics with pip's
+/// own output.
+fn download(version: &str, dir: &Path) -> PathBuf {
     let find = || {
         std::fs::read_dir(dir)
             .ok()?
@@ -26,9 +26,9 @@ fn download(version: &str, dir: &Path) -> Option<PathBuf> {
             })
     };
     if let Some(found) = find() {
-        return Some(found);
+        return found;
     }
-    let status = Command::new("python3")
+    let out = Command::new("python3")
         .args([
             "-m",
             "pip",
@@ -46,9 +46,20 @@ fn download(version: &str, dir: &Path) -> Option<PathBuf> {
         .arg(format!("vllm=={version}"))
         .arg("-d")
         .arg(dir)
-        .status()
-        .ok()?;
-    if status.success() { find() } else { None }
+        .output()
+        .unwrap_or_else(|e| panic!("PINPROBE_REAL_WHEELS=1 but python3 does not run: {e}"));
+    assert!(
+        out.status.success(),
+        "PINPROBE_REAL_WHEELS=1 but `pip download vllm=={version}` failed ({}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    find().unwrap_or_else(|| {
+        panic!(
+            "pip succeeded but no vllm-{version} wheel in {}",
+            dir.display()
+        )
+    })
 }
 
 fn statuses(wheel: &Path) -> (i32, Vec<(String, String)>) {
@@ -74,8 +85,10 @@ fn statuses(wheel: &Path) -> (i32, Vec<(String, String)>) {
 
 #[test]
 fn real_vllm_wheels_match_the_known_facts() {
-    if std::env::var("PINPROBE_REAL_WHEELS").as_deref() != Ok("1") {
-        skip("set PINPROBE_REAL_WHEELS=1 to download vllm 0.29.0, 0.30.0 and 0.33.0 with pip");
+    if !require::opt_in_var(
+        "PINPROBE_REAL_WHEELS",
+        "download vllm 0.29.0, 0.30.0 and 0.33.0 with pip",
+    ) {
         return;
     }
     let keep = std::env::var_os("PINPROBE_WHEEL_DIR").map(PathBuf::from);
@@ -87,10 +100,7 @@ fn real_vllm_wheels_match_the_known_facts() {
         ("0.30.0", "affected"),
         ("0.33.0", "not_affected"),
     ] {
-        let Some(wheel) = download(version, &dir) else {
-            skip(&format!("pip could not download vllm=={version}"));
-            return;
-        };
+        let wheel = download(version, &dir);
         let (code, found) = statuses(&wheel);
         assert!(
             found.contains(&("flash-attention".into(), fa_status.into())),

@@ -6,7 +6,7 @@
 //! 1. deserialising our output into serde-sarif's typed `Sarif` (always runs);
 //! 2. validating it with the `jsonschema` crate against the schema file from serde-sarif's
 //!    sources in cargo's registry (runs wherever cargo unpacked the crate there, as on CI; a
-//!    vendored build without it prints `skipped` and still runs check 1).
+//!    vendored build without it skips through `common::require` and still runs check 1).
 //!
 //! Plus what GitHub code scanning needs beyond the schema: `help` text on every rule, relative
 //! `artifactLocation.uri` with `region.startLine`, `partialFingerprints`, a `level`.
@@ -64,32 +64,32 @@ fn check(doc: &serde_json::Value, label: &str) {
     assert_eq!(typed.runs.len(), 1, "{label}");
 
     // 2. The schema itself.
-    match schema_path() {
-        Some(path) => {
-            let text = std::fs::read_to_string(&path).expect("schema reads");
-            // The published schema's `language` patterns have a stray `]` that ECMAScript
-            // reads as a literal and Rust's regex engines reject; escape it (pinprobe never
-            // writes `language`, so nothing else changes).
-            let text = text.replace("{2}]?$", "{2}\\\\]?$");
-            let schema: serde_json::Value = serde_json::from_str(&text).expect("schema is JSON");
-            let validator = jsonschema::validator_for(&schema).expect("schema compiles");
-            let errors: Vec<String> = validator
-                .iter_errors(doc)
-                .map(|e| format!("{} at {}", e, e.instance_path()))
-                .collect();
-            assert!(errors.is_empty(), "{label}: {errors:#?}");
-            // The validator does reject what the schema forbids.
-            let mut bad = doc.clone();
-            bad["runs"][0]["results"][0]["level"] = serde_json::json!("severe");
-            assert!(
-                !validator.is_valid(&bad),
-                "{label}: an invalid level passes"
-            );
-            eprintln!("{label}: valid against {}", path.display());
-        }
-        None => eprintln!(
-            "skipped: {label}: serde-sarif's schema.json is not in cargo's registry sources (vendored build?); the typed check ran"
-        ),
+    let path = schema_path();
+    if common::require::require(
+        path.is_some(),
+        "serde-sarif's schema.json in cargo's registry sources (a vendored build lacks it; the typed check ran)",
+    ) && let Some(path) = path
+    {
+        let text = std::fs::read_to_string(&path).expect("schema reads");
+        // The published schema's `language` patterns have a stray `]` that ECMAScript
+        // reads as a literal and Rust's regex engines reject; escape it (pinprobe never
+        // writes `language`, so nothing else changes).
+        let text = text.replace("{2}]?$", "{2}\\\\]?$");
+        let schema: serde_json::Value = serde_json::from_str(&text).expect("schema is JSON");
+        let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+        let errors: Vec<String> = validator
+            .iter_errors(doc)
+            .map(|e| format!("{} at {}", e, e.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "{label}: {errors:#?}");
+        // The validator does reject what the schema forbids.
+        let mut bad = doc.clone();
+        bad["runs"][0]["results"][0]["level"] = serde_json::json!("severe");
+        assert!(
+            !validator.is_valid(&bad),
+            "{label}: an invalid level passes"
+        );
+        eprintln!("{label}: valid against {}", path.display());
     }
 
     // 3. GitHub code scanning's needs.

@@ -150,8 +150,29 @@ fn scanning_never_imports_or_runs_artifact_code() {
             assert!(!marker.exists(), "scanning {target} ran its code");
         }
     }
-    // The check itself works: running the payload does leave the marker.
+    // The check itself works (positive controls): a real Python importing the installed
+    // package leaves the marker, and so does the fake interpreter on the sandbox's PATH.
     assert!(!marker.exists());
+    if common::require::require(common::require::tool("python3"), "python3") {
+        let out = std::process::Command::new("python3")
+            .args(["-S", "-c", "import vllm"])
+            .env("PYTHONPATH", &site)
+            .current_dir(sb.path())
+            .output()
+            .expect("python3 runs");
+        assert!(
+            marker.exists(),
+            "importing the trapped vllm did not leave the marker: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::remove_file(&marker).expect("marker removed");
+    }
+    let fake = sb.path().join("bin/python3");
+    let status = std::process::Command::new(&fake)
+        .status()
+        .expect("the fake interpreter runs");
+    assert!(status.success());
+    assert!(marker.exists(), "the fake python3 did not leave the marker");
 }
 
 #[test]

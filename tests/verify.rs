@@ -1,6 +1,9 @@
 //! `pinprobe verify` end to end: the CPU-side pieces through the library's public API, the
 //! command line's exit codes, and (where a GPU exists) the probe itself. Without a GPU the GPU
-//! test prints `skipped: no GPU` and passes; CI has none.
+//! test skips through `require::hardware` (visible, summarised; CI has no GPU).
+
+#[path = "common/require.rs"]
+mod require;
 
 use std::io::Write;
 
@@ -118,8 +121,10 @@ fn verdicts_on_the_measured_facts() {
 
 #[test]
 fn no_gpu_is_one_line_and_exit_4() {
-    if verify::driver_present() {
-        visible("skipped: an NVIDIA driver is present here; the no-GPU path is not exercised");
+    if !require::no_hardware(
+        !verify::driver_present(),
+        "no NVIDIA driver (one is present here; the no-GPU path is not exercised)",
+    ) {
         return;
     }
     let out = cargo_bin_cmd!("pinprobe")
@@ -170,6 +175,88 @@ fn help_teaches_verdicts_controls_and_exit_codes() {
     }
 }
 
+// ---- the kernels, compiled without a GPU ------------------------------------------------------
+
+/// `kernels/splitkv_decode.cu` compiles with NVRTC where no GPU exists (CI: `.ci/run` installs
+/// the `nvidia-cuda-nvrtc` wheel and puts its `libnvrtc.so.13` on `LD_LIBRARY_PATH`): a CUBIN
+/// (ELF) per architecture holding every kernel the probe loads, only the head dims asked for,
+/// and a compile error for an architecture NVRTC does not know.
+#[test]
+fn the_probe_compiles_with_nvrtc_without_a_gpu() {
+    let first = verify::compile_cubin("sm_90", &[512]);
+    let missing =
+        matches!(&first, Err(VerifyError::Nvrtc(m)) if m.contains("not found on the library path"));
+    if !require::require(
+        !missing,
+        "libnvrtc.so.13 on LD_LIBRARY_PATH (pip install nvidia-cuda-nvrtc; .ci/run does)",
+    ) {
+        return;
+    }
+    for arch in ["sm_80", "sm_90"] {
+        let started = std::time::Instant::now();
+        let cubin = verify::compile_cubin(arch, &[64, 128, 256, 512])
+            .unwrap_or_else(|e| panic!("{arch}: {e}"));
+        visible(&format!(
+            "NVRTC: kernels/splitkv_decode.cu for {arch}, 4 head dims: {} bytes in {:.1} s",
+            cubin.len(),
+            started.elapsed().as_secs_f64()
+        ));
+        assert!(
+            cubin.starts_with(b"\x7fELF"),
+            "{arch}: a CUBIN is an ELF file"
+        );
+        for d in [64, 128, 256, 512] {
+            for kernel in [format!("splitkv_decode_d{d}"), format!("stream_read_d{d}")] {
+                assert!(
+                    contains(&cubin, kernel.as_bytes()),
+                    "{arch}: {kernel} missing"
+                );
+            }
+        }
+        for kernel in ["splitkv_combine", "poison_u32"] {
+            assert!(
+                contains(&cubin, kernel.as_bytes()),
+                "{arch}: {kernel} missing"
+            );
+        }
+    }
+    let only = first.expect("sm_90, head dim 512");
+    assert!(contains(&only, b"splitkv_decode_d512"));
+    assert!(
+        !contains(&only, b"splitkv_decode_d64"),
+        "-DPROBE_D512 builds only head dim 512"
+    );
+    match verify::compile_cubin("sm_1", &[64]) {
+        Err(VerifyError::Nvrtc(m)) => assert!(m.contains("sm_1"), "{m}"),
+        other => panic!("an unknown architecture must fail to compile: {other:?}"),
+    }
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+// ---- verdicts to exit codes ---------------------------------------------------------------------
+
+/// DESIGN.md's contract, written out: `scales` 0, `flat` 1, `inconclusive` / `invalid` /
+/// `unsupported` 3 (fail closed), no GPU 4.
+#[test]
+fn verdicts_map_to_the_contracts_exit_codes() {
+    use pinprobe::exit::{self, Exit};
+    use stats::Verdict;
+    for (verdict, code) in [
+        (Verdict::Scales, 0),
+        (Verdict::Flat, 1),
+        (Verdict::Inconclusive, 3),
+        (Verdict::Invalid, 3),
+        (Verdict::Unsupported, 3),
+    ] {
+        assert_eq!(exit::for_verify(verdict).code(), code, "{verdict:?}");
+    }
+    assert_eq!(exit::NO_GPU.code(), 4);
+    assert_eq!(Exit::Error.code(), 2);
+}
+
 // ---- GPU --------------------------------------------------------------------------------------
 
 /// The probe on the GPU: default shapes scale with a flat negative control and a scaling
@@ -187,7 +274,7 @@ fn gpu_probe() {
     let mut sink = std::io::sink();
     let report = match verify::run(&quick, &mut sink) {
         Err(VerifyError::NoGpu(why)) => {
-            visible(&format!("skipped: no GPU ({why})"));
+            require::hardware(false, &format!("a GPU ({why})"));
             return;
         }
         other => other.expect("verify on the GPU"),

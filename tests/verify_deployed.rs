@@ -2,24 +2,25 @@
 //! site-packages directories and virtual environments built here with sources written for these
 //! tests), the command line's error paths (no interpreter, a missing PyTorch, no GPU) through
 //! stand-in interpreters that speak the harness protocol, and `--help`. Tests that need `python3`
-//! say `skipped` without one.
+//! ask `require` (a failure under `PINPROBE_CI=1`, a visible skip elsewhere).
 
-use std::io::Write;
+#[path = "common/require.rs"]
+mod require;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use assert_cmd::cargo::cargo_bin_cmd;
 use pinprobe::verify::deployed;
 
-fn visible(line: &str) {
-    let _ = writeln!(std::io::stderr(), "{line}");
-}
-
 fn python3() -> bool {
-    Command::new("python3")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
+    require::require(
+        Command::new("python3")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success()),
+        "python3",
+    )
 }
 
 fn write(root: &Path, rel: &str, text: &str) {
@@ -70,7 +71,6 @@ fn zip(path: &Path, files: &[(&str, &str)]) {
 #[test]
 fn harness_is_valid_python() {
     if !python3() {
-        visible("skipped: no python3");
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
@@ -90,7 +90,6 @@ fn harness_is_valid_python() {
 #[test]
 fn a_wheel_stages_only_its_cute_directory() {
     if !python3() {
-        visible("skipped: no python3");
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
@@ -138,7 +137,6 @@ fn a_wheel_stages_only_its_cute_directory() {
 #[test]
 fn site_packages_venvs_and_standalone_fa4_are_found() {
     if !python3() {
-        visible("skipped: no python3");
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
@@ -333,8 +331,7 @@ fn the_real_harness_names_a_missing_pytorch() {
         .args(["-c", "import torch"])
         .output()
         .is_ok_and(|o| o.status.success());
-    if !python3() || has_torch {
-        visible("skipped: needs python3 without PyTorch");
+    if !python3() || !require::require(!has_torch, "python3 without PyTorch") {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
@@ -383,4 +380,185 @@ fn help_says_deployed_imports_code_from_the_artifact() {
         .collect::<Vec<_>>()
         .join(" ");
     assert!(help.contains("only command that imports code from an artifact"));
+}
+
+// ---- the deployed flow on recorded timings --------------------------------------------------
+
+/// Medians per split count recorded on an H200 (`bench/verify-deployed-h200-*.txt`, run 1):
+/// vLLM 0.30.0's shipped FA4 kernel and the same with the one-line fix, for the two default
+/// shapes (head dim 512 / 7,168 tokens; head dim 128 / 32,768 tokens).
+const SHIPPED: [&[(usize, f64)]; 2] = [
+    &[
+        (1, 339.7),
+        (2, 359.1),
+        (4, 359.1),
+        (8, 359.5),
+        (16, 360.4),
+        (32, 358.8),
+        (64, 361.4),
+    ],
+    &[
+        (1, 335.9),
+        (2, 338.2),
+        (4, 338.3),
+        (8, 338.3),
+        (16, 338.2),
+        (32, 338.4),
+        (64, 338.8),
+    ],
+];
+const FIXED: [&[(usize, f64)]; 2] = [
+    &[
+        (1, 339.7),
+        (2, 183.7),
+        (4, 96.4),
+        (8, 52.5),
+        (16, 31.8),
+        (32, 24.2),
+        (64, 21.8),
+    ],
+    &[
+        (1, 335.4),
+        (2, 174.0),
+        (4, 90.7),
+        (8, 49.0),
+        (16, 28.9),
+        (32, 20.1),
+        (64, 18.9),
+    ],
+];
+/// The probe's best medians on the same shapes, same run.
+const PROBE_BEST_US: [f64; 2] = [17.3, 19.0];
+
+/// The harness's JSON lines for a run with these medians (15 rounds each, spread +-0.2%
+/// around the recorded median), `rel_error` for every check, and an optional refusal.
+fn harness_lines(
+    curves: &[&[(usize, f64)]],
+    rel_error: f64,
+    refuse: &[(usize, usize, &str)],
+) -> String {
+    let mut out = vec![
+        r#"{"event": "hello", "protocol": 1, "python": "3.12.3", "torch": "2.11.0+cu130", "cuda": "13.0", "cutlass_dsl": "4.7.1", "device": "NVIDIA H200", "capability": "9.0"}"#.to_string(),
+        r#"{"event": "target", "kind": "wheel", "package": "vllm/vllm_flash_attn/cute", "module": "vllm.vllm_flash_attn.cute", "source": "/x/vllm.whl", "files": 53}"#.to_string(),
+    ];
+    for (shape, curve) in curves.iter().enumerate() {
+        for &(splits, median) in curve.iter() {
+            if let Some((_, _, message)) = refuse
+                .iter()
+                .find(|(s, refused, _)| *s == shape && splits >= *refused)
+            {
+                out.push(format!(
+                    r#"{{"event": "unsupported", "shape": {shape}, "splits": {splits}, "message": "{message}"}}"#
+                ));
+                break;
+            }
+            out.push(format!(
+                r#"{{"event": "check", "shape": {shape}, "splits": {splits}, "rel_error": {rel_error}, "seconds": 0.1}}"#
+            ));
+            let samples: Vec<String> = (0..15)
+                .map(|i| format!("{:.3}", median * (1.0 + 0.001 * ((i % 5) as f64 - 2.0))))
+                .collect();
+            out.push(format!(
+                r#"{{"event": "timing", "shape": {shape}, "splits": {splits}, "samples_us": [{}], "launches": 21, "copies": 7, "mode": "cuda-graph"}}"#,
+                samples.join(", ")
+            ));
+        }
+        out.push(format!(
+            r#"{{"event": "shape_done", "shape": {shape}, "eager_call_us": 64.0, "seconds": 9.0}}"#
+        ));
+    }
+    out.push(r#"{"event": "done", "seconds": 29.0}"#.to_string());
+    out.join("\n")
+}
+
+/// The flow `verify --deployed` runs after the GPU: the protocol's lines folded into a run,
+/// each shape judged with the probe's controls, the overall verdict and its exit code.
+fn verdict_and_exit(
+    lines: &str,
+    negative: pinprobe::verify::stats::Verdict,
+    positive: pinprobe::verify::stats::Verdict,
+) -> (pinprobe::verify::stats::Verdict, i32, Vec<String>) {
+    use pinprobe::verify::stats::{self, Scaling};
+    use pinprobe::verify::{Shape, partition};
+    let mut collector = deployed::protocol::Collector::new(2);
+    for line in lines.lines() {
+        if let Some(event) = deployed::protocol::parse_line(line) {
+            collector.push(event.expect("a protocol line"));
+        }
+    }
+    let run = collector
+        .finish("exited with status 0")
+        .expect("a complete run");
+    let scaling = |verdict| Scaling {
+        verdict,
+        best_splits: None,
+        speedup: None,
+        reason: format!("recorded {verdict}"),
+    };
+    let (neg, pos) = (scaling(negative), scaling(positive));
+    let mut verdicts = Vec::new();
+    let mut reasons = Vec::new();
+    for (i, (shape, shape_run)) in [Shape::REPORTED, Shape::DEPLOYED_LONG]
+        .iter()
+        .zip(&run.shapes)
+        .enumerate()
+    {
+        let n = partition::n_blocks(shape.tokens, shape.block_n());
+        let heuristic = partition::fa_num_splits_heuristic(
+            shape.batch * shape.kv_heads,
+            132,
+            n,
+            partition::fa_max_splits(132, n),
+        );
+        let judged = deployed::judge::judge(
+            shape_run,
+            shape,
+            heuristic,
+            7 + i as u64,
+            Some(&neg),
+            &pos,
+            Some(PROBE_BEST_US[i]),
+        );
+        verdicts.push(judged.verdict);
+        reasons.extend(judged.reasons);
+    }
+    let verdict = stats::overall(&verdicts);
+    (verdict, pinprobe::exit::for_verify(verdict).code(), reasons)
+}
+
+#[test]
+fn recorded_h200_timings_give_the_recorded_verdicts_and_exit_codes() {
+    use pinprobe::verify::stats::Verdict::{Flat, Invalid, Scales, Unsupported};
+    // Shipped vLLM 0.30.0: flat, exit 1 (as recorded: rc=1 three times).
+    let (v, code, why) = verdict_and_exit(&harness_lines(&SHIPPED, 2.3e-3, &[]), Flat, Scales);
+    assert_eq!((v, code), (Flat, 1), "{why:?}");
+    // With the one-line fix: scales, exit 0 (rc=0 three times).
+    let (v, code, why) = verdict_and_exit(&harness_lines(&FIXED, 2.2e-3, &[]), Flat, Scales);
+    assert_eq!((v, code), (Scales, 0), "{why:?}");
+    // flash-attn-4 4.0.0b36 on SM90 refuses split-KV: unsupported, exit 3 (rc=3 three times).
+    let refused = harness_lines(
+        &SHIPPED,
+        2.3e-3,
+        &[
+            (
+                0,
+                1,
+                "AssertionError: head_dim 512 is not supported on SM90",
+            ),
+            (1, 2, "AssertionError: SplitKV not supported on SM 9.0"),
+        ],
+    );
+    let (v, code, why) = verdict_and_exit(&refused, Flat, Scales);
+    assert_eq!((v, code), (Unsupported, 3), "{why:?}");
+    // Fast but wrong outputs are never `scales`: invalid, exit 3.
+    let (v, code, why) = verdict_and_exit(&harness_lines(&FIXED, 0.5, &[]), Flat, Scales);
+    assert_eq!((v, code), (Invalid, 3), "{why:?}");
+    // Controls that failed (the negative control scaled): nothing can be concluded, exit 3.
+    let (v, code, why) = verdict_and_exit(&harness_lines(&FIXED, 2.2e-3, &[]), Scales, Scales);
+    assert_eq!(code, 3, "{v:?} {why:?}");
+    let (v, code, why) = verdict_and_exit(&harness_lines(&SHIPPED, 2.3e-3, &[]), Flat, Flat);
+    assert_eq!(
+        code, 3,
+        "a positive control that did not scale: {v:?} {why:?}"
+    );
 }

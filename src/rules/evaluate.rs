@@ -117,8 +117,13 @@ pub fn evaluate_with(
             ancestry,
             subject.clone.is_some() && subject.commit.is_some(),
         ));
-        if let Some(e) = known_pin_evidence(range, &spec.known_affected_pins, subject) {
+        if let Some(e) = known_pin_evidence(&spec.known_affected_pins, subject) {
             weighed.push((e, true));
+        } else if let Some(e) = event_pin_evidence(range, subject) {
+            // A pin equal to an event commit, read from the events alone: ancestry in a clone
+            // holding the pin says the same with the whole range (limits, other events), so
+            // this inference only applies without one.
+            weighed.push((e, !(subject.clone.is_some() && subject.commit.is_some())));
         }
         if let Some(e) = prefix_evidence(&spec.known_affected_prefixes, subject) {
             weighed.push((e, true));
@@ -329,7 +334,7 @@ fn requirement_evidence(
     {
         let mut e = ancestry_evidence(range, false, &sub);
         if e.status == Status::Unknown
-            && let Some(k) = known_pin_evidence(range, &[], &sub)
+            && let Some(k) = event_pin_evidence(range, &sub)
         {
             e = k;
         }
@@ -686,11 +691,27 @@ fn open_from(
     ))
 }
 
-fn known_pin_evidence(
-    range: &super::model::Range,
-    known: &[super::model::KnownPin],
-    subject: &Subject,
-) -> Option<Evidence> {
+fn known_pin_evidence(known: &[super::model::KnownPin], subject: &Subject) -> Option<Evidence> {
+    let v = subject.commit?.to_string();
+    let k = known.iter().find(|k| k.commit.eq_ignore_ascii_case(&v))?;
+    let note = if k.note.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", k.note)
+    };
+    Some(Evidence {
+        kind: EvidenceKind::KnownPin,
+        status: Status::Affected,
+        detail: format!("pin {v} is a known affected pin{note}"),
+        file: None,
+        line: None,
+    })
+}
+
+/// What the pin being one of the range's own event commits says without a clone: the fix or a
+/// limit is not affected; `introduced` or `last_affected` is affected only when the range has
+/// no `limit` (a limit can exclude it, which only ancestry can tell).
+fn event_pin_evidence(range: &super::model::Range, subject: &Subject) -> Option<Evidence> {
     let v = subject.commit?.to_string();
     let mk = |status, detail| Evidence {
         kind: EvidenceKind::KnownPin,
@@ -699,32 +720,26 @@ fn known_pin_evidence(
         file: None,
         line: None,
     };
-    if let Some(k) = known.iter().find(|k| k.commit.eq_ignore_ascii_case(&v)) {
-        let note = if k.note.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", k.note)
-        };
-        return Some(mk(
-            Status::Affected,
-            format!("pin {v} is a known affected pin{note}"),
-        ));
-    }
+    let has_limit = range.events.iter().any(|e| matches!(e, Event::Limit(_)));
     for event in &range.events {
         if !event.value().eq_ignore_ascii_case(&v) {
             continue;
         }
-        return Some(match event {
-            Event::Fixed(_) => mk(Status::NotAffected, format!("pin {v} is the fix commit")),
-            Event::Introduced(_) | Event::LastAffected(_) => mk(
+        return match event {
+            Event::Fixed(_) => Some(mk(
+                Status::NotAffected,
+                format!("pin {v} is the fix commit"),
+            )),
+            Event::Introduced(_) | Event::LastAffected(_) if !has_limit => Some(mk(
                 Status::Affected,
                 format!("pin {v} is the rule's {} commit", event.name()),
-            ),
-            Event::Limit(_) => mk(
+            )),
+            Event::Introduced(_) | Event::LastAffected(_) => None,
+            Event::Limit(_) => Some(mk(
                 Status::NotAffected,
                 format!("pin {v} is the rule's limit commit"),
-            ),
-        });
+            )),
+        };
     }
     None
 }

@@ -37,7 +37,7 @@ use std::io::Write;
 use std::time::Instant;
 
 use coverage::Coverage;
-pub use probe::driver_present;
+pub use probe::{compile_cubin, driver_present};
 use report::{DeployedInfo, Point, Report, SeriesReport, ShapeReport, Thresholds};
 use stats::{Checks, Row, Verdict};
 

@@ -132,20 +132,9 @@ impl Device {
     /// Compile the probe for this device's architecture (CUBIN, so the driver JITs nothing),
     /// building only the head dims asked for.
     pub fn compile(&self, head_dims: &[usize]) -> Result<Kernels, VerifyError> {
-        // SAFETY: only tries to dlopen libnvrtc by its usual names.
-        if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-            return Err(VerifyError::Nvrtc(
-                "libnvrtc.so.13 (CUDA 13 runtime compiler) not found on the library path; \
-                 install the CUDA 13 toolkit or the nvidia-cuda-nvrtc package and add its lib \
-                 directory to LD_LIBRARY_PATH"
-                    .into(),
-            ));
-        }
         let started = Instant::now();
         let arch = self.info.arch.clone();
-        let mut options = vec![format!("--gpu-architecture={arch}"), "-std=c++17".into()];
-        options.extend(head_dims.iter().map(|d| format!("-DPROBE_D{d}")));
-        let cubin = nvrtc_cubin(SOURCE, &options)?;
+        let cubin = compile_cubin(&arch, head_dims)?;
         let module = self
             .ctx
             .load_module(cudarc::nvrtc::Ptx::from_binary(cubin))
@@ -465,6 +454,23 @@ impl Device {
         self.stream.synchronize().map_err(cuda("timing"))?;
         Ok(Timings { samples })
     }
+}
+
+/// Compile the probe (`kernels/splitkv_decode.cu`) for `arch` (`sm_90`, ...) with NVRTC alone,
+/// building only `head_dims`: no driver and no GPU needed, so CI checks the kernels compile.
+pub fn compile_cubin(arch: &str, head_dims: &[usize]) -> Result<Vec<u8>, VerifyError> {
+    // SAFETY: only tries to dlopen libnvrtc by its usual names.
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        return Err(VerifyError::Nvrtc(
+            "libnvrtc.so.13 (CUDA 13 runtime compiler) not found on the library path; \
+             install the CUDA 13 toolkit or the nvidia-cuda-nvrtc package and add its lib \
+             directory to LD_LIBRARY_PATH"
+                .into(),
+        ));
+    }
+    let mut options = vec![format!("--gpu-architecture={arch}"), "-std=c++17".into()];
+    options.extend(head_dims.iter().map(|d| format!("-DPROBE_D{d}")));
+    nvrtc_cubin(SOURCE, &options)
 }
 
 /// Compile `source` with NVRTC and return the CUBIN; errors carry the compiler's log.

@@ -5,6 +5,7 @@
 
 pub mod artifact;
 pub mod image;
+pub mod require;
 pub mod run;
 
 #[allow(unused_imports)]

@@ -28,6 +28,34 @@ impl Run {
         format!("{}{}", self.stdout, self.stderr)
     }
 
+    /// The status of `rule` in a JSON report (every finding of it agrees), exactly.
+    pub fn assert_status(&self, rule: &str, status: &str) {
+        let json = self.json();
+        let found: Vec<&str> = json["targets"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|t| t["findings"].as_array().into_iter().flatten())
+            .filter(|f| f["rule"] == rule)
+            .filter_map(|f| f["status"].as_str())
+            .collect();
+        assert!(
+            !found.is_empty() && found.iter().all(|s| *s == status),
+            "{rule} must be {status}, found {found:?}\nstderr: {}",
+            self.stderr
+        );
+    }
+
+    /// The FA4 rule affected and exit 1 (affected outranks undecided), from a JSON report.
+    pub fn assert_fa4_affected(&self) {
+        assert_eq!(
+            self.code, 1,
+            "exit 1 for an affected target\nstdout: {}\nstderr: {}",
+            self.stdout, self.stderr
+        );
+        self.assert_status("PINPROBE-2026-0001", "affected");
+    }
+
     /// An error: exit 2, exactly one line on stderr naming `names`, no panic.
     pub fn assert_error(&self, names: &str) {
         assert_eq!(

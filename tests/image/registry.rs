@@ -1,7 +1,7 @@
 //! A real registry for tests: Debian's `docker-registry` (CNCF distribution) started on a free
 //! 127.0.0.1 port with filesystem storage in a temporary directory (optionally with an
 //! htpasswd file for basic auth), and `skopeo` to push OCI layouts into it. `.ci/run` installs
-//! both; without them the tests that need them print a visible skip message.
+//! both; without them the tests that need them skip through `common::require` (CI fails).
 #![allow(dead_code)]
 
 use std::net::TcpStream;
@@ -22,24 +22,15 @@ impl Drop for Registry {
     }
 }
 
-fn have(tool: &str) -> bool {
-    Command::new(tool)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok()
-}
-
-/// Whether the registry and skopeo are installed; prints a skip line naming the test if not.
-pub fn available(test: &str) -> bool {
-    let ok = have("docker-registry") && have("skopeo");
-    if !ok {
-        eprintln!(
-            "skipped {test}: docker-registry and skopeo are not installed (.ci/run installs them)"
-        );
-    }
-    ok
+/// Whether the registry and skopeo are installed (`common::require`: a failure under
+/// `PINPROBE_CI=1`, a visible skip elsewhere).
+pub fn available() -> bool {
+    // `crate::require` is `tests/common/require.rs` in the image tests and the image benchmark.
+    use crate::require::{require, tool};
+    require(
+        tool("docker-registry") && tool("skopeo"),
+        "docker-registry and skopeo (.ci/run installs them)",
+    )
 }
 
 impl Registry {
