@@ -129,14 +129,19 @@ pub fn cache_path(cache: &Path, canonical: &str) -> Result<PathBuf, FetchError> 
     Ok(path)
 }
 
-/// Make sure the cache repository for `url` holds every commit in `wants`, fetching what is
-/// missing unless offline, and open it. `canonical` is the URL's `host/owner/name` form.
+/// Make sure the cache repository for `url` holds the `pinned` commits (and, as far as the
+/// server has them, the rules' commits in `also`), fetching what is missing unless offline, and
+/// open it. `canonical` is the URL's `host/owner/name` form. A pinned commit the server does
+/// not have is an error; a rule commit it does not have is not (it may live in another
+/// repository), and ancestry answers `unknown` for it.
 pub fn ensure(
     settings: &Settings,
     url: &str,
     canonical: &str,
-    wants: &[ObjectId],
+    pinned: &[ObjectId],
+    also: &[ObjectId],
 ) -> Result<Fetched, FetchError> {
+    let wants: Vec<ObjectId> = pinned.iter().chain(also).copied().collect();
     let path = cache_path(&settings.cache, canonical)?;
     let cache_err = |message: String| FetchError::Cache {
         url: url.to_string(),
@@ -152,9 +157,10 @@ pub fn ensure(
         };
         return Ok(match cached {
             Some(repo) if have_all(&repo) => Fetched::Ready(repo),
+            // A cache without the pinned commit would only hide what the pin says.
             cached => Fetched::WouldFetch {
                 url: url.to_string(),
-                cached,
+                cached: cached.filter(|repo| pinned.iter().all(|w| repo.has_commit(w))),
             },
         });
     }
@@ -214,7 +220,7 @@ pub fn ensure(
     let specs: Vec<&str> = specs.iter().map(String::as_str).collect();
     let by_sha = fetch(&git, &remote_url, &specs, settings);
     let repo = Repo::open(&path).map_err(|e| cache_err(e.to_string()))?;
-    if let Some(gone) = missing.iter().find(|w| !repo.has_commit(w)) {
+    if let Some(gone) = pinned.iter().find(|w| !repo.has_commit(w)) {
         return Err(match by_sha {
             Err(message) if !looks_like_missing_object(&message) => net(message),
             _ => FetchError::Gone {
@@ -224,6 +230,35 @@ pub fn ensure(
         });
     }
     Ok(Fetched::Ready(repo))
+}
+
+/// One line from gix's multi-line error report: its headline and its innermost cause.
+fn one_line(report: &str) -> String {
+    let unwrap = |s: &str| {
+        let s = s.trim();
+        let s = s
+            .strip_prefix("Message { message: \"")
+            .and_then(|s| s.strip_suffix("\" }"))
+            .unwrap_or(s);
+        s.trim_matches('"').to_string()
+    };
+    let mut lines = report.lines().filter(|l| !l.trim().is_empty());
+    let head = unwrap(lines.next().unwrap_or_default());
+    let cause = lines
+        .filter(|l| l.trim() != "Caused by:")
+        .last()
+        .map(|l| {
+            let l = l.trim();
+            let l = match l.split_once(": ") {
+                Some((n, rest)) if n.bytes().all(|b| b.is_ascii_digit()) => rest,
+                _ => l,
+            };
+            unwrap(l)
+        });
+    match cause {
+        Some(cause) if cause != head => format!("{head}: {cause}"),
+        _ => head,
+    }
 }
 
 /// Whether a fetch error says the server has no such object (rather than a transport fault).
@@ -246,23 +281,23 @@ fn fetch(
 ) -> Result<(), String> {
     let remote = git
         .remote_at_without_url_rewrite(url)
-        .map_err(|e| e.to_string())?
+        .map_err(|e| one_line(&format!("{e:#}")))?
         .with_refspecs(refspecs.iter().copied(), gix::remote::Direction::Fetch)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| one_line(&format!("{e:#}")))?;
     let mut connection = remote
         .connect(gix::remote::Direction::Fetch)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| one_line(&format!("{e:#}")))?;
     if let Some(options) = transport_options(git, url, settings)? {
         connection.set_transport_options(options);
     }
     connection
         .prepare_fetch(gix::progress::Discard, Default::default())
-        .map_err(|e| e.to_string())?
+        .map_err(|e| one_line(&format!("{e:#}")))?
         .receive(
             gix::progress::Discard,
             &std::sync::atomic::AtomicBool::new(false),
         )
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| one_line(&format!("{e:#}")))?;
     Ok(())
 }
 
@@ -276,7 +311,7 @@ fn transport_options(
     use gix::protocol::transport::client::blocking_io::http;
     let Some(mut options) = git
         .transport_options(url, None)
-        .map_err(|e| e.to_string())?
+        .map_err(|e| one_line(&format!("{e:#}")))?
     else {
         return Ok(None);
     };
@@ -284,7 +319,7 @@ fn transport_options(
         return Ok(Some(options));
     };
     let tls = crate::target::image::tls::client_config(settings.ca_file.as_deref())
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| one_line(&format!("{e:#}")))?;
     let timeout = settings.timeout;
     http_options.connect_timeout = Some(timeout);
     let configure: Box<http::reqwest::ConfigureClientFn> = Box::new(move |builder| {
