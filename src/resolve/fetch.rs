@@ -148,7 +148,15 @@ pub fn ensure(
         path: path.clone(),
         message,
     };
-    let have_all = |repo: &Repo| wants.iter().all(|w| repo.has_commit(w));
+    // Rule commits the server was asked for and did not have are recorded, so that a warm
+    // cache makes no request for them on every run (a new pin fetches again and resets it).
+    let absent = read_absent(&path);
+    let have_all = |repo: &Repo| {
+        pinned.iter().all(|w| repo.has_commit(w))
+            && also
+                .iter()
+                .all(|w| repo.has_commit(w) || absent.contains(w))
+    };
     if settings.offline {
         let cached = if path.join("objects").is_dir() {
             Repo::open(&path).ok()
@@ -212,14 +220,23 @@ pub fn ensure(
     if missing.is_empty() {
         return Ok(Fetched::Ready(repo));
     }
-    // On no branch or tag: ask for each SHA itself, kept under refs/pinprobe/pins/.
-    let specs: Vec<String> = missing
-        .iter()
-        .map(|id| format!("+{id}:refs/pinprobe/pins/{id}"))
-        .collect();
-    let specs: Vec<&str> = specs.iter().map(String::as_str).collect();
-    let by_sha = fetch(&git, &remote_url, &specs, settings);
+    // On no branch or tag: ask for each SHA itself, kept under refs/pinprobe/pins/. One
+    // request per commit: a server refuses a whole request for one SHA it does not have.
+    let mut by_sha = Ok(());
+    for id in &missing {
+        let spec = format!("+{id}:refs/pinprobe/pins/{id}");
+        let result = fetch(&git, &remote_url, &[spec.as_str()], settings);
+        if pinned.contains(id) && by_sha.is_ok() {
+            by_sha = result;
+        }
+    }
     let repo = Repo::open(&path).map_err(|e| cache_err(e.to_string()))?;
+    let still: Vec<ObjectId> = also
+        .iter()
+        .filter(|w| !repo.has_commit(w))
+        .copied()
+        .collect();
+    write_absent(&path, &still);
     if let Some(gone) = pinned.iter().find(|w| !repo.has_commit(w)) {
         return Err(match by_sha {
             Err(message) if !looks_like_missing_object(&message) => net(message),
@@ -230,6 +247,24 @@ pub fn ensure(
         });
     }
     Ok(Fetched::Ready(repo))
+}
+
+const ABSENT: &str = "pinprobe-absent";
+
+/// The rule commits recorded as absent from the server at the last fetch.
+fn read_absent(repo: &Path) -> Vec<ObjectId> {
+    std::fs::read_to_string(repo.join(ABSENT))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| ObjectId::from_hex(l.trim().as_bytes()).ok())
+        .collect()
+}
+
+/// Record the rule commits the server did not have (best effort: a cache that cannot record
+/// them only asks again next time).
+fn write_absent(repo: &Path, absent: &[ObjectId]) {
+    let text: String = absent.iter().map(|id| format!("{id}\n")).collect();
+    let _ = std::fs::write(repo.join(ABSENT), text);
 }
 
 /// One line from gix's multi-line error report: its headline and its innermost cause.
