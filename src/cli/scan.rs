@@ -139,8 +139,7 @@ fn parse_mirror(s: &str) -> Result<(String, String), String> {
 
 /// Whether `PINPROBE_OFFLINE` asks for offline mode (set, and not `0`, `false` or empty).
 fn offline_from_env() -> bool {
-    std::env::var("PINPROBE_OFFLINE")
-        .is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false" | "no"))
+    std::env::var("PINPROBE_OFFLINE").is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false" | "no"))
 }
 
 pub(crate) fn parse_repo(s: &str) -> Result<(String, PathBuf), String> {

@@ -43,9 +43,7 @@ pub struct Settings {
 pub enum FetchError {
     #[error("{url}: not an http(s) repository URL pinprobe can fetch")]
     BadUrl { url: String },
-    #[error(
-        "{url}: plain http:// is used only through a --mirror or url.<base>.insteadOf rewrite"
-    )]
+    #[error("{url}: plain http:// is used only through a --mirror or url.<base>.insteadOf rewrite")]
     PlainHttp { url: String },
     #[error("{url}: cache {path}: {message}")]
     Cache {
@@ -55,7 +53,9 @@ pub enum FetchError {
     },
     #[error("fetching {url}: {message}")]
     Network { url: String, message: String },
-    #[error("fetching {url}: the server does not have commit {commit} (force-pushed away or never pushed)")]
+    #[error(
+        "fetching {url}: the server does not have commit {commit} (force-pushed away or never pushed)"
+    )]
     Gone { url: String, commit: ObjectId },
 }
 
@@ -183,7 +183,8 @@ pub fn ensure(
     } else if !lower.starts_with("https://") {
         return Err(FetchError::BadUrl { url: remote_url });
     }
-    std::fs::create_dir_all(path.parent().unwrap_or(&path)).map_err(|e| cache_err(e.to_string()))?;
+    std::fs::create_dir_all(path.parent().unwrap_or(&path))
+        .map_err(|e| cache_err(e.to_string()))?;
     let _lock = Lock::take(&path).map_err(|e| cache_err(format!("lock: {e}")))?;
     // Under the lock: another run may have fetched meanwhile.
     if path.join("objects").is_dir()
@@ -279,17 +280,14 @@ fn one_line(report: &str) -> String {
     };
     let mut lines = report.lines().filter(|l| !l.trim().is_empty());
     let head = unwrap(lines.next().unwrap_or_default());
-    let cause = lines
-        .filter(|l| l.trim() != "Caused by:")
-        .last()
-        .map(|l| {
-            let l = l.trim();
-            let l = match l.split_once(": ") {
-                Some((n, rest)) if n.bytes().all(|b| b.is_ascii_digit()) => rest,
-                _ => l,
-            };
-            unwrap(l)
-        });
+    let cause = lines.filter(|l| l.trim() != "Caused by:").last().map(|l| {
+        let l = l.trim();
+        let l = match l.split_once(": ") {
+            Some((n, rest)) if n.bytes().all(|b| b.is_ascii_digit()) => rest,
+            _ => l,
+        };
+        unwrap(l)
+    });
     match cause {
         Some(cause) if cause != head => format!("{head}: {cause}"),
         _ => head,
@@ -400,14 +398,20 @@ mod tests {
     #[test]
     fn longest_rewrite_wins() {
         let mirrors = vec![
-            ("https://github.com/".to_string(), "http://m/gh/".to_string()),
+            (
+                "https://github.com/".to_string(),
+                "http://m/gh/".to_string(),
+            ),
             (
                 "https://github.com/vllm-project/".to_string(),
                 "http://m/vllm/".to_string(),
             ),
         ];
         assert_eq!(
-            rewrite("https://github.com/vllm-project/flash-attention.git", &mirrors),
+            rewrite(
+                "https://github.com/vllm-project/flash-attention.git",
+                &mirrors
+            ),
             ("http://m/vllm/flash-attention.git".to_string(), true)
         );
         assert_eq!(
@@ -425,7 +429,9 @@ mod tests {
         let cache = Path::new("/c");
         assert_eq!(
             cache_path(cache, "github.com/vllm-project/flash-attention").ok(),
-            Some(PathBuf::from("/c/repos/github.com/vllm-project/flash-attention.git"))
+            Some(PathBuf::from(
+                "/c/repos/github.com/vllm-project/flash-attention.git"
+            ))
         );
         assert!(cache_path(cache, "h/../../etc/x").is_err());
         assert!(cache_path(cache, "h/a b/c").is_err());

@@ -405,7 +405,9 @@ impl Fetches {
         for (component, cause) in &self.failed {
             report.warnings.push(format!("{component}: {cause}"));
             for finding in report.findings.iter_mut() {
-                if finding.component == *component && finding.status == crate::model::Status::Unknown {
+                if finding.component == *component
+                    && finding.status == crate::model::Status::Unknown
+                {
                     finding.evidence.push(crate::model::Evidence {
                         kind: crate::model::EvidenceKind::Ancestry,
                         status: crate::model::Status::Unknown,
