@@ -280,7 +280,7 @@ fn one_line(report: &str) -> String {
     };
     let mut lines = report.lines().filter(|l| !l.trim().is_empty());
     let head = unwrap(lines.next().unwrap_or_default());
-    let cause = lines.filter(|l| l.trim() != "Caused by:").last().map(|l| {
+    let cause = lines.rfind(|l| l.trim() != "Caused by:").map(|l| {
         let l = l.trim();
         let l = match l.split_once(": ") {
             Some((n, rest)) if n.bytes().all(|b| b.is_ascii_digit()) => rest,
