@@ -353,3 +353,14 @@ fn pack_cut_mid_transfer_is_unknown_and_leaves_the_cache_usable() {
     assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
     assert_eq!(status(&run, TEST_RULE), "affected");
 }
+
+#[test]
+fn repository_not_found_is_unknown() {
+    let Some(s) = served() else { return };
+    let tree = s.tree("vllm", &s.history.c2);
+    let run = s.scan_via(&tree, &format!("{}missing/", s.server.base()), &[]);
+    assert_eq!(run.code, 3, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(status(&run, TEST_RULE), "unknown");
+    let why = evidence(&run, TEST_RULE);
+    assert!(why.contains("/git/missing/flash-attention.git"), "{why}");
+}
