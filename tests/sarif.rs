@@ -24,6 +24,7 @@ fn pinprobe(dir: &Path, args: &[&str]) -> serde_json::Value {
         .args(args)
         .current_dir(dir)
         .env_remove("VLLM_FLASH_ATTN_SRC_DIR")
+        .env("PINPROBE_OFFLINE", "1")
         .output()
         .expect("runs");
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {

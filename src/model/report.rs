@@ -41,6 +41,10 @@ pub struct TargetReport {
     /// Container images only: the layers and which layer brought each file that was read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub image: Option<ImageInfo>,
+    /// Notices for stderr only (not in any report format): e.g. offline, which findings a
+    /// fetch of a pinned repository would decide.
+    #[serde(skip)]
+    pub notices: Vec<String>,
 }
 
 /// Where an image target's files came from.
@@ -106,6 +110,7 @@ impl TargetReport {
             undecided: None,
             warnings: Vec::new(),
             image: None,
+            notices: Vec::new(),
         }
     }
 }

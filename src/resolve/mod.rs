@@ -4,6 +4,7 @@
 //! Fail closed: a commit, or an ancestor, missing from the clone (a shallow clone, a partial
 //! fetch) answers [`Answer::Unknown`], never "not an ancestor".
 
+pub mod fetch;
 mod graph;
 mod patch_id;
 mod patched;

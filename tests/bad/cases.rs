@@ -95,6 +95,7 @@ pub fn run_guarded(
         .arg(bin)
         .args(args)
         .env("PINPROBE_CACHE", &cache)
+        .env("PINPROBE_OFFLINE", "1")
         .env("HOME", tmp)
         .env("XDG_CACHE_HOME", tmp.join("xdg"))
         .env_remove("PINPROBE_REGISTRY_USERNAME")

@@ -95,7 +95,9 @@ impl Pinprobe {
             .env_remove("PINPROBE_REGISTRY_PASSWORD")
             .env_remove("PINPROBE_REGISTRY_HOST")
             .env("DOCKER_CONFIG", scratch.path().join("docker"))
-            .env("PINPROBE_CACHE", scratch.path().join("cache"));
+            .env("PINPROBE_CACHE", scratch.path().join("cache"))
+            // No test reaches the internet: fetch tests opt back in with env_remove.
+            .env("PINPROBE_OFFLINE", "1");
         Pinprobe {
             cmd,
             _scratch: scratch,

@@ -1,0 +1,366 @@
+//! Fetching missing history (issue 16) against a real smart-HTTP git server on loopback
+//! (`git http-backend` behind lighttpd), serving a synthetic FlashAttention history that a
+//! vLLM-shaped tree pins through its real GitHub URL, redirected with `--mirror`.
+//!
+//! Needs lighttpd and git (`.ci/run` installs them); skips visibly without.
+
+mod common;
+
+use common::git_http::{self, Cutter, GitServer, Staller};
+use common::*;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+const R1: &str = "PINPROBE-2026-0001";
+const TEST_RULE: &str = "TEST-SPLITKV-ANCESTRY";
+const UPSTREAM: &str = "https://github.com/vllm-project/";
+
+struct Served {
+    tmp: tempfile::TempDir,
+    history: FaHistory,
+    bare: PathBuf,
+    server: GitServer,
+    rules: PathBuf,
+    cache: PathBuf,
+}
+
+/// The synthetic history, served bare from `srv/flash-attention.git`.
+fn served() -> Option<Served> {
+    if !git_http::available() {
+        return None;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let history = FaHistory::build(&tmp.path().join("flash-attention"));
+    let root = tmp.path().join("srv");
+    std::fs::create_dir_all(&root).expect("mkdir");
+    let bare = root.join("flash-attention.git");
+    git(
+        tmp.path(),
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            &history.dir.to_string_lossy(),
+            &bare.to_string_lossy(),
+        ],
+    );
+    let server = GitServer::start(&root, tmp.path());
+    let rules = tmp.path().join("rules");
+    write(
+        &rules,
+        "test.yaml",
+        &ancestry_rule(
+            TEST_RULE,
+            &[("introduced", &history.introduce), ("fixed", &history.fix)],
+        ),
+    );
+    let cache = tmp.path().join("cache");
+    Some(Served {
+        tmp,
+        history,
+        bare,
+        server,
+        rules,
+        cache,
+    })
+}
+
+impl Served {
+    /// A vLLM tree pinning the real FlashAttention URL at `sha`.
+    fn tree(&self, name: &str, sha: &str) -> PathBuf {
+        let tree = self.tmp.path().join(name);
+        vllm_tree(&tree, FA_REPO, sha);
+        tree
+    }
+
+    /// `pinprobe scan TREE` online, the upstream URL rewritten to `mirror`.
+    fn scan_via(&self, tree: &Path, mirror: &str, extra: &[&str]) -> Run {
+        let tree = tree.to_string_lossy().into_owned();
+        let rules = self.rules.to_string_lossy().into_owned();
+        let rewrite = format!("{UPSTREAM}={mirror}");
+        let mut args = vec![
+            "scan", &tree, "--rules", &rules, "--format", "json", "--mirror", &rewrite,
+        ];
+        args.extend_from_slice(extra);
+        Pinprobe::new(&args)
+            .cache(&self.cache)
+            .env_remove("PINPROBE_OFFLINE")
+            // No developer git config (url.*.insteadOf) reaches the test.
+            .env("HOME", self.tmp.path())
+            .env("XDG_CONFIG_HOME", self.tmp.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .run()
+    }
+
+    fn scan(&self, tree: &Path, extra: &[&str]) -> Run {
+        self.scan_via(tree, &self.server.base(), extra)
+    }
+
+    fn cached(&self) -> PathBuf {
+        self.cache
+            .join("repos/github.com/vllm-project/flash-attention.git")
+    }
+
+    /// Whether the cache repository holds `sha`.
+    fn cache_has(&self, sha: &str) -> bool {
+        std::process::Command::new("git")
+            .args(["cat-file", "-e", &format!("{sha}^{{commit}}")])
+            .current_dir(self.cached())
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+}
+
+/// The status of `rule`'s finding in a JSON report.
+fn status(run: &Run, rule: &str) -> String {
+    let json = run.json();
+    let findings = json["targets"][0]["findings"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    findings
+        .iter()
+        .find(|f| f["rule"] == rule)
+        .and_then(|f| f["status"].as_str())
+        .unwrap_or_else(|| panic!("no {rule} in {}\n{}", run.stdout, run.stderr))
+        .to_string()
+}
+
+/// The evidence details of `rule`'s finding, joined.
+fn evidence(run: &Run, rule: &str) -> String {
+    let json = run.json();
+    json["targets"][0]["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|f| f["rule"] == rule)
+        .flat_map(|f| f["evidence"].as_array().cloned().unwrap_or_default())
+        .map(|e| e["detail"].as_str().unwrap_or_default().to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn cold_warm_incremental_offline() {
+    let Some(s) = served() else { return };
+    let tree = s.tree("vllm", &s.history.c2);
+    // Every request goes through a counting proxy.
+    let counter = Cutter::start(s.server.port, usize::MAX);
+    let via = format!("http://127.0.0.1:{}/git/", counter.port);
+    let requests = || counter.requests.load(Ordering::SeqCst);
+
+    // Cold cache, two runs at once: both fetch-or-wait under the lock and decide.
+    let (a, b) = std::thread::scope(|scope| {
+        let a = scope.spawn(|| s.scan_via(&tree, &via, &[]));
+        let b = scope.spawn(|| s.scan_via(&tree, &via, &[]));
+        (a.join().expect("run a"), b.join().expect("run b"))
+    });
+    for run in [&a, &b] {
+        assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+        assert_eq!(status(run, TEST_RULE), "affected");
+        assert!(
+            evidence(run, TEST_RULE).contains("contains introducing commit"),
+            "{}",
+            run.stdout
+        );
+        assert_eq!(
+            status(run, R1),
+            "affected",
+            "signature on the fetched sources"
+        );
+    }
+    assert!(s.cache_has(&s.history.c2));
+    assert!(s.cache_has(&s.history.fix));
+    let cold = requests();
+    assert!(cold > 0, "the cold scan fetched over HTTP");
+
+    // Warm cache: no request at all, same verdicts.
+    let warm = s.scan_via(&tree, &via, &[]);
+    assert_eq!(warm.code, 1, "{}", warm.stderr);
+    assert_eq!(status(&warm, TEST_RULE), "affected");
+    assert_eq!(requests(), cold, "a warm cache makes no request");
+
+    // Offline on the warm cache: the same verdicts, no request.
+    let offline = s.scan_via(&tree, &via, &["--offline"]);
+    assert_eq!(offline.code, 1, "{}", offline.stderr);
+    assert_eq!(status(&offline, TEST_RULE), "affected");
+    assert_eq!(requests(), cold);
+
+    // A new upstream commit: the pin moves to it, an incremental fetch brings it.
+    let dir = &s.history.dir;
+    git(dir, &["checkout", "-q", "main"]);
+    write(dir, "NEWS.md", "new upstream commit\n");
+    let new = commit(dir, "news");
+    git(dir, &["push", "-q", &s.bare.to_string_lossy(), "main"]);
+    assert!(!s.cache_has(&new));
+    let bumped = s.tree("vllm-bumped", &new);
+    let run = s.scan_via(&bumped, &via, &[]);
+    assert!(requests() > cold, "fetched again");
+    assert!(s.cache_has(&new), "{}", run.stderr);
+    // `new` descends from the fix (and from its revert): the ancestry rule is fixed.
+    assert_eq!(status(&run, TEST_RULE), "not_affected", "{}", run.stdout);
+}
+
+#[test]
+fn offline_opens_no_socket_and_says_what_a_fetch_would_decide() {
+    let Some(s) = served() else { return };
+    let listener = Staller::start();
+    let tree = s.tree("vllm", &s.history.c2);
+    let mirror = format!("http://127.0.0.1:{}/", listener.port);
+    for run in [
+        s.scan_via(&tree, &mirror, &["--offline"]),
+        Pinprobe::new(&[
+            "scan",
+            &tree.to_string_lossy(),
+            "--rules",
+            &s.rules.to_string_lossy(),
+            "--mirror",
+            &format!("{UPSTREAM}={mirror}"),
+        ])
+        .cache(&s.cache)
+        .env("PINPROBE_OFFLINE", "1")
+        .run(),
+    ] {
+        // The known-pin and version evidence of before: the test rule stays undecided.
+        assert_eq!(run.code, 3, "{}\n{}", run.stdout, run.stderr);
+        assert!(
+            run.stderr.contains("offline: fetching") && run.stderr.contains(TEST_RULE),
+            "{}",
+            run.stderr
+        );
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(
+        listener.accepted.load(Ordering::SeqCst),
+        0,
+        "no socket opened"
+    );
+    assert!(!s.cached().exists(), "offline writes no cache repository");
+}
+
+#[test]
+fn sha_on_no_branch_is_fetched_by_id() {
+    let Some(s) = served() else { return };
+    let dir = &s.history.dir;
+    git(dir, &["checkout", "-q", "--detach", &s.history.c2]);
+    write(dir, "pr.txt", "a pull request head\n");
+    let pr = commit(dir, "pr head");
+    git(dir, &["checkout", "-q", "main"]);
+    git(
+        dir,
+        &[
+            "push",
+            "-q",
+            &s.bare.to_string_lossy(),
+            &format!("{pr}:refs/pull/7/head"),
+        ],
+    );
+    let tree = s.tree("vllm", &pr);
+    let run = s.scan(&tree, &[]);
+    assert!(s.cache_has(&pr), "{}", run.stderr);
+    assert_eq!(status(&run, TEST_RULE), "affected", "{}", run.stdout);
+    // On no branch of the server: reported as such.
+    assert!(
+        run.stdout.contains("hygiene/unreachable-pin"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn pinned_commit_gone_from_the_server_is_unknown() {
+    let Some(s) = served() else { return };
+    let dir = &s.history.dir;
+    git(dir, &["checkout", "-q", "-b", "feature", &s.history.c2]);
+    write(dir, "feature.txt", "force-pushed away\n");
+    let gone = commit(dir, "feature");
+    git(dir, &["checkout", "-q", "main"]);
+    let bare = s.bare.to_string_lossy().into_owned();
+    git(dir, &["push", "-q", &bare, "feature"]);
+    // Force-push the branch back, then let the server forget the commit.
+    git(
+        dir,
+        &[
+            "push",
+            "-q",
+            "-f",
+            &bare,
+            &format!("{}:feature", s.history.c2),
+        ],
+    );
+    git(&s.bare, &["reflog", "expire", "--expire=now", "--all"]);
+    git(&s.bare, &["gc", "-q", "--prune=now"]);
+    let tree = s.tree("vllm", &gone);
+    let run = s.scan(&tree, &[]);
+    assert_eq!(run.code, 3, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(status(&run, TEST_RULE), "unknown");
+    assert!(
+        evidence(&run, TEST_RULE).contains(&format!("does not have commit {gone}")),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn server_down_is_unknown_naming_the_cause() {
+    let Some(s) = served() else { return };
+    let tree = s.tree("vllm", &s.history.c2);
+    let port = git_http::free_port();
+    let run = s.scan_via(&tree, &format!("http://127.0.0.1:{port}/git/"), &[]);
+    assert_eq!(run.code, 3, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(status(&run, TEST_RULE), "unknown");
+    let why = evidence(&run, TEST_RULE);
+    assert!(why.contains(&format!("127.0.0.1:{port}")), "{why}");
+    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+}
+
+#[test]
+fn stalled_server_times_out_as_unknown() {
+    let Some(s) = served() else { return };
+    let staller = Staller::start();
+    let tree = s.tree("vllm", &s.history.c2);
+    let started = Instant::now();
+    let run = s.scan_via(
+        &tree,
+        &format!("http://127.0.0.1:{}/git/", staller.port),
+        &["--fetch-timeout", "1"],
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(staller.accepted.load(Ordering::SeqCst) > 0);
+    assert_eq!(run.code, 3, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(status(&run, TEST_RULE), "unknown");
+}
+
+#[test]
+fn pack_cut_mid_transfer_is_unknown_and_leaves_the_cache_usable() {
+    let Some(s) = served() else { return };
+    let tree = s.tree("vllm", &s.history.c2);
+    let cutter = Cutter::start(s.server.port, 1200);
+    let run = s.scan_via(
+        &tree,
+        &format!("http://127.0.0.1:{}/git/", cutter.port),
+        &[],
+    );
+    assert_eq!(run.code, 3, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(status(&run, TEST_RULE), "unknown");
+    // The next run, with the server whole again, fetches into the same cache and decides.
+    let run = s.scan(&tree, &[]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(status(&run, TEST_RULE), "affected");
+}
+
+#[test]
+fn repository_not_found_is_unknown() {
+    let Some(s) = served() else { return };
+    let tree = s.tree("vllm", &s.history.c2);
+    let run = s.scan_via(&tree, &format!("{}missing/", s.server.base()), &[]);
+    assert_eq!(run.code, 3, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(status(&run, TEST_RULE), "unknown");
+    let why = evidence(&run, TEST_RULE);
+    assert!(why.contains("/git/missing/flash-attention.git"), "{why}");
+}
