@@ -89,7 +89,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let mut source = Layer(tar_of(data));
     let opts = Options {
-        all_layers: true,
+        fast_layers: false,
         ..Options::default()
     };
     if let Ok(merged) = merge::run("fuzz", &mut source, resolved, &platform, &opts) {
