@@ -107,11 +107,13 @@ fn impossible_plans_are_one_line_errors_before_anything_is_scanned() {
         run.stderr
     );
     assert!(run.stderr.contains("sarif"), "{}", run.stderr);
-    // A file that cannot be written: one line naming it, nothing on stdout, no report left.
+    // A file that cannot be written: one line naming it, nothing on stdout, no report left
+    // (`-q`: the scan's own notices, such as what an offline run could not fetch, stay quiet).
     let missing = tmp.path().join("no/such/dir/r.sarif");
     let run = pinprobe(&[
         "scan",
         DEMO,
+        "-q",
         "--format",
         "table",
         "--format",
