@@ -80,7 +80,9 @@ fn an_entry_expiring_in_the_future_suppresses_and_stays_visible() {
     );
     // No warning about the entry (only the offline run's note of what a fetch would decide).
     assert!(
-        run.stderr.lines().all(|l| l.starts_with("pinprobe: offline:")),
+        run.stderr
+            .lines()
+            .all(|l| l.starts_with("pinprobe: offline:")),
         "{}",
         run.stderr
     );
