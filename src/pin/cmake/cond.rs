@@ -85,6 +85,13 @@ pub(super) const BINARY: &[&str] = &[
     "IS_NEWER_THAN",
 ];
 
+/// Whether `word` is a keyword of conditions (an operator, never a variable name there).
+pub(super) fn is_keyword(word: &str) -> bool {
+    ["NOT", "AND", "OR", "ENV", "CACHE"].contains(&word)
+        || UNARY.contains(&word)
+        || BINARY.contains(&word)
+}
+
 /// Evaluate a condition.
 pub(super) fn evaluate(args: &[Arg], env: &mut dyn Env) -> Result<Truth, CondError> {
     let items: Vec<Item> = args.iter().cloned().map(Item::Arg).collect();

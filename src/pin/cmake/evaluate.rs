@@ -336,7 +336,7 @@ fn variable_names(view: &dyn View) -> Result<std::collections::HashSet<String>, 
                         && word.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
                     if is_name
                         && !after_binary
-                        && !CONDITION_WORDS.contains(&word)
+                        && !super::cond::is_keyword(word)
                         && super::cond::constant(word).is_none()
                     {
                         names.insert(word.to_string());
@@ -406,46 +406,6 @@ fn build_script_definitions(view: &dyn View) -> Result<Vec<(String, String)>, Cm
     }
     Ok(defs)
 }
-
-/// Keywords of conditions, never variable names there.
-const CONDITION_WORDS: &[&str] = &[
-    "NOT",
-    "AND",
-    "OR",
-    "DEFINED",
-    "EXISTS",
-    "COMMAND",
-    "TARGET",
-    "TEST",
-    "POLICY",
-    "IS_DIRECTORY",
-    "IS_SYMLINK",
-    "IS_ABSOLUTE",
-    "IS_READABLE",
-    "IS_WRITABLE",
-    "IS_EXECUTABLE",
-    "MATCHES",
-    "LESS",
-    "GREATER",
-    "EQUAL",
-    "LESS_EQUAL",
-    "GREATER_EQUAL",
-    "STRLESS",
-    "STRGREATER",
-    "STREQUAL",
-    "STRLESS_EQUAL",
-    "STRGREATER_EQUAL",
-    "VERSION_LESS",
-    "VERSION_GREATER",
-    "VERSION_EQUAL",
-    "VERSION_LESS_EQUAL",
-    "VERSION_GREATER_EQUAL",
-    "IN_LIST",
-    "PATH_EQUAL",
-    "IS_NEWER_THAN",
-    "ENV",
-    "CACHE",
-];
 
 /// Cache entries a setup starts with: (variable, value).
 type CacheSeed = Vec<(String, String)>;
