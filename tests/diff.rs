@@ -106,6 +106,8 @@ fn run_review_with(fx: &Fixture, base: &str, head: &str, allow_head_ignores: boo
         today: Date::parse("2026-06-01").expect("date"),
         allow_head_ignores,
         rule_edits: Vec::new(),
+        vex: None,
+        allow_head_vex: false,
     };
     review::review(&req, &db, &clones).expect("review succeeds")
 }
@@ -760,4 +762,180 @@ fn a_clone_lacking_both_pins_keeps_the_known_pins() {
         !details.iter().any(|d| d.contains("pass --repo")),
         "a clone was passed: {details:#?}"
     );
+}
+
+/// An OpenVEX document with one `not_affected` statement per (rule, product).
+fn vex_doc(statements: &[(&str, &str)]) -> String {
+    let statements: Vec<serde_json::Value> = statements
+        .iter()
+        .map(|(rule, product)| {
+            serde_json::json!({
+                "vulnerability": {"name": rule},
+                "products": [{"@id": product}],
+                "status": "not_affected",
+                "justification": "vulnerable_code_not_in_execute_path",
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "@context": "https://openvex.dev/ns/v0.2.0",
+        "@id": "https://example.invalid/vex/1",
+        "author": "test",
+        "timestamp": "2026-06-01T00:00:00Z",
+        "version": 1,
+        "statements": statements,
+    })
+    .to_string()
+}
+
+#[test]
+fn a_change_that_adds_or_widens_a_vex_statement_does_not_suppress_its_own_finding() {
+    let fx = fixture();
+    let base_rev = fx.v[0].clone();
+    let product = "pkg:github/vllm-project/flash-attention".to_string();
+    let at_c0 = format!("{product}@{}", fx.h.c0);
+    // BASE holds a statement for R1 narrowed to the commit it pins (c0, not affected anyway).
+    let base = pr_commit(
+        &fx,
+        &base_rev,
+        "vex-base",
+        None,
+        &[("security/vex.json", vex_doc(&[(R1, &at_c0)]))],
+    );
+    // HEAD bumps to the introducing commit and widens R1's statement to every version and
+    // adds one for the test rule.
+    let head = pr_commit(
+        &fx,
+        &base,
+        "vex-head",
+        Some(&fx.h.introduce),
+        &[(
+            "security/vex.json",
+            vex_doc(&[(R1, &product), (TEST_RULE, &product)]),
+        )],
+    );
+    let rules = fx.rules.to_str().expect("utf-8");
+    let repo = format!("flash-attention={}", fx.h.dir.display());
+    let diff = |extra: &[&str]| {
+        let mut args = vec!["diff", &base, &head, ".", "--rules", rules, "--repo", &repo];
+        args.extend_from_slice(extra);
+        pinprobe(&fx.vllm, &args)
+    };
+
+    // Without --vex the statements play no part.
+    let plain = diff(&["--format", "json"]);
+    assert_eq!(plain.code, 1, "{}{}", plain.stdout, plain.stderr);
+    assert_eq!(
+        plain.json()["counts"]["policy_edits"].as_u64().unwrap_or(0),
+        0
+    );
+
+    // In the tree, BASE's document applies: the bump stays introduced and both statements
+    // are review items that fail the gate.
+    let run = diff(&["--vex", "security/vex.json", "--format", "json"]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let json = run.json();
+    assert_eq!(json["counts"]["introduced"], 2, "{json:#}");
+    assert_eq!(json["counts"]["policy_edits"], 2, "{json:#}");
+    let edits: Vec<(String, String, u64, bool)> = json["policy_edits"]
+        .as_array()
+        .expect("edits")
+        .iter()
+        .map(|e| {
+            (
+                e["rule"].as_str().unwrap_or("").to_string(),
+                format!(
+                    "{}/{}",
+                    e["kind"].as_str().unwrap_or(""),
+                    e["edit"].as_str().unwrap_or("")
+                ),
+                e["matches"].as_u64().unwrap_or(99),
+                e["allowed"].as_bool().unwrap_or(true),
+            )
+        })
+        .collect();
+    assert_eq!(
+        edits,
+        vec![
+            (R1.to_string(), "vex_statement/edited".to_string(), 1, false),
+            (
+                TEST_RULE.to_string(),
+                "vex_statement/added".to_string(),
+                1,
+                false
+            ),
+        ]
+    );
+    let table = diff(&["--vex", "security/vex.json"]);
+    assert!(
+        table.stdout.contains(&format!(
+            "review: this change edits a VEX statement for {R1} ("
+        )) && table
+            .stdout
+            .contains("fails the gate unless the workflow passes --allow-head-vex"),
+        "{}",
+        table.stdout
+    );
+    // An absolute path into the tree is the same document.
+    let abs = fx.vllm.join("security/vex.json");
+    let abs = abs.to_str().expect("utf-8");
+    assert_eq!(diff(&["--vex", abs]).code, 1);
+
+    // The workflow's explicit leave applies HEAD's statements; the items stay listed.
+    let run = diff(&[
+        "--vex",
+        "security/vex.json",
+        "--allow-head-vex",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let json = run.json();
+    assert_eq!(
+        json["counts"]["introduced"].as_u64().unwrap_or(0),
+        0,
+        "{json:#}"
+    );
+    for rule in [R1, TEST_RULE] {
+        let change = json["changes"]
+            .as_array()
+            .expect("changes")
+            .iter()
+            .find(|c| c["rule"] == rule)
+            .expect("the rule's change");
+        assert!(
+            change["suppressed"]["entry"]
+                .as_str()
+                .is_some_and(|e| e.contains("security/vex.json@") && e.contains("#statements[")),
+            "{change:#}"
+        );
+    }
+    assert_eq!(json["policy_edits"][0]["allowed"], true);
+
+    // A document outside the tree is the workflow's: it applies as read, no review items.
+    let outside = tempfile::tempdir().expect("tempdir");
+    let doc = outside.path().join("vex.json");
+    std::fs::write(&doc, vex_doc(&[(R1, &product), (TEST_RULE, &product)])).expect("write");
+    let run = diff(&["--vex", doc.to_str().expect("utf-8"), "--format", "json"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(
+        run.json()["counts"]["policy_edits"].as_u64().unwrap_or(0),
+        0
+    );
+
+    // A HEAD document that is not OpenVEX is an error (exit 2), never a pass.
+    let broken = pr_commit(
+        &fx,
+        &head,
+        "vex-broken",
+        None,
+        &[("security/vex.json", "{\"statements\": []}".to_string())],
+    );
+    let mut args = vec![
+        "diff", &base, &broken, ".", "--rules", rules, "--repo", &repo,
+    ];
+    args.extend_from_slice(&["--vex", "security/vex.json"]);
+    let run = pinprobe(&fx.vllm, &args);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("security/vex.json@"), "{}", run.stderr);
 }

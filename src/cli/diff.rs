@@ -6,10 +6,10 @@ use crate::exit::FailOn;
 use crate::exit::{self, Exit};
 use crate::model::Date;
 use crate::resolve::Clones;
-use crate::review::{self, Request};
+use crate::review::{self, Request, VexSource};
 use crate::rules;
 use crate::scan::Options;
-use crate::scan::policy;
+use crate::scan::{self, policy};
 use anyhow::{Context, bail};
 use std::io::Write;
 use std::path::PathBuf;
@@ -22,10 +22,11 @@ at BASE), `fixed` (affected at BASE, not at HEAD), `kept` (affected at both), `u
 (undecided on a side). Pin changes include moves to or from a fork. With --repo, a component \
 that stays affected gets a suggested GIT_TAG: the earliest commit on the clone's default branch \
 that contains the current pin and every fix commit.\n\n\
-The ignore policy is BASE's `.pinprobe.yaml` (or --ignore FILE), and a --rules directory inside \
-the tree is read at BASE: a change never suppresses or overrides its own findings. Ignore \
-entries and rule files HEAD adds or edits are listed for review and fail the gate (exit 1) \
-unless the workflow passes --allow-head-ignores / --allow-head-rules.";
+The ignore policy is BASE's `.pinprobe.yaml` (or --ignore FILE), and a --rules directory or a \
+--vex document inside the tree is read at BASE: a change never suppresses or overrides its own \
+findings. Ignore entries, rule files and VEX statements HEAD adds or edits are listed for review \
+and fail the gate (exit 1) unless the workflow passes --allow-head-ignores / --allow-head-rules / \
+--allow-head-vex.";
 
 pub const AFTER_HELP: &str = "Examples:\n  \
 pinprobe diff origin/main HEAD                     # the tree in the current directory\n  \
@@ -74,6 +75,16 @@ pub struct Args {
     /// edits still show for review). For the workflow's author only.
     #[arg(long)]
     pub allow_head_rules: bool,
+
+    /// An OpenVEX document whose `not_affected` statements suppress findings (as `scan --vex`).
+    /// One inside the tree is read at BASE (see --allow-head-vex); one outside applies as read.
+    #[arg(long, value_name = "FILE")]
+    pub vex: Option<PathBuf>,
+
+    /// Read a --vex document inside the tree at HEAD (the statements the change adds or edits
+    /// still show for review). For the workflow's author only.
+    #[arg(long)]
+    pub allow_head_vex: bool,
 
     #[command(flatten)]
     pub output: OutputArgs,
@@ -128,6 +139,13 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         Some(file) => policy::Source::File(file.clone()),
         None => policy::Source::TreeRoot,
     };
+    let vex = match &args.vex {
+        None => None,
+        Some(file) => Some(match review::edits::file_in_tree(&args.path, file) {
+            Some(rel) => VexSource::InTree(rel),
+            None => VexSource::Fixed(scan::vex::load(file).context("--vex")?),
+        }),
+    };
     let request = Request {
         path: &args.path,
         base: &args.base,
@@ -137,6 +155,8 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         today: Date::today(),
         allow_head_ignores: args.allow_head_ignores,
         rule_edits,
+        vex: vex.as_ref(),
+        allow_head_vex: args.allow_head_vex,
     };
     let review = review::review(&request, &db, &clones)?;
     for w in &review.warnings {

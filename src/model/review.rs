@@ -121,6 +121,8 @@ pub enum PolicyEditKind {
     IgnoreEntry,
     /// A rule file (or `components.yaml`) of a `--rules` directory kept in the repository.
     RuleOverride,
+    /// A `not_affected` statement of a `--vex` document kept in the repository.
+    VexStatement,
 }
 
 /// Whether the change adds the entry or edits (rewords, widens, extends) one BASE had.
@@ -140,9 +142,10 @@ pub struct PolicyEdit {
     pub edit: EditKind,
     /// The rule id(s) concerned (for a rule file, the ids it defines; or the file name).
     pub rule: String,
-    /// `FILE:LINE` of the ignore entry at HEAD, or the rule file's path at HEAD.
+    /// `FILE:LINE` of the ignore entry at HEAD, the rule file's path at HEAD, or
+    /// `FILE@REV#statements[N]` of a VEX statement.
     pub at: String,
-    /// For an ignore entry: how many findings at HEAD it would suppress.
+    /// For an ignore entry or VEX statement: how many findings at HEAD it would suppress.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub matches: Option<usize>,
     /// Whether the workflow allowed HEAD's version to apply (`--allow-head-ignores`,

@@ -149,7 +149,7 @@ fn evidence_line(c: &crate::model::Change) -> String {
     headline(&f)
 }
 
-/// One review item: an ignore entry or rule override the change adds or edits.
+/// One review item: an ignore entry, rule override or VEX statement the change adds or edits.
 fn edit_line(e: &PolicyEdit) -> String {
     let verb = match e.edit {
         EditKind::Added => "adds",
@@ -158,6 +158,7 @@ fn edit_line(e: &PolicyEdit) -> String {
     let (what, flag) = match e.kind {
         PolicyEditKind::IgnoreEntry => ("an ignore entry", "--allow-head-ignores"),
         PolicyEditKind::RuleOverride => ("a rule override", "--allow-head-rules"),
+        PolicyEditKind::VexStatement => ("a VEX statement", "--allow-head-vex"),
     };
     let matched = match e.matches {
         Some(1) => ", matching 1 finding at HEAD".to_string(),

@@ -1,14 +1,17 @@
-//! What a change does to its own review: ignore entries (`.pinprobe.yaml`) and rule overrides
-//! (a `--rules` directory kept in the repository) that HEAD adds or edits.
+//! What a change does to its own review: ignore entries (`.pinprobe.yaml`), rule overrides
+//! (a `--rules` directory kept in the repository) and VEX statements (a `--vex` document kept
+//! in the repository) that HEAD adds or edits.
 //!
-//! `diff` takes both from BASE, so a pull request cannot suppress or weaken the findings it
-//! introduces: every entry or rule file HEAD adds or edits is listed as a [`PolicyEdit`],
-//! counted, and fails the gate, unless the workflow (not the pull request) allows HEAD's
-//! version with `--allow-head-ignores` / `--allow-head-rules`.
+//! `diff` takes all three from BASE, so a pull request cannot suppress or weaken the findings
+//! it introduces: every entry, rule file or statement HEAD adds or edits is listed as a
+//! [`PolicyEdit`], counted, and fails the gate, unless the workflow (not the pull request)
+//! allows HEAD's version with `--allow-head-ignores` / `--allow-head-rules` /
+//! `--allow-head-vex`.
 
 use crate::model::{EditKind, PolicyEdit, PolicyEditKind, TargetReport};
 use crate::rules::load::{LEDGER_FILE, RuleDir};
 use crate::scan::policy::{self, Policy};
+use crate::scan::vex::{self, Statements};
 use crate::target::TargetError;
 use std::path::{Path, PathBuf};
 
@@ -43,6 +46,81 @@ pub fn ignore_edits(
             allowed,
         })
         .collect()
+}
+
+/// The `not_affected` statements of `head` that `base` does not hold word for word, with the
+/// findings of `head_report` each would suppress.
+pub fn vex_edits(
+    base: Option<&Statements>,
+    head: Option<&Statements>,
+    head_report: &TargetReport,
+    allowed: bool,
+) -> Vec<PolicyEdit> {
+    let Some(head) = head else {
+        return Vec::new();
+    };
+    head.new_since(base, head_report)
+        .into_iter()
+        .map(|s| PolicyEdit {
+            kind: PolicyEditKind::VexStatement,
+            edit: if s.edited {
+                EditKind::Edited
+            } else {
+                EditKind::Added
+            },
+            rule: s.vulnerability,
+            at: s.at,
+            matches: Some(s.matches),
+            allowed,
+        })
+        .collect()
+}
+
+/// Where a `--vex` file lies inside the tree at `repo`: its path relative to the tree's root
+/// (the file itself need not exist in the work tree, its folder must), or `None` when it lies
+/// outside (then the workflow, not the change, controls it).
+pub fn file_in_tree(repo: &Path, file: &Path) -> Option<String> {
+    let name = file.file_name()?.to_str()?;
+    let parent = match file.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let dir = rules_in_tree(repo, parent)?;
+    Some(if dir.is_empty() {
+        name.to_string()
+    } else {
+        format!("{dir}/{name}")
+    })
+}
+
+/// The OpenVEX document `rel` of the tree at `repo` as of `rev` (`None` when that revision has
+/// no such file), named `FILE@REV` in suppressions and review items.
+pub fn vex_at(repo: &Path, rev: &str, rel: &str) -> Result<Option<Statements>, TargetError> {
+    let view = crate::target::open(repo, Some(rev))?;
+    let shown = format!("{}@{rev}", repo.join(rel).display());
+    let Some(bytes) = view.read(rel)? else {
+        return Ok(None);
+    };
+    let malformed = |message: String| TargetError::Malformed {
+        path: PathBuf::from(&shown),
+        message,
+    };
+    if bytes.len() as u64 > vex::MAX_BYTES {
+        return Err(malformed(format!(
+            "{} bytes, over the {}-byte limit",
+            bytes.len(),
+            vex::MAX_BYTES
+        )));
+    }
+    let text = String::from_utf8(bytes).map_err(|e| {
+        malformed(format!(
+            "not valid UTF-8 (byte {})",
+            e.utf8_error().valid_up_to()
+        ))
+    })?;
+    vex::parse(&shown, &text)
+        .map(Some)
+        .map_err(|m| malformed(format!("not an OpenVEX document: {m}")))
 }
 
 /// The rule files of `head` that `base` does not hold byte for byte (`components.yaml` and the

@@ -31,6 +31,7 @@ use crate::model::{TargetReport, Tool};
 use crate::resolve::Clones;
 use crate::rules::Database;
 use crate::scan::policy::{self, Policy, PolicyError};
+use crate::scan::vex::Statements;
 use crate::scan::{self, Options, ScanError};
 use std::path::Path;
 
@@ -45,6 +46,17 @@ pub enum ReviewError {
     },
     #[error(transparent)]
     Policy(#[from] PolicyError),
+    #[error("--vex: {0}")]
+    Vex(#[from] crate::target::TargetError),
+}
+
+/// `--vex FILE` of a review.
+pub enum VexSource {
+    /// A document outside the tree: the workflow controls it, and it applies to both sides.
+    Fixed(Statements),
+    /// A document inside the tree (its path from the root): the change can edit it, so
+    /// BASE's statements apply and those HEAD adds or edits are review items.
+    InTree(String),
 }
 
 /// One side of a pin change, from the pin.
@@ -76,6 +88,10 @@ pub struct Request<'a> {
     pub allow_head_ignores: bool,
     /// Rule overrides HEAD adds or edits (found by the caller, which loads the rules).
     pub rule_edits: Vec<PolicyEdit>,
+    /// `--vex FILE`, if given.
+    pub vex: Option<&'a VexSource>,
+    /// Apply HEAD's version of an in-tree `--vex` document (the workflow's `--allow-head-vex`).
+    pub allow_head_vex: bool,
 }
 
 /// Scan both revisions and compare them.
@@ -118,10 +134,37 @@ pub fn review(req: &Request, db: &Database, clones: &Clones) -> Result<Review, R
         }
     };
     policy_edits.extend(req.rule_edits.iter().cloned());
+    let vex: Option<Statements> = match req.vex {
+        None => None,
+        Some(VexSource::Fixed(statements)) => Some(statements.clone()),
+        Some(VexSource::InTree(rel)) => {
+            let head_vex = edits::vex_at(req.path, req.head, rel)?;
+            // A BASE document that does not parse suppresses nothing (and is said so).
+            let base_vex = edits::vex_at(req.path, req.base, rel).unwrap_or_else(|e| {
+                warnings.push(format!("{e}: BASE's VEX document is not used"));
+                None
+            });
+            policy_edits.extend(edits::vex_edits(
+                base_vex.as_ref(),
+                head_vex.as_ref(),
+                &head,
+                req.allow_head_vex,
+            ));
+            if req.allow_head_vex {
+                head_vex
+            } else {
+                base_vex
+            }
+        }
+    };
     if let Some(policy) = &policy {
         policy::apply(policy, &mut [&mut base], req.today, false);
         let outcome = policy::apply(policy, &mut [&mut head], req.today, true);
         warnings.extend(outcome.warnings);
+    }
+    if let Some(vex) = &vex {
+        vex.apply_targets(&mut [&mut base]);
+        warnings.extend(vex.apply_targets(&mut [&mut head]));
     }
     let pins = pin_changes(&base.components, &head.components);
     let changes = compare(&base, &head, &pins);

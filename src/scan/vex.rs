@@ -10,7 +10,7 @@
 //! `@context` naming openvex, a statement without a vulnerability name or products, an unknown
 //! status) is an error naming the file.
 
-use crate::model::{Report, Suppression};
+use crate::model::{Finding, Pin, Report, Suppression, TargetReport};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -88,22 +88,14 @@ enum RawStatus {
 }
 
 /// Largest `--vex` file read (a VEX document is a few kilobytes to a few megabytes).
-const MAX_BYTES: u64 = 16 << 20;
+pub const MAX_BYTES: u64 = 16 << 20;
 
-/// Read and check `path`.
+/// Read and check `path` (a regular file, at most [`MAX_BYTES`]).
 pub fn load(path: &Path) -> Result<Statements, VexError> {
-    let io = |source| VexError::Io {
+    let text = crate::input::read_text(path, MAX_BYTES).map_err(|source| VexError::Io {
         path: path.to_path_buf(),
         source,
-    };
-    let len = std::fs::metadata(path).map_err(io)?.len();
-    if len > MAX_BYTES {
-        return Err(VexError::Invalid {
-            path: path.to_path_buf(),
-            message: format!("{len} bytes, over the {MAX_BYTES}-byte limit"),
-        });
-    }
-    let text = std::fs::read_to_string(path).map_err(io)?;
+    })?;
     parse(&path.display().to_string(), &text).map_err(|message| VexError::Invalid {
         path: path.to_path_buf(),
         message,
@@ -180,35 +172,33 @@ impl Statements {
     /// Suppress the findings the statements cover (those not suppressed already). Returns a
     /// warning per statement that matched no finding.
     pub fn apply(&self, report: &mut Report) -> Vec<String> {
+        let mut targets: Vec<&mut TargetReport> = report.targets.iter_mut().collect();
+        self.apply_targets(&mut targets)
+    }
+
+    /// [`Statements::apply`] over some targets (both sides of a review).
+    pub fn apply_targets(&self, targets: &mut [&mut TargetReport]) -> Vec<String> {
         let mut used = vec![false; self.entries.len()];
-        for target in &mut report.targets {
+        for target in targets.iter_mut() {
+            let target = &mut **target;
             for finding in &mut target.findings {
                 if finding.suppressed.is_some() {
                     continue;
                 }
-                let Some(purl) = target
-                    .components
+                let Some(i) = self
+                    .entries
                     .iter()
-                    .find(|p| p.component == finding.component)
-                    .map(|p| p.purl())
+                    .position(|e| e.covers(finding, &target.components))
                 else {
                     continue;
                 };
-                let hit = self.entries.iter().position(|e| {
-                    e.names
-                        .iter()
-                        .any(|n| n.eq_ignore_ascii_case(&finding.rule))
-                        && e.products.iter().any(|p| names(p, &purl))
+                used[i] = true;
+                let e = &self.entries[i];
+                finding.suppressed = Some(Suppression {
+                    reason: e.reason.clone(),
+                    expires: "never".to_string(),
+                    entry: self.entry_name(e),
                 });
-                if let Some(i) = hit {
-                    used[i] = true;
-                    let e = &self.entries[i];
-                    finding.suppressed = Some(Suppression {
-                        reason: e.reason.clone(),
-                        expires: "never".to_string(),
-                        entry: format!("{}#statements[{}]", self.file, e.index),
-                    });
-                }
             }
         }
         self.entries
@@ -217,11 +207,75 @@ impl Statements {
             .filter(|(_, used)| !used)
             .map(|(e, _)| {
                 format!(
-                    "{}#statements[{}]: not_affected statement for {} matches no finding",
-                    self.file, e.index, e.names[0]
+                    "{}: not_affected statement for {} matches no finding",
+                    self.entry_name(e),
+                    e.names[0]
                 )
             })
             .collect()
+    }
+
+    /// The statements of `self` that `base` does not hold word for word (same vulnerability
+    /// names, products and reason), each with whether `base` had a statement for the same
+    /// vulnerability (an edit) and how many unsuppressed findings of `report` it would
+    /// suppress.
+    pub fn new_since(&self, base: Option<&Statements>, report: &TargetReport) -> Vec<NewStatement> {
+        let base_entries = base.map(|b| b.entries.as_slice()).unwrap_or_default();
+        self.entries
+            .iter()
+            .filter(|e| !base_entries.iter().any(|b| b.same_as(e)))
+            .map(|e| NewStatement {
+                vulnerability: e.names[0].clone(),
+                at: self.entry_name(e),
+                edited: base_entries.iter().any(|b| {
+                    b.names
+                        .iter()
+                        .any(|n| e.names.iter().any(|m| m.eq_ignore_ascii_case(n)))
+                }),
+                matches: report
+                    .findings
+                    .iter()
+                    .filter(|f| f.suppressed.is_none() && e.covers(f, &report.components))
+                    .count(),
+            })
+            .collect()
+    }
+
+    fn entry_name(&self, e: &Entry) -> String {
+        format!("{}#statements[{}]", self.file, e.index)
+    }
+}
+
+/// A `not_affected` statement a change adds or edits (see [`Statements::new_since`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewStatement {
+    pub vulnerability: String,
+    /// `FILE#statements[N]` in the newer document.
+    pub at: String,
+    /// The older document had a statement for the same vulnerability.
+    pub edited: bool,
+    /// Findings it would suppress.
+    pub matches: usize,
+}
+
+impl Entry {
+    /// Whether this statement names `finding`'s rule and the pin it was found on.
+    fn covers(&self, finding: &Finding, components: &[Pin]) -> bool {
+        let Some(purl) = components
+            .iter()
+            .find(|p| p.component == finding.component)
+            .map(|p| p.purl())
+        else {
+            return false;
+        };
+        self.names
+            .iter()
+            .any(|n| n.eq_ignore_ascii_case(&finding.rule))
+            && self.products.iter().any(|p| names(p, &purl))
+    }
+
+    fn same_as(&self, other: &Entry) -> bool {
+        self.names == other.names && self.products == other.products && self.reason == other.reason
     }
 }
 

@@ -240,7 +240,7 @@ fn make_special(path: &Path, fifo: bool) {
 
 /// The cases that put a FIFO or `/dev/zero` where pinprobe takes a file: a wheel, a `docker
 /// save` tarball, an OCI layout's `index.json`, manifest, config and layer blobs, an ignore
-/// file, a rule file, a fingerprint index in the cache.
+/// file, a `--vex` document, a rule file, a fingerprint index in the cache.
 fn special_case(name: &str, dir: &Path) -> PathBuf {
     let fifo = name.ends_with("-fifo");
     let place = name.trim_end_matches("-fifo").trim_end_matches("-dev-zero");
@@ -269,6 +269,11 @@ fn special_case(name: &str, dir: &Path) -> PathBuf {
         "special-image-layer" => oci(&|b| blob(&b.layers.last().unwrap().digest)),
         "special-ignore" => {
             let p = dir.join(".pinprobe.yaml");
+            make_special(&p, fifo);
+            p
+        }
+        "special-vex" => {
+            let p = dir.join("vex.json");
             make_special(&p, fifo);
             p
         }
