@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 
 use crate::exit::{self, Exit};
+use crate::model::text::{PrintableWriter, printable};
 use crate::verify::{self, Inject, Options, Shape, VerifyError, deployed::Deployed, render};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -193,23 +194,27 @@ impl Args {
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     let opts = args.options()?;
-    let stderr = std::io::stderr();
-    let report = match verify::run(&opts, &mut stderr.lock()) {
+    // Progress and the table carry text from the driver, the artifact and its harness: no
+    // control character of theirs reaches the terminal (JSON escapes its own).
+    let mut progress = PrintableWriter::new(std::io::stderr().lock());
+    let report = match verify::run(&opts, &mut progress) {
         Ok(r) => r,
         Err(VerifyError::NoGpu(why)) => {
-            eprintln!("pinprobe: no usable GPU: {why}");
+            drop(progress);
+            eprintln!("pinprobe: no usable GPU: {}", printable(&why.to_string()));
             return Ok(exit::NO_GPU);
         }
         Err(e) => return Err(e).context("verify"),
     };
+    drop(progress);
     match args.format {
-        Format::Table => render::render_table(&report, out)?,
+        Format::Table => render::render_table(&report, &mut PrintableWriter::new(&mut *out))?,
         Format::Json => render::render_json(&report, out)?,
     }
     out.flush()?;
     if let Some(path) = &args.plot {
         render::render_svg(&report, path)?;
-        eprintln!("plot written to {}", path.display());
+        eprintln!("plot written to {}", printable(&path.display().to_string()));
     }
     Ok(exit::for_verify(report.verdict))
 }

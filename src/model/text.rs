@@ -74,8 +74,76 @@ pub fn markdown_code(s: &str) -> String {
     }
 }
 
+/// A writer that passes text on line by line through [`printable_lines`] (newlines kept), for
+/// output that carries strings pinprobe does not control (a GPU driver's device name, an
+/// imported artifact's version string, a harness's messages) to a terminal. A line is written
+/// when its newline arrives, and the rest on `flush`; bytes that are not UTF-8 show as U+FFFD.
+pub struct PrintableWriter<W: std::io::Write> {
+    inner: W,
+    line: Vec<u8>,
+}
+
+impl<W: std::io::Write> PrintableWriter<W> {
+    pub fn new(inner: W) -> Self {
+        PrintableWriter {
+            inner,
+            line: Vec::new(),
+        }
+    }
+
+    fn emit(&mut self) -> std::io::Result<()> {
+        if self.line.is_empty() {
+            return Ok(());
+        }
+        let text = printable_lines(&String::from_utf8_lossy(&self.line), true);
+        self.line.clear();
+        self.inner.write_all(text.as_bytes())
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for PrintableWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        for part in buf.split_inclusive(|b| *b == b'\n') {
+            self.line.extend_from_slice(part);
+            if part.ends_with(b"\n") {
+                self.emit()?;
+            }
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.emit()?;
+        self.inner.flush()
+    }
+}
+
+impl<W: std::io::Write> Drop for PrintableWriter<W> {
+    fn drop(&mut self) {
+        let _ = std::io::Write::flush(self);
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_writer_escapes_across_writes_and_keeps_newlines() {
+        use std::io::Write;
+        let mut out = Vec::new();
+        {
+            let mut w = PrintableWriter::new(&mut out);
+            // An OSC 0 title sequence and a CSI split across writes, a C1 CSI in UTF-8.
+            w.write_all(b"gpu \x1b]0;pwned\x07 ok\n\x1b")
+                .expect("write");
+            w.write_all("[31mred \u{9b}2J\r\nend".as_bytes())
+                .expect("write");
+        }
+        assert_eq!(
+            String::from_utf8(out).expect("utf-8"),
+            "gpu \\x1b]0;pwned\\x07 ok\n\\x1b[31mred \\u{9b}2J\\r\nend"
+        );
+    }
+
     use super::*;
 
     #[test]

@@ -510,6 +510,36 @@ pub(crate) mod tests {
         r
     }
 
+    /// The device name comes from the driver and the versions from the imported artifact: the
+    /// CLI writes the table through `PrintableWriter`, so none of their control characters
+    /// reaches the terminal.
+    #[test]
+    fn hostile_strings_in_the_table_reach_the_terminal_escaped() {
+        let mut report = with_deployed();
+        report.device.name = "H200\x1b]0;owned\x07".into();
+        if let Some(d) = &mut report.deployed {
+            d.versions.torch = Some("2.11\x1b[2J\r".into());
+            d.target = "img\u{9b}31m".into();
+        }
+        let mut raw = Vec::new();
+        render_table(&report, &mut raw).expect("render");
+        assert!(
+            raw.contains(&0x1b),
+            "the raw table carries the hostile bytes"
+        );
+        let mut shown = Vec::new();
+        render_table(
+            &report,
+            &mut crate::model::text::PrintableWriter::new(&mut shown),
+        )
+        .expect("render");
+        let text = String::from_utf8(shown).expect("utf-8");
+        assert!(!text.chars().any(|c| c.is_control() && c != '\n'), "{text}");
+        assert!(text.contains("H200\\x1b]0;owned\\x07"), "{text}");
+        assert!(text.contains("2.11\\x1b[2J\\r"), "{text}");
+        assert!(text.contains("img\\u{9b}31m"), "{text}");
+    }
+
     #[test]
     fn table_json_and_plot_carry_the_deployed_curve() {
         let report = with_deployed();
