@@ -119,7 +119,7 @@ pub(super) const DOWNLOADS: &[&str] = &[
     "BITBUCKET_REPOSITORY",
 ];
 
-fn is_keyword(s: &str) -> bool {
+pub(super) fn is_keyword(s: &str) -> bool {
     KEYWORDS.contains(&s)
         || s.starts_with("LOG_")
         || s.starts_with("USES_TERMINAL_")

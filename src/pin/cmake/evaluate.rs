@@ -487,3 +487,53 @@ fn presets(view: &dyn View) -> Result<Vec<(String, CacheSeed)>, CmakeError> {
     }
     Ok(out)
 }
+
+impl Fetch {
+    /// Patch files its `PATCH_COMMAND` (or CPM `PATCHES`) applies, view-relative where the
+    /// evaluated path lies inside the tree (globs and patch directories listed through the
+    /// view); others as written (relative to the dependency's own source, where the patch step
+    /// runs). Order kept, duplicates dropped.
+    pub fn patches(&self, view: &dyn View) -> Result<Vec<String>, CmakeError> {
+        let mut out: Vec<String> = Vec::new();
+        let mut in_patch = false;
+        for (i, (text, _)) in self.args.iter().enumerate() {
+            if i == 0 {
+                continue;
+            }
+            if super::declare::is_keyword(text) && !(text == "COMMAND" && in_patch) {
+                in_patch = text == "PATCH_COMMAND" || text == "PATCHES";
+                continue;
+            }
+            if !in_patch {
+                continue;
+            }
+            let mut push = |p: String| {
+                if !out.contains(&p) {
+                    out.push(p);
+                }
+            };
+            match super::interp::view_path(text).filter(|p| !p.is_empty()) {
+                Some(path) if super::paths::is_glob(&path) => {
+                    super::paths::glob(view, &path, false)?
+                        .into_iter()
+                        .filter(|f| super::paths::is_patch(f))
+                        .for_each(&mut push);
+                }
+                Some(path) if super::paths::is_patch(&path) => push(path),
+                Some(path) => view
+                    .files_under(&path)?
+                    .into_iter()
+                    .filter(|f| super::paths::is_patch(f))
+                    .for_each(&mut push),
+                None => {
+                    // `-DPATCH=x.patch` names the file after `=`.
+                    let file = text.rsplit('=').next().unwrap_or(text);
+                    if super::paths::is_patch(file) {
+                        push(file.to_string());
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+}
