@@ -115,6 +115,11 @@ pub fn from_evaluation(
                 local.inputs.iter().map(input_name).for_each(add_override);
                 continue;
             }
+            if fetch.repository.is_none() && fetch.tag.is_none() && fetch.url.is_none() {
+                // No download at all (a `SOURCE_DIR` that evaluated to nothing): CMake fetches
+                // nothing here either.
+                continue;
+            }
             let mut conditions = selected.clone();
             conditions.extend(fetch.only_if.iter().map(|c| format!("when {c}")));
             let default = config.default && fetch.only_if.is_empty();
