@@ -65,9 +65,13 @@ pub struct Pin {
 /// One value a CMake pin can take, and what selects it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Possible {
-    /// `GIT_TAG` in this configuration; absent when an input can make it any value.
+    /// `GIT_TAG` in this configuration; absent when an input can make it any value (`set_by`)
+    /// or when there is none (the default branch).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reference: Option<String>,
+    /// The inputs that can set `GIT_TAG` to any value (a `-D`, the environment, the compiler).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub set_by: Vec<String>,
     /// The full commit when `reference` is a full SHA.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,
@@ -88,7 +92,10 @@ impl Possible {
     pub fn shown(&self) -> String {
         match &self.reference {
             Some(r) => format!("`{r}`"),
-            None => "any value".to_string(),
+            None if !self.set_by.is_empty() => {
+                format!("any value (set by {})", self.set_by.join(", "))
+            }
+            None => "no GIT_TAG (the default branch)".to_string(),
         }
     }
 

@@ -145,30 +145,23 @@ pub fn from_evaluation(
             let mut found = Vec::new();
             match &fetch.tag {
                 Some(tag) => {
-                    let mut here = conditions.clone();
-                    here.extend(
-                        tag.inputs
-                            .iter()
-                            .filter(|i| i.has_default() && !matches!(i, cmake::Input::Join(_)))
-                            .map(|i| format!("GIT_TAG from {i}")),
-                    );
                     let text = Some(tag.text.clone()).filter(|t| !t.is_empty());
-                    found.push(variant(text, here, default));
-                    // An input with no value pinprobe can enumerate (the compiler, a command's
-                    // output, the other side of a joined condition) can make it anything.
-                    let open: Vec<String> = tag
-                        .inputs
-                        .iter()
-                        .filter(|i| !i.has_default() || matches!(i, cmake::Input::Join(_)))
-                        .map(ToString::to_string)
-                        .collect();
-                    if !open.is_empty() {
-                        let mut any = conditions.clone();
-                        any.push(format!("GIT_TAG set by {}", open.join(", ")));
-                        found.push(variant(None, any, false));
+                    // An input (a `-D`, the environment, the compiler, the other side of a
+                    // joined condition) can make it any value, the affected commit included.
+                    let set_by: Vec<String> = tag.inputs.iter().map(ToString::to_string).collect();
+                    if text.is_some() || set_by.is_empty() {
+                        found.push(variant(text, Vec::new(), conditions.clone(), default));
+                    }
+                    if !set_by.is_empty() {
+                        found.push(variant(
+                            None,
+                            set_by,
+                            conditions.clone(),
+                            default && tag.text.is_empty(),
+                        ));
                     }
                 }
-                None => found.push(variant(None, conditions.clone(), default)),
+                None => found.push(variant(None, Vec::new(), conditions.clone(), default)),
             }
             for v in found {
                 push_variant(&mut group.2, v);
@@ -240,6 +233,7 @@ fn input_name(input: &cmake::Input) -> String {
 fn push_variant(variants: &mut Vec<Variant>, v: Variant) {
     let same = variants.iter_mut().find(|w| {
         w.possible.reference == v.possible.reference
+            && w.possible.set_by == v.possible.set_by
             && w.possible.repo == v.possible.repo
             && w.url == v.url
             && w.possible.file == v.possible.file
@@ -275,7 +269,9 @@ fn pin_of(
                 .map(|r| url::short_name(r).to_string())
         })
         .unwrap_or_else(|| name.to_string());
-    let exact = variants.len() == 1 && main.possible.conditions.is_empty();
+    let exact = variants.len() == 1
+        && main.possible.conditions.is_empty()
+        && main.possible.set_by.is_empty();
     Some(Pin {
         component,
         declared_name: name.to_string(),
@@ -309,6 +305,6 @@ pub fn with_value(pin: &Pin, value: &Possible) -> Pin {
     out.repo_canonical = value.repo.as_deref().and_then(url::canonical);
     out.file = value.file.clone();
     out.line = value.line;
-    out.possible = Vec::new();
+    out.possible = vec![value.clone()];
     out
 }

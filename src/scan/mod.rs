@@ -489,6 +489,16 @@ impl Judge<'_> {
                 && let Some(finding) = known_elsewhere(&loaded.rule, pin, &c.to_string())
             {
                 findings.push(finding);
+            } else if let Some(any) = pin.possible.first().filter(|p| !p.set_by.is_empty())
+                && loaded
+                    .rule
+                    .affected
+                    .iter()
+                    .any(|a| !a.specific().known_affected_pins.is_empty())
+            {
+                // A commit id is global: a GIT_TAG an input can set may be a known affected pin
+                // of this rule, whatever the component is called.
+                findings.push(any_value(&loaded.rule, pin, any));
             }
         }
         Ok(Judged {
@@ -617,6 +627,40 @@ fn known_elsewhere(
         }),
         suppressed: None,
     })
+}
+
+/// A rule that does not apply to the pin's component, on a GIT_TAG an input can set to any
+/// value: the rule's known affected pins are among the values, so `unknown`.
+fn any_value(
+    rule: &crate::rules::model::Rule,
+    pin: &Pin,
+    value: &crate::model::Possible,
+) -> crate::model::Finding {
+    use crate::model::{Evidence, EvidenceKind, Finding, Status};
+    Finding {
+        rule: rule.id.clone(),
+        status: Status::Unknown,
+        severity: rule.database_specific.severity,
+        summary: rule.summary.clone(),
+        component: pin.component.clone(),
+        decided_by: None,
+        evidence: vec![Evidence {
+            kind: EvidenceKind::Configuration,
+            status: Status::Unknown,
+            detail: format!(
+                "GIT_TAG of `{}` can be {}: a commit this rule lists as a known affected pin is one of them, whatever the component is called",
+                pin.declared_name,
+                value.shown()
+            ),
+            file: Some(value.file.clone()),
+            line: Some(value.line),
+        }],
+        location: Some(Location {
+            file: value.file.clone(),
+            line: value.line,
+        }),
+        suppressed: None,
+    }
 }
 
 /// The status of each rule over every value a pin can take: `affected` when the default

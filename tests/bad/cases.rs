@@ -564,6 +564,70 @@ pub fn generate(name: &str, dir: &Path) -> PathBuf {
             std::os::unix::fs::symlink("CMakeLists.txt", root.join("loop-b")).unwrap();
             root
         }
+        "cmake-include-recursion" => {
+            let root = tree_with_cmake(dir, b"include(a.cmake)\n");
+            std::fs::write(root.join("a.cmake"), "include(b.cmake)\n").unwrap();
+            std::fs::write(
+                root.join("b.cmake"),
+                format!("include(FetchContent)\n{DECLARE}FetchContent_MakeAvailable(vllm-flash-attn)\ninclude(a.cmake)\n"),
+            )
+            .unwrap();
+            root
+        }
+        "cmake-many-ifs" => {
+            // 250,000 conditions on an input (3.5 MB, under the size cap): every one a fork.
+            let mut text = b"include(FetchContent)\n".to_vec();
+            for _ in 0..250_000 {
+                text.extend_from_slice(b"if(A)\nendif()\n");
+            }
+            text.extend_from_slice(DECLARE.as_bytes());
+            text.extend_from_slice(b"FetchContent_MakeAvailable(vllm-flash-attn)\n");
+            tree_with_cmake(dir, &text)
+        }
+        "cmake-million-ifs" => {
+            // A million: over the size cap.
+            let mut text = Vec::new();
+            for _ in 0..1_000_000 {
+                text.extend_from_slice(b"if(A)\nendif()\n");
+            }
+            text.extend_from_slice(DECLARE.as_bytes());
+            tree_with_cmake(dir, &text)
+        }
+        "cmake-nested-ifs" => {
+            // 200,000 nested conditions (no stack may grow with them).
+            let mut text = b"include(FetchContent)\n".to_vec();
+            for _ in 0..200_000 {
+                text.extend_from_slice(b"if(A)\n");
+            }
+            for _ in 0..200_000 {
+                text.extend_from_slice(b"endif()\n");
+            }
+            text.extend_from_slice(DECLARE.as_bytes());
+            text.extend_from_slice(b"FetchContent_MakeAvailable(vllm-flash-attn)\n");
+            tree_with_cmake(dir, &text)
+        }
+        "cmake-unterminated-if" => tree_with_cmake(
+            dir,
+            format!("include(FetchContent)\nif(A)\n{DECLARE}FetchContent_MakeAvailable(vllm-flash-attn)\n").as_bytes(),
+        ),
+        "cmake-unterminated-function" => tree_with_cmake(
+            dir,
+            format!("include(FetchContent)\nfunction(f)\n{DECLARE}FetchContent_MakeAvailable(vllm-flash-attn)\n").as_bytes(),
+        ),
+        "cmake-directory-symlink-loop" => {
+            // A directory linking to its parent: walking the tree's CMake files must end.
+            let root = tree_with_cmake(
+                dir,
+                format!("include(FetchContent)\n{DECLARE}FetchContent_MakeAvailable(vllm-flash-attn)\n").as_bytes(),
+            );
+            std::fs::create_dir_all(root.join("third_party")).unwrap();
+            std::os::unix::fs::symlink("..", root.join("third_party/up")).unwrap();
+            root
+        }
+        "cmake-declaration-never-reached" => tree_with_cmake(
+            dir,
+            format!("include(FetchContent)\nif(FALSE)\n{DECLARE}FetchContent_MakeAvailable(vllm-flash-attn)\nendif()\n").as_bytes(),
+        ),
         // ---- wheels ----
         "wheel-truncated" => {
             let w = good_wheel(dir);
