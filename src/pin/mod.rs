@@ -126,13 +126,17 @@ pub fn from_evaluation(
             let (file, line) = (fetch.file.clone(), fetch.tag_line.unwrap_or(fetch.line));
             let repo = fetch.repository.as_ref().map(|v| v.text.clone());
             let patches = fetch.patches(view)?;
-            let variant = |reference: Option<String>, conditions: Vec<String>, default| Variant {
+            let variant = |reference: Option<String>,
+                           set_by: Vec<String>,
+                           conditions: Vec<String>,
+                           default| Variant {
                 possible: Possible {
                     commit: reference
                         .as_deref()
                         .filter(|r| is_full_sha(r))
                         .map(str::to_ascii_lowercase),
                     reference,
+                    set_by,
                     repo: repo.clone(),
                     default,
                     conditions,

@@ -171,12 +171,25 @@ pub fn evaluate_with(view: &dyn View, limits: Limits) -> Result<Evaluation, Cmak
                     });
                 }
                 Err(Stop::Io(e)) => return Err(e.into()),
+                Err(Stop::Input(e)) => return Err(e),
                 Err(Stop::NeedsFork) => {
                     out.undecided
                         .get_or_insert("a condition pinprobe cannot follow".into());
                     continue 'setups;
                 }
             };
+            // Each decision past the ones chosen opens one more configuration to run: more
+            // than the budget is undecided now (queueing them all would take time and memory
+            // quadratic in the number of decisions).
+            let opened = run.trace.len().saturating_sub(choices.len());
+            if out.configurations.len() + queue.len() + opened >= limits.configurations {
+                out.undecided = Some(format!(
+                    "more than {} configurations (combinations of conditions on inputs)",
+                    limits.configurations
+                ));
+                reached.extend(run.st.reached.iter().cloned());
+                break 'setups;
+            }
             for k in choices.len()..run.trace.len() {
                 let mut next: Vec<bool> = run.trace.iter().take(k).map(|d| d.outcome).collect();
                 next.push(!run.trace.get(k).is_some_and(|d| d.outcome));
