@@ -265,10 +265,8 @@ fn unreached(
         }
         match super::tokenize_file(&file, &bytes) {
             Ok(invocations) => {
-                let mut eval = super::eval::Evaluator::new(view);
-                eval.file(&file, &invocations)?;
                 out.extend(
-                    eval.declarations
+                    super::unreached::declarations(&file, &invocations)
                         .into_iter()
                         .filter(|d| !reached.contains(&(d.file.clone(), d.line))),
                 );

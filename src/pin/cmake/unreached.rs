@@ -82,7 +82,10 @@ pub(super) fn declarations(file: &str, invocations: &[Invocation]) -> Vec<Declar
                         .map(|a| a.text.as_str())
                         .collect::<Vec<_>>()
                         .join(";"),
-                    taint: values.iter().flat_map(|a| a.taint.iter().cloned()).collect(),
+                    taint: values
+                        .iter()
+                        .flat_map(|a| a.taint.iter().cloned())
+                        .collect(),
                 };
                 scope.vars.insert(var.text.clone(), val);
             }
