@@ -271,6 +271,8 @@ fn unreached(
                         .filter(|d| !reached.contains(&(d.file.clone(), d.line))),
                 );
             }
+            // Over the size cap or not UTF-8: bad input, as in a file CMake reads.
+            Err(e @ (CmakeError::TooLarge { .. } | CmakeError::NotUtf8 { .. })) => return Err(e),
             Err(_) => {
                 for (no, text) in lower.lines().enumerate() {
                     for d in DECLARING {
