@@ -107,12 +107,18 @@ pub fn from_evaluation(
                     overrides.push(name);
                 }
             };
-            for input in &fetch.bypass {
-                add_override(input_name(input));
-            }
+            fetch
+                .bypass
+                .iter()
+                .filter_map(override_name)
+                .for_each(&mut add_override);
             if let Some(local) = &fetch.local_source {
                 // A local directory replaces the download here: no commit is fetched.
-                local.inputs.iter().map(input_name).for_each(add_override);
+                local
+                    .inputs
+                    .iter()
+                    .filter_map(override_name)
+                    .for_each(add_override);
                 continue;
             }
             if fetch.repository.is_none() && fetch.tag.is_none() && fetch.url.is_none() {
@@ -225,10 +231,11 @@ fn selection(config: &cmake::Configuration) -> Vec<String> {
     out
 }
 
-fn input_name(input: &cmake::Input) -> String {
+/// The variable a user sets to bypass the pin (a cache or environment variable).
+fn override_name(input: &cmake::Input) -> Option<String> {
     match input {
-        cmake::Input::Cache(n) | cmake::Input::Env(n) => n.clone(),
-        other => other.to_string(),
+        cmake::Input::Cache(n) | cmake::Input::Env(n) => Some(n.clone()),
+        _ => None,
     }
 }
 
