@@ -695,9 +695,9 @@ fn over_set(
         let main_status = status_of(main_finding);
         let all = std::iter::once(main_status).chain(others.iter().map(|(_, f)| status_of(*f)));
         let statuses: Vec<Status> = all.collect();
-        let status = if main_is_default && main_status == Status::Affected {
-            Status::Affected
-        } else if statuses.iter().all(|s| *s == Status::Affected) {
+        let status = if (main_is_default && main_status == Status::Affected)
+            || statuses.iter().all(|s| *s == Status::Affected)
+        {
             Status::Affected
         } else if statuses.iter().all(|s| *s == Status::NotAffected) {
             Status::NotAffected
