@@ -971,7 +971,7 @@ fn scan_cases() -> usize {
     std::env::var("PINPROBE_CMAKE_SCAN_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(40)
+        .unwrap_or(24)
 }
 
 /// Property: every generated tree whose real CMake run (the default one, or one with the
@@ -979,7 +979,7 @@ fn scan_cases() -> usize {
 /// `pinprobe scan` (the binary, offline, built-in rules) exit non-zero. The generated trees
 /// fetch it under names and repositories no rule knows (`c0` from `example.invalid`): a full SHA
 /// listed as a known affected pin matches whatever it is called.
-/// `PINPROBE_CMAKE_SCAN_CASES=N` sets how many programs are generated (default 40).
+/// `PINPROBE_CMAKE_SCAN_CASES=N` sets how many programs are generated (default 24).
 #[test]
 fn generated_trees_fetching_the_affected_commit_never_exit_0() {
     if !cmake_available() {
