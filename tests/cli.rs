@@ -37,7 +37,10 @@ fn json_report_has_schema_components_findings_and_digest() {
     assert_eq!(fa["line"], 18);
     assert_eq!(
         fa["overrides"],
-        serde_json::json!(["VLLM_FLASH_ATTN_SRC_DIR"])
+        serde_json::json!([
+            "FETCHCONTENT_SOURCE_DIR_VLLM-FLASH-ATTN",
+            "VLLM_FLASH_ATTN_SRC_DIR"
+        ])
     );
     let f = t["findings"]
         .as_array()

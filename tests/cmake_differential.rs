@@ -962,3 +962,83 @@ fn generated_programs_agree_with_cmake() {
         "over a tenth of the generated programs undecided"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// The gate: generated trees that fetch the affected commit never pass `pinprobe scan`
+// ---------------------------------------------------------------------------------------------
+
+fn scan_cases() -> usize {
+    std::env::var("PINPROBE_CMAKE_SCAN_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(24)
+}
+
+/// Property: every generated tree whose real CMake run (the default one, or one with the
+/// case's `-D` / environment values) fetches the affected FlashAttention commit makes
+/// `pinprobe scan` (the binary, offline, built-in rules) exit non-zero. The generated trees
+/// fetch it under names and repositories no rule knows (`c0` from `example.invalid`): a full SHA
+/// listed as a known affected pin matches whatever it is called.
+/// `PINPROBE_CMAKE_SCAN_CASES=N` sets how many programs are generated (default 24).
+#[test]
+fn generated_trees_fetching_the_affected_commit_never_exit_0() {
+    if !cmake_available() {
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_pinprobe");
+    let n = scan_cases();
+    let failures = std::sync::Mutex::new(Vec::new());
+    let hits = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for t in 0..2u64 {
+            let (failures, hits) = (&failures, &hits);
+            s.spawn(move || {
+                for i in (t as usize..n).step_by(2) {
+                    let seed = 7_000_003 + i as u64;
+                    let case = Gen::new(seed, i % 2 == 1).program();
+                    let dir = write_tree(&case.files);
+                    let mut runs = vec![run_cmake(dir.path(), &[], &[])];
+                    for (defs, env) in &case.variants {
+                        runs.push(run_cmake(dir.path(), defs, env));
+                    }
+                    let affected = runs
+                        .iter()
+                        .any(|o| o.records.iter().any(|r| !r.local && r.tag == AFFECTED));
+                    if !affected {
+                        continue;
+                    }
+                    hits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let out = Command::new(bin)
+                        .args(["scan", "--offline", "--format", "json"])
+                        .arg(dir.path())
+                        .output()
+                        .expect("pinprobe runs");
+                    if out.status.code() == Some(0) {
+                        let files: String = case
+                            .files
+                            .iter()
+                            .map(|(p, t)| format!("--- {p}\n{t}"))
+                            .collect();
+                        failures.lock().expect("lock").push(format!(
+                            "seed {seed}: cmake fetches {AFFECTED} but pinprobe exits 0\n{files}\ncmake: {:?}\npinprobe: {}",
+                            runs.iter().map(|o| &o.records).collect::<Vec<_>>(),
+                            String::from_utf8_lossy(&out.stdout)
+                        ));
+                    }
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().expect("lock");
+    let hits = hits.into_inner();
+    if let Some(first) = failures.first() {
+        panic!(
+            "{} of {hits} generated trees that fetch the affected commit pass the gate; first:\n{first}",
+            failures.len()
+        );
+    }
+    eprintln!(
+        "{hits} of {n} generated trees fetch the affected commit in some CMake run; pinprobe scan exits non-zero on every one"
+    );
+    assert!(hits > 0, "no generated tree fetched the affected commit");
+}

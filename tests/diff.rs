@@ -938,4 +938,123 @@ fn a_change_that_adds_or_widens_a_vex_statement_does_not_suppress_its_own_findin
     let run = pinprobe(&fx.vllm, &args);
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
     assert!(run.stderr.contains("security/vex.json@"), "{}", run.stderr);
+
+// ---- the same CMake evaluation on both revisions (issue 13) ----
+
+/// On a branch from `from`: remove `remove`, write `files`, commit.
+fn restructure(
+    fx: &Fixture,
+    from: &str,
+    branch: &str,
+    remove: &[&str],
+    files: &[(&str, String)],
+) -> String {
+    git(&fx.vllm, &["checkout", "-q", "-B", branch, from]);
+    for rel in remove {
+        std::fs::remove_file(fx.vllm.join(rel)).expect("remove");
+    }
+    for (rel, text) in files {
+        write(&fx.vllm, rel, text);
+    }
+    commit(&fx.vllm, branch)
+}
+
+fn top_including(files: &[&str]) -> String {
+    let mut text = "cmake_minimum_required(VERSION 3.26)\nproject(vllm_extensions LANGUAGES CXX)\n"
+        .to_string();
+    for f in files {
+        text.push_str(&format!("include({f})\n"));
+    }
+    text
+}
+
+#[test]
+fn moving_splitting_or_rerouting_the_declaration_is_judged_on_what_cmake_fetches() {
+    let fx = fixture();
+    let base = &fx.v[3]; // pins the fix
+    let declared = "cmake/external_projects/vllm_flash_attn.cmake";
+    // Moved to third_party/, at the introducing commit.
+    let moved = restructure(
+        &fx,
+        base,
+        "move",
+        &[declared],
+        &[
+            (
+                "third_party/x.cmake",
+                fa_cmake(FA_REPO, &fx.h.introduce, None),
+            ),
+            ("CMakeLists.txt", top_including(&["third_party/x.cmake"])),
+        ],
+    );
+    // Split: the tag set in third_party/, the declaration where it was.
+    let split = restructure(
+        &fx,
+        base,
+        "split",
+        &[],
+        &[
+            (
+                "third_party/fa_pin.cmake",
+                format!("set(FA_PIN {})\n", fx.h.introduce),
+            ),
+            (declared, fa_cmake(FA_REPO, "${FA_PIN}", None)),
+            (
+                "CMakeLists.txt",
+                top_including(&["third_party/fa_pin.cmake", declared]),
+            ),
+        ],
+    );
+    // Re-routed: the old file stays (still pinning the fix) but is no longer included; the
+    // build fetches what third_party/x.cmake declares.
+    let rerouted = restructure(
+        &fx,
+        base,
+        "reroute",
+        &[],
+        &[
+            (
+                "third_party/x.cmake",
+                fa_cmake(FA_REPO, &fx.h.introduce, None),
+            ),
+            ("CMakeLists.txt", top_including(&["third_party/x.cmake"])),
+        ],
+    );
+    for (what, head) in [("move", &moved), ("split", &split), ("re-route", &rerouted)] {
+        let r = run_review(&fx, base, head);
+        assert_eq!(
+            change(&r, TEST_RULE),
+            Some(ChangeKind::Introduced),
+            "{what}: {:#?}",
+            r.changes
+        );
+        let pin = r
+            .pins
+            .iter()
+            .find(|p| p.component == "flash-attention")
+            .unwrap_or_else(|| panic!("{what}: the pin change is listed: {:#?}", r.pins));
+        let head_side = pin.head.as_ref().expect("HEAD pins it");
+        assert_eq!(
+            head_side.commit.as_deref(),
+            Some(fx.h.introduce.as_str()),
+            "{what}"
+        );
+        let fa = format!("flash-attention={}", fx.h.dir.display());
+        let rules = fx.rules.to_str().expect("utf-8");
+        let run = pinprobe(
+            &fx.vllm,
+            &["diff", base, head, ".", "--rules", rules, "--repo", &fa],
+        );
+        assert_eq!(run.code, 1, "{what}: {}{}", run.stdout, run.stderr);
+    }
+    // The re-routed tree's old declaration is reached by no configuration: still reported,
+    // unknown, with its file and line.
+    let r = run_review(&fx, base, &rerouted);
+    assert!(
+        r.changes.iter().any(|c| c.rule == TEST_RULE
+            && c.status == Status::Unknown
+            && c.location.as_ref().is_some_and(|l| l.file == declared)),
+        "{:#?}",
+        r.changes
+    );
 }

@@ -1,5 +1,6 @@
-//! The CMake finder (tokenizer, `set()`/`if()` evaluation, `${}` expansion, declarations) on
-//! fuzzed files: the root `CMakeLists.txt` and up to two `cmake/` modules, split at NUL bytes.
+//! The CMake evaluation (tokenizer, scopes, conditions, `${}` expansion, fetches, unreached
+//! declarations) on fuzzed files: the root `CMakeLists.txt` and up to two `cmake/` modules,
+//! split at NUL bytes.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -15,5 +16,5 @@ fuzz_target!(|data: &[u8]| {
     for (name, part) in names.iter().zip(data.splitn(3, |b| *b == 0)) {
         view.insert(*name, part.to_vec());
     }
-    let _ = pinprobe::pin::cmake::find(&view);
+    let _ = pinprobe::pin::cmake::evaluate(&view);
 });

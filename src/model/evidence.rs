@@ -17,6 +17,9 @@ pub enum EvidenceKind {
     VersionRange,
     /// A `requires` condition on another component's pin (a gate, not a strength).
     Requirement,
+    /// What another CMake configuration pins (a pin that can take several values): the status
+    /// over the set (a gate, not a strength).
+    Configuration,
     /// What RECORD says of the files the verdict read (informational: never decides).
     Integrity,
     /// Shipped files matched against a fingerprint index.

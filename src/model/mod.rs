@@ -17,7 +17,7 @@ pub mod text;
 pub use date::Date;
 pub use evidence::{Evidence, EvidenceKind, Location};
 pub use finding::{Finding, Suppression};
-pub use pin::{FOUND_BY_CMAKE, Fingerprint, Pin, is_full_sha, purl_encode};
+pub use pin::{FOUND_BY_CMAKE, Fingerprint, Pin, Possible, is_full_sha, purl_encode};
 pub use report::{ImageInfo, LayerInfo, Report, SCHEMA, TargetReport, Tool};
 pub use review::{
     Change, ChangeKind, Counts, EditKind, PinChange, PinChangeKind, PinSide, PolicyEdit,

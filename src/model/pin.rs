@@ -54,6 +54,59 @@ pub struct Pin {
     /// For shipped files: which indexed commits they match (see `pinprobe index build`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fingerprint: Option<Fingerprint>,
+    /// From CMake, when the pin can take more than one value: every value some configuration
+    /// (a condition on an input, a preset, a `-D` a build script passes, a value an input sets)
+    /// fetches, each with what selects it. The fields above are the default configuration's
+    /// (else the first configuration's). Empty: the pin is exactly that one value.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub possible: Vec<Possible>,
+}
+
+/// One value a CMake pin can take, and what selects it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Possible {
+    /// `GIT_TAG` in this configuration; absent when an input can make it any value (`set_by`)
+    /// or when there is none (the default branch).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+    /// The inputs that can set `GIT_TAG` to any value (a `-D`, the environment, the compiler).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub set_by: Vec<String>,
+    /// The full commit when `reference` is a full SHA.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// `GIT_REPOSITORY` in this configuration.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repo: Option<String>,
+    /// Whether the default configuration (no `-D`, empty environment, no preset) fetches it.
+    pub default: bool,
+    /// What selects it: the decisions on inputs, the preset, or the inputs that set the value.
+    pub conditions: Vec<String>,
+    /// Where it is declared (the `GIT_TAG` line, else the call).
+    pub file: String,
+    pub line: u32,
+}
+
+impl Possible {
+    /// `GIT_TAG` as shown: the reference, or `any value` when inputs decide it.
+    pub fn shown(&self) -> String {
+        match &self.reference {
+            Some(r) => format!("`{r}`"),
+            None if !self.set_by.is_empty() => {
+                format!("any value (set by {})", self.set_by.join(", "))
+            }
+            None => "no GIT_TAG (the default branch)".to_string(),
+        }
+    }
+
+    /// What selects it, in one phrase.
+    pub fn selected_by(&self) -> String {
+        if self.conditions.is_empty() {
+            "the default configuration".to_string()
+        } else {
+            self.conditions.join("; ")
+        }
+    }
 }
 
 impl Pin {
@@ -81,6 +134,7 @@ impl Pin {
             patches: Vec::new(),
             overrides: Vec::new(),
             fingerprint: None,
+            possible: Vec::new(),
         }
     }
 }

@@ -1,8 +1,11 @@
 //! Pin finders: turn a view into the kernel projects it pins ([`Pin`]).
 //!
-//! The CMake finder reports every declaration call; here declarations of the same name (vLLM
-//! declares each project twice: once with `SOURCE_DIR ${..._SRC_DIR}` for the override, once
-//! with `GIT_TAG`) merge into one pin, attributed to a component of the registry.
+//! From CMake ([`from_cmake`]): the evaluation ([`cmake::evaluate`]) gives every configuration
+//! CMake could take and what each fetches; here the fetches of one name, over all
+//! configurations, become one pin with every value it can take ([`Pin::possible`]), attributed
+//! to a component of the registry. A configuration that uses a local directory instead of
+//! downloading (vLLM's `VLLM_FLASH_ATTN_SRC_DIR`) fetches no commit: its inputs are the pin's
+//! `overrides`. Declarations no configuration reaches are kept apart ([`Unreached`]).
 
 pub mod cmake;
 pub mod components;
@@ -10,7 +13,8 @@ pub mod fingerprint;
 pub mod shipped;
 pub mod url;
 
-use crate::model::{FOUND_BY_CMAKE, Pin};
+use crate::model::{FOUND_BY_CMAKE, Pin, Possible, is_full_sha};
+use crate::target::View;
 use components::Registry;
 
 /// Whether the pin's declared repository is neither its component's canonical repository nor an
@@ -22,37 +26,250 @@ pub fn is_foreign_repo(pin: &Pin, registry: &Registry) -> bool {
     }
 }
 
-/// Merge declarations into pins, one per declared name, in order of first appearance.
-pub fn pins(declarations: &[cmake::Declaration], registry: &Registry) -> Vec<Pin> {
-    let mut names: Vec<&str> = Vec::new();
-    for d in declarations {
-        if !names.iter().any(|n| n.eq_ignore_ascii_case(&d.name)) {
-            names.push(&d.name);
-        }
-    }
-    names
-        .into_iter()
-        .map(|name| {
-            let same: Vec<&cmake::Declaration> = declarations
-                .iter()
-                .filter(|d| d.name.eq_ignore_ascii_case(name))
-                .collect();
-            merge(name, &same, registry)
-        })
-        .collect()
+/// What the tree's CMake pins.
+#[derive(Debug, Clone, Default)]
+pub struct CmakePins {
+    /// One pin per fetched name, in order of first fetch.
+    pub pins: Vec<Pin>,
+    /// Declaring calls no configuration reaches.
+    pub unreached: Vec<Unreached>,
+    /// Why the evaluation is incomplete (over a budget, a construct not followed): the pins
+    /// are not all CMake could fetch.
+    pub undecided: Option<String>,
+    /// Files CMake reads in some configuration that pinprobe cannot (outside the tree, a path
+    /// from an input), with the configuration.
+    pub unread: Vec<String>,
 }
 
-fn merge(name: &str, same: &[&cmake::Declaration], registry: &Registry) -> Pin {
-    // The declaration that pins: one with GIT_TAG, else GIT_REPOSITORY, else URL, else the first.
-    let main = same
+/// A declaring call that no configuration reaches, with what its own file says of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unreached {
+    /// The component, when its name or repository identifies one.
+    pub component: Option<String>,
+    /// The declared name (empty when the file could not be parsed).
+    pub declared_name: String,
+    pub repo: Option<String>,
+    /// `GIT_TAG` as far as the file alone resolves it.
+    pub reference: Option<String>,
+    pub file: String,
+    pub line: u32,
+}
+
+/// The pins of the view's CMake code.
+pub fn from_cmake(view: &dyn View, registry: &Registry) -> Result<CmakePins, cmake::CmakeError> {
+    let evaluation = cmake::evaluate(view)?;
+    from_evaluation(&evaluation, view, registry)
+}
+
+/// One value of a pin, while grouping.
+struct Variant {
+    possible: Possible,
+    url: Option<String>,
+    patches: Vec<String>,
+}
+
+/// Turn an evaluation into pins.
+pub fn from_evaluation(
+    evaluation: &cmake::Evaluation,
+    view: &dyn View,
+    registry: &Registry,
+) -> Result<CmakePins, cmake::CmakeError> {
+    // (lower-cased name, declared name, variants, overrides), in order of first fetch.
+    let mut groups: Vec<(String, String, Vec<Variant>, Vec<String>)> = Vec::new();
+    let mut unread = Vec::new();
+    for config in &evaluation.configurations {
+        let selected = selection(config);
+        for file in &config.unread {
+            let entry = if selected.is_empty() {
+                file.clone()
+            } else {
+                format!("{file} (when {})", selected.join("; "))
+            };
+            if !unread.contains(&entry) {
+                unread.push(entry);
+            }
+        }
+        for fetch in &config.fetches {
+            let lc = fetch.name.to_ascii_lowercase();
+            let at = match groups.iter().position(|g| g.0 == lc) {
+                Some(at) => at,
+                None => {
+                    groups.push((lc, fetch.name.clone(), Vec::new(), Vec::new()));
+                    groups.len() - 1
+                }
+            };
+            let Some(group) = groups.get_mut(at) else {
+                continue;
+            };
+            let overrides = &mut group.3;
+            let mut add_override = |name: String| {
+                if !overrides.contains(&name) {
+                    overrides.push(name);
+                }
+            };
+            fetch
+                .bypass
+                .iter()
+                .filter_map(override_name)
+                .for_each(&mut add_override);
+            if let Some(local) = &fetch.local_source {
+                // A local directory replaces the download here: no commit is fetched.
+                local
+                    .inputs
+                    .iter()
+                    .filter_map(override_name)
+                    .for_each(add_override);
+                continue;
+            }
+            if fetch.repository.is_none() && fetch.tag.is_none() && fetch.url.is_none() {
+                // No download at all (a `SOURCE_DIR` that evaluated to nothing): CMake fetches
+                // nothing here either.
+                continue;
+            }
+            let mut conditions = selected.clone();
+            conditions.extend(fetch.only_if.iter().map(|c| format!("when {c}")));
+            let default = config.default && fetch.only_if.is_empty();
+            let (file, line) = (fetch.file.clone(), fetch.tag_line.unwrap_or(fetch.line));
+            let repo = fetch.repository.as_ref().map(|v| v.text.clone());
+            let patches = fetch.patches(view)?;
+            let variant = |reference: Option<String>,
+                           set_by: Vec<String>,
+                           conditions: Vec<String>,
+                           default| Variant {
+                possible: Possible {
+                    commit: reference
+                        .as_deref()
+                        .filter(|r| is_full_sha(r))
+                        .map(str::to_ascii_lowercase),
+                    reference,
+                    set_by,
+                    repo: repo.clone(),
+                    default,
+                    conditions,
+                    file: file.clone(),
+                    line,
+                },
+                url: fetch.url.as_ref().map(|v| v.text.clone()),
+                patches: patches.clone(),
+            };
+            let mut found = Vec::new();
+            match &fetch.tag {
+                Some(tag) => {
+                    let text = Some(tag.text.clone()).filter(|t| !t.is_empty());
+                    // An input (a `-D`, the environment, the compiler, the other side of a
+                    // joined condition) can make it any value, the affected commit included.
+                    let set_by: Vec<String> = tag.inputs.iter().map(ToString::to_string).collect();
+                    if text.is_some() || set_by.is_empty() {
+                        found.push(variant(text, Vec::new(), conditions.clone(), default));
+                    }
+                    if !set_by.is_empty() {
+                        found.push(variant(
+                            None,
+                            set_by,
+                            conditions.clone(),
+                            default && tag.text.is_empty(),
+                        ));
+                    }
+                }
+                None => found.push(variant(None, Vec::new(), conditions.clone(), default)),
+            }
+            for v in found {
+                push_variant(&mut group.2, v);
+            }
+        }
+    }
+    let pins: Vec<Pin> = groups
+        .into_iter()
+        .filter_map(|(_, name, variants, mut overrides)| {
+            overrides.sort();
+            overrides.dedup();
+            pin_of(&name, variants, overrides, registry)
+        })
+        .collect();
+    let unreached = evaluation
+        .unreached
         .iter()
-        .find(|d| d.git_tag.is_some())
-        .or_else(|| same.iter().find(|d| d.git_repository.is_some()))
-        .or_else(|| same.iter().find(|d| d.url.is_some()))
-        .or_else(|| same.first())
-        .copied();
-    let value = |a: &Option<cmake::Arg>| a.as_ref().and_then(|a| a.value.clone());
-    let repo = main.and_then(|d| value(&d.git_repository));
+        .map(|d| {
+            let value = |a: &Option<cmake::Arg>| a.as_ref().and_then(|a| a.value.clone());
+            let repo = value(&d.git_repository);
+            let canonical = repo.as_deref().and_then(url::canonical);
+            Unreached {
+                component: registry
+                    .identify(&d.name, canonical.as_deref())
+                    .map(|c| c.name.clone()),
+                declared_name: d.name.clone(),
+                repo,
+                reference: value(&d.git_tag),
+                file: d.file.clone(),
+                line: d.git_tag.as_ref().map_or(d.line, |a| a.line),
+            }
+        })
+        .collect();
+    Ok(CmakePins {
+        pins,
+        unreached,
+        undecided: evaluation.undecided.clone(),
+        unread,
+    })
+}
+
+/// What selects a configuration: its decisions on inputs, and its preset.
+fn selection(config: &cmake::Configuration) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(preset) = &config.preset {
+        out.push(format!("preset `{preset}`"));
+    }
+    if !config.default {
+        out.extend(config.assumptions.iter().map(|a| {
+            format!(
+                "{} is {}",
+                a.condition,
+                if a.outcome { "true" } else { "false" }
+            )
+        }));
+    }
+    out
+}
+
+/// The variable a user sets to bypass the pin (a cache or environment variable).
+fn override_name(input: &cmake::Input) -> Option<String> {
+    match input {
+        cmake::Input::Cache(n) | cmake::Input::Env(n) => Some(n.clone()),
+        _ => None,
+    }
+}
+
+/// Add a variant, merging it into an equal value seen in another configuration (the default
+/// one's conditions win: the default configuration needs none).
+fn push_variant(variants: &mut Vec<Variant>, v: Variant) {
+    let same = variants.iter_mut().find(|w| {
+        w.possible.reference == v.possible.reference
+            && w.possible.set_by == v.possible.set_by
+            && w.possible.repo == v.possible.repo
+            && w.url == v.url
+            && w.possible.file == v.possible.file
+            && w.possible.line == v.possible.line
+    });
+    match same {
+        Some(w) if v.possible.default && !w.possible.default => *w = v,
+        Some(_) => {}
+        None => variants.push(v),
+    }
+}
+
+/// One pin from the variants of a name: the default configuration's value first.
+fn pin_of(
+    name: &str,
+    mut variants: Vec<Variant>,
+    overrides: Vec<String>,
+    registry: &Registry,
+) -> Option<Pin> {
+    if let Some(at) = variants.iter().position(|v| v.possible.default) {
+        let default = variants.remove(at);
+        variants.insert(0, default);
+    }
+    let main = variants.first()?;
+    let repo = main.possible.repo.clone();
     let repo_canonical = repo.as_deref().and_then(url::canonical);
     let def = registry.identify(name, repo_canonical.as_deref());
     let component = def
@@ -63,41 +280,42 @@ fn merge(name: &str, same: &[&cmake::Declaration], registry: &Registry) -> Pin {
                 .map(|r| url::short_name(r).to_string())
         })
         .unwrap_or_else(|| name.to_string());
-    let tag = main.and_then(|d| d.git_tag.as_ref());
-    let reference = tag.and_then(|a| a.value.clone());
-    let reference_raw = tag
-        .filter(|a| Some(&a.raw) != a.value.as_ref())
-        .map(|a| a.raw.clone());
-    let mut patches: Vec<String> = same
-        .iter()
-        .flat_map(|d| d.patches.iter().cloned())
-        .collect();
-    patches.sort();
-    patches.dedup();
-    let mut overrides: Vec<String> = same
-        .iter()
-        .flat_map(|d| d.overrides.iter().cloned())
-        .collect();
-    overrides.sort();
-    overrides.dedup();
-    Pin {
+    let exact = variants.len() == 1
+        && main.possible.conditions.is_empty()
+        && main.possible.set_by.is_empty();
+    Some(Pin {
         component,
         declared_name: name.to_string(),
         repo,
         repo_canonical,
         component_repo: def.and_then(|c| url::canonical(&c.repo)),
-        commit: reference
-            .as_deref()
-            .filter(|r| crate::model::is_full_sha(r))
-            .map(|r| r.to_ascii_lowercase()),
-        reference,
-        reference_raw,
-        url: main.and_then(|d| value(&d.url)),
+        commit: main.possible.commit.clone(),
+        reference: main.possible.reference.clone(),
+        reference_raw: None,
+        url: main.url.clone(),
         found_by: FOUND_BY_CMAKE,
-        file: main.map(|d| d.file.clone()).unwrap_or_default(),
-        line: tag.map(|a| a.line).or(main.map(|d| d.line)).unwrap_or(1),
-        patches,
+        file: main.possible.file.clone(),
+        line: main.possible.line,
+        patches: main.patches.clone(),
         overrides,
         fingerprint: None,
-    }
+        possible: if exact {
+            Vec::new()
+        } else {
+            variants.into_iter().map(|v| v.possible).collect()
+        },
+    })
+}
+
+/// The pin with another of its possible values in place of the main one (for judging it).
+pub fn with_value(pin: &Pin, value: &Possible) -> Pin {
+    let mut out = pin.clone();
+    out.reference = value.reference.clone();
+    out.commit = value.commit.clone();
+    out.repo = value.repo.clone();
+    out.repo_canonical = value.repo.as_deref().and_then(url::canonical);
+    out.file = value.file.clone();
+    out.line = value.line;
+    out.possible = vec![value.clone()];
+    out
 }

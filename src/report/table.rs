@@ -39,6 +39,22 @@ pub fn render(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
                 if !pin.overrides.is_empty() {
                     notes.push(format!("override: {}", pin.overrides.join(", ")));
                 }
+                if pin.possible.len() > 1 {
+                    let others: Vec<String> = pin
+                        .possible
+                        .iter()
+                        .skip(1)
+                        .map(|p| match &p.reference {
+                            Some(r) => short(r).to_string(),
+                            None => p.shown(),
+                        })
+                        .collect();
+                    notes.push(format!(
+                        "{} possible values; also {}",
+                        pin.possible.len(),
+                        others.join(", ")
+                    ));
+                }
                 let pin_text = match (&pin.commit, &pin.reference) {
                     (Some(c), Some(r)) if c != r => format!("{} ({})", short(c), r),
                     (Some(c), _) => short(c).to_string(),

@@ -282,15 +282,25 @@ fn scan_source_view(
     own: &[OtherPin],
     fetch_settings: Option<&fetch::Settings>,
 ) -> Result<TargetReport, ScanError> {
-    let declarations = pin::cmake::find(view)?;
-    let mut pins = pin::pins(&declarations, &db.registry);
+    let found = pin::from_cmake(view, &db.registry)?;
+    let mut pins = found.pins;
     let mut report = TargetReport::new(view.describe(), view.kind());
     // vLLM's own release (the sdist's generated version file), for version ranges and the ledger.
     let release = ledger::release_of(view, "vllm/_version.py")?;
-    if pins.is_empty() {
+    if let Some(why) = &found.undecided {
         report.undecided = Some(format!(
-            "no pinned kernel projects found in {} (looked for FetchContent_Declare, ExternalProject_Add and CPMAddPackage in CMakeLists.txt and cmake/)",
+            "the CMake evaluation of {} is incomplete ({why}): the pins found are not all CMake could fetch",
             view.describe()
+        ));
+    } else if pins.is_empty() && found.unreached.is_empty() {
+        report.undecided = Some(format!(
+            "no pinned kernel projects found in {} (evaluated the CMake code from the top-level CMakeLists.txt, and looked for FetchContent_Declare, FetchContent_Populate, ExternalProject_Add and CPMAddPackage in every CMake file)",
+            view.describe()
+        ));
+    }
+    for file in &found.unread {
+        report.warnings.push(format!(
+            "CMake reads a file pinprobe cannot: {file}; a declaration there is not seen"
         ));
     }
     for name in clones.names() {
@@ -328,13 +338,29 @@ fn scan_source_view(
                 .commit
                 .as_deref()
                 .and_then(|c| gix::ObjectId::from_hex(c.as_bytes()).ok()),
-            commit_unknown: p
-                .commit
-                .is_none()
-                .then(|| format!("{}'s GIT_TAG is not a full commit SHA", p.component)),
+            commit_unknown: if p.commit.is_none() {
+                Some(format!(
+                    "{}'s GIT_TAG is not a full commit SHA",
+                    p.component
+                ))
+            } else if p.possible.len() > 1 {
+                Some(format!(
+                    "{}'s pin can take {} values",
+                    p.component,
+                    p.possible.len()
+                ))
+            } else {
+                None
+            },
             clone: clone_of(&p.component),
         });
     }
+    let judge = Judge {
+        view,
+        db,
+        release: release.as_ref(),
+        others: &others,
+    };
     for pin in &mut pins {
         for var in &pin.overrides {
             if std::env::var_os(var).is_some() {
@@ -345,25 +371,73 @@ fn scan_source_view(
             }
         }
         let given = clone_of(&pin.component);
+        let judged = judge.pin(pin, given)?;
+        pin.commit = judged.commit.map(|c| c.to_string());
+        report.warnings.extend(judged.warnings);
+        report.findings.extend(judged.hygiene);
+        if pin.possible.len() <= 1 {
+            report.findings.extend(judged.findings);
+            continue;
+        }
+        // A pin that can take several values: judge each, then decide over the set.
+        let mut alternatives: Vec<(crate::model::Possible, Vec<crate::model::Finding>)> =
+            Vec::new();
+        for possible in pin.possible.iter().skip(1) {
+            let variant = pin::with_value(pin, possible);
+            let given = clone_of(&pin.component);
+            alternatives.push((possible.clone(), judge.pin(&variant, given)?.findings));
+        }
+        let main = pin.possible.first().cloned();
+        report
+            .findings
+            .extend(over_set(main.as_ref(), judged.findings, &alternatives));
+    }
+    for unreached in &found.unreached {
+        report.findings.extend(judge.unreached(unreached));
+    }
+    report.components = pins;
+    fetched.annotate(&mut report);
+    Ok(report)
+}
+
+/// What judging one value of a pin gives.
+struct Judged {
+    commit: Option<gix::ObjectId>,
+    findings: Vec<crate::model::Finding>,
+    hygiene: Vec<crate::model::Finding>,
+    warnings: Vec<String>,
+}
+
+/// Everything a source pin is judged against.
+struct Judge<'a> {
+    view: &'a dyn View,
+    db: &'a Database,
+    release: Option<&'a ledger::ReleaseId>,
+    others: &'a [OtherPin<'a>],
+}
+
+impl Judge<'_> {
+    /// Every rule that applies to the pin's component (or lists its commit as a known affected
+    /// pin), on one value of the pin, with the clone given for the component.
+    fn pin(&self, pin: &Pin, given: Option<&Repo>) -> Result<Judged, ScanError> {
+        let db = self.db;
+        let mut warnings = Vec::new();
         let (commit, commit_unknown, lacks) = resolve_pin(pin, given)?;
         // A clone that lacks the pinned commit answers nothing about it; the full SHA still
         // names the commit, so known pins and the ledger still decide.
         let clone = given.filter(|_| lacks.is_none());
-        pin.commit = commit.map(|c| c.to_string());
-        let resolution =
-            ledger::resolve(db, release.as_ref(), &pin.component, pin.commit.as_deref());
-        if let (Some(_), Some(why)) = (&release, &resolution.why_not)
+        let commit_text = commit.map(|c| c.to_string());
+        let resolution = ledger::resolve(db, self.release, &pin.component, commit_text.as_deref());
+        if let (Some(_), Some(why)) = (&self.release, &resolution.why_not)
             && pin.component == "flash-attention"
         {
-            report.warnings.push(format!(
+            warnings.push(format!(
                 "release ledger not used for {}: {why}",
                 pin.component
             ));
         }
-        report
-            .findings
-            .extend(hygiene::check(pin, &db.registry, clone.zip(commit)));
-        let patches = read_patches(view, pin)?;
+        let hygiene = hygiene::check(pin, &db.registry, clone.zip(commit));
+        let patches = read_patches(self.view, pin)?;
         let tree = match (clone, commit) {
             (Some(clone), Some(commit)) => Some(PatchedTree::new(clone, commit, &patches)),
             _ => None,
@@ -402,20 +476,301 @@ fn scan_source_view(
                 line: pin.line,
             }),
         };
+        let mut findings = Vec::new();
         for loaded in &db.rules {
             if evaluate::applies(&loaded.rule, &pin.component, &db.registry) {
-                report.findings.push(evaluate::evaluate_with(
+                findings.push(evaluate::evaluate_with(
                     &loaded.rule,
                     &subject,
                     &db.registry,
-                    &others,
+                    self.others,
                 ));
+            } else if let Some(c) = commit
+                && let Some(finding) = known_elsewhere(&loaded.rule, pin, &c.to_string())
+            {
+                findings.push(finding);
+            } else if let Some(any) = pin.possible.first().filter(|p| !p.set_by.is_empty())
+                && loaded
+                    .rule
+                    .affected
+                    .iter()
+                    .any(|a| !a.specific().known_affected_pins.is_empty())
+            {
+                // A commit id is global: a GIT_TAG an input can set may be a known affected pin
+                // of this rule, whatever the component is called.
+                findings.push(any_value(&loaded.rule, pin, any));
+            }
+        }
+        Ok(Judged {
+            commit,
+            findings,
+            hygiene,
+            warnings,
+        })
+    }
+
+    /// A declaration no configuration reaches: `unknown` for every rule of its component (and
+    /// for every rule that lists its commit as a known affected pin), naming file and line.
+    fn unreached(&self, u: &pin::Unreached) -> Vec<crate::model::Finding> {
+        let db = self.db;
+        let what = match (&u.declared_name, &u.reference) {
+            (n, _) if n.is_empty() => "a declaration".to_string(),
+            (n, Some(r)) => format!("`{n}` at `{r}`"),
+            (n, None) => format!("`{n}`"),
+        };
+        let detail = format!(
+            "{}:{}: {what} is declared where no CMake configuration pinprobe evaluated reaches it (a branch never taken, a file never included, a function never called); if the evaluation missed a way in, the build fetches it",
+            u.file, u.line
+        );
+        let commit = u
+            .reference
+            .as_deref()
+            .filter(|r| crate::model::is_full_sha(r))
+            .map(str::to_ascii_lowercase);
+        let lists_commit = |rule: &crate::rules::model::Rule| {
+            commit.as_deref().is_some_and(|c| {
+                rule.affected.iter().any(|a| {
+                    a.specific()
+                        .known_affected_pins
+                        .iter()
+                        .any(|k| k.commit.eq_ignore_ascii_case(c))
+                })
+            })
+        };
+        db.rules
+            .iter()
+            .filter(|l| {
+                u.component
+                    .as_deref()
+                    .is_some_and(|c| evaluate::applies(&l.rule, c, &db.registry))
+                    || lists_commit(&l.rule)
+                    // A declaration whose name was not read could be anything.
+                    || u.declared_name.is_empty()
+            })
+            .map(|l| crate::model::Finding {
+                rule: l.rule.id.clone(),
+                status: crate::model::Status::Unknown,
+                severity: l.rule.database_specific.severity,
+                summary: l.rule.summary.clone(),
+                component: u
+                    .component
+                    .clone()
+                    .unwrap_or_else(|| u.declared_name.clone()),
+                decided_by: None,
+                evidence: vec![crate::model::Evidence {
+                    kind: crate::model::EvidenceKind::Configuration,
+                    status: crate::model::Status::Unknown,
+                    detail: detail.clone(),
+                    file: Some(u.file.clone()),
+                    line: Some(u.line),
+                }],
+                location: Some(Location {
+                    file: u.file.clone(),
+                    line: u.line,
+                }),
+                suppressed: None,
+            })
+            .collect()
+    }
+}
+
+/// A rule that does not apply to the pin's component but lists its commit as a known affected
+/// pin: a commit id is global, so the pin is affected whatever it is called.
+fn known_elsewhere(
+    rule: &crate::rules::model::Rule,
+    pin: &Pin,
+    commit: &str,
+) -> Option<crate::model::Finding> {
+    let (affected, known) = rule.affected.iter().find_map(|a| {
+        a.specific()
+            .known_affected_pins
+            .iter()
+            .find(|k| k.commit.eq_ignore_ascii_case(commit))
+            .cloned()
+            .map(|k| (a, k))
+    })?;
+    let listed_for = affected
+        .specific()
+        .component
+        .clone()
+        .or_else(|| rule.git_ranges().find_map(|(_, r)| r.repo.clone()))
+        .unwrap_or_else(|| affected.package.name.clone());
+    let note = if known.note.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", known.note)
+    };
+    Some(crate::model::Finding {
+        rule: rule.id.clone(),
+        status: crate::model::Status::Affected,
+        severity: rule.database_specific.severity,
+        summary: rule.summary.clone(),
+        component: pin.component.clone(),
+        decided_by: Some(crate::model::EvidenceKind::KnownPin),
+        evidence: vec![crate::model::Evidence {
+            kind: crate::model::EvidenceKind::KnownPin,
+            status: crate::model::Status::Affected,
+            detail: format!(
+                "pin {commit} is a known affected pin{note}, listed for {listed_for}; pinned here as `{}`{}: the names differ",
+                pin.declared_name,
+                pin.repo
+                    .as_deref()
+                    .map(|r| format!(" from {r}"))
+                    .unwrap_or_default()
+            ),
+            file: Some(pin.file.clone()),
+            line: Some(pin.line),
+        }],
+        location: Some(Location {
+            file: pin.file.clone(),
+            line: pin.line,
+        }),
+        suppressed: None,
+    })
+}
+
+/// A rule that does not apply to the pin's component, on a GIT_TAG an input can set to any
+/// value: the rule's known affected pins are among the values, so `unknown`.
+fn any_value(
+    rule: &crate::rules::model::Rule,
+    pin: &Pin,
+    value: &crate::model::Possible,
+) -> crate::model::Finding {
+    use crate::model::{Evidence, EvidenceKind, Finding, Status};
+    Finding {
+        rule: rule.id.clone(),
+        status: Status::Unknown,
+        severity: rule.database_specific.severity,
+        summary: rule.summary.clone(),
+        component: pin.component.clone(),
+        decided_by: None,
+        evidence: vec![Evidence {
+            kind: EvidenceKind::Configuration,
+            status: Status::Unknown,
+            detail: format!(
+                "GIT_TAG of `{}` can be {}: a commit this rule lists as a known affected pin is one of them, whatever the component is called",
+                pin.declared_name,
+                value.shown()
+            ),
+            file: Some(value.file.clone()),
+            line: Some(value.line),
+        }],
+        location: Some(Location {
+            file: value.file.clone(),
+            line: value.line,
+        }),
+        suppressed: None,
+    }
+}
+
+/// The status of each rule over every value a pin can take: `affected` when the default
+/// configuration's value is (or every value is), `not_affected` only when every value is,
+/// `unknown` otherwise, naming the values and what selects them. `main` is the default (else
+/// first) value, whose findings are `findings`; `alternatives` the others'.
+fn over_set(
+    main: Option<&crate::model::Possible>,
+    findings: Vec<crate::model::Finding>,
+    alternatives: &[(crate::model::Possible, Vec<crate::model::Finding>)],
+) -> Vec<crate::model::Finding> {
+    use crate::model::{Evidence, EvidenceKind, Status};
+    let mut rules: Vec<String> = findings.iter().map(|f| f.rule.clone()).collect();
+    for (_, fs) in alternatives {
+        for f in fs {
+            if !rules.contains(&f.rule) {
+                rules.push(f.rule.clone());
             }
         }
     }
-    report.components = pins;
-    fetched.annotate(&mut report);
-    Ok(report)
+    let main_is_default = main.is_some_and(|m| m.default);
+    let mut out = Vec::new();
+    for rule in rules {
+        let main_finding = findings.iter().find(|f| f.rule == rule);
+        let others: Vec<(&crate::model::Possible, Option<&crate::model::Finding>)> = alternatives
+            .iter()
+            .map(|(p, fs)| (p, fs.iter().find(|f| f.rule == rule)))
+            .collect();
+        // A value the rule does not apply to (another component) is not affected by it.
+        let status_of =
+            |f: Option<&crate::model::Finding>| f.map_or(Status::NotAffected, |f| f.status);
+        let main_status = status_of(main_finding);
+        let all = std::iter::once(main_status).chain(others.iter().map(|(_, f)| status_of(*f)));
+        let statuses: Vec<Status> = all.collect();
+        let status = if (main_is_default && main_status == Status::Affected)
+            || statuses.iter().all(|s| *s == Status::Affected)
+        {
+            Status::Affected
+        } else if statuses.iter().all(|s| *s == Status::NotAffected) {
+            Status::NotAffected
+        } else {
+            Status::Unknown
+        };
+        let Some(mut finding) = main_finding
+            .cloned()
+            .or_else(|| others.iter().find_map(|(_, f)| f.cloned()))
+        else {
+            continue;
+        };
+        if finding.status != status {
+            finding.decided_by = None;
+        }
+        finding.status = status;
+        let describe = |p: Option<&crate::model::Possible>, s: Status| match p {
+            Some(p) => format!(
+                "{} when {} ({}:{}): {s}",
+                p.shown(),
+                p.selected_by(),
+                p.file,
+                p.line
+            ),
+            None => format!("the first value: {s}"),
+        };
+        let summary = match status {
+            Status::Affected if main_is_default && main_status == Status::Affected => format!(
+                "the default configuration's pin is affected: {}",
+                describe(main, main_status)
+            ),
+            Status::Affected => "every value the pin can take is affected".to_string(),
+            Status::NotAffected => format!(
+                "every one of the {} values the pin can take is not affected",
+                statuses.len()
+            ),
+            Status::Unknown => {
+                "the pin can take several values and not all are known not affected".to_string()
+            }
+        };
+        finding.evidence.push(Evidence {
+            kind: EvidenceKind::Configuration,
+            status,
+            detail: summary,
+            file: main.map(|p| p.file.clone()),
+            line: main.map(|p| p.line),
+        });
+        if status != Status::Affected || !main_is_default {
+            finding.evidence.push(Evidence {
+                kind: EvidenceKind::Configuration,
+                status: main_status,
+                detail: describe(main, main_status),
+                file: main.map(|p| p.file.clone()),
+                line: main.map(|p| p.line),
+            });
+        }
+        for (p, f) in &others {
+            let s = status_of(*f);
+            let why = f
+                .and_then(|f| f.evidence.first())
+                .map(|e| format!(" ({})", e.detail))
+                .unwrap_or_default();
+            finding.evidence.push(Evidence {
+                kind: EvidenceKind::Configuration,
+                status: s,
+                detail: format!("{}{why}", describe(Some(p), s)),
+                file: Some(p.file.clone()),
+                line: Some(p.line),
+            });
+        }
+        out.push(finding);
+    }
+    out
 }
 
 /// What fetching did for one target's pins.

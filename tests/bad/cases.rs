@@ -297,7 +297,8 @@ fn tree_with_cmake(dir: &Path, text: &[u8]) -> PathBuf {
     root
 }
 
-const DECLARE: &str = "FetchContent_Declare(vllm-flash-attn\n  GIT_REPOSITORY https://github.com/vllm-project/flash-attention.git\n  GIT_TAG 506341a143fcabd4bb79052a7605ada727d6b3f5)\n";
+/// The affected pin, declared and fetched (CMake fetches only what is made available).
+const DECLARE: &str = "FetchContent_Declare(vllm-flash-attn\n  GIT_REPOSITORY https://github.com/vllm-project/flash-attention.git\n  GIT_TAG 506341a143fcabd4bb79052a7605ada727d6b3f5)\nFetchContent_MakeAvailable(vllm-flash-attn)\n";
 
 /// Images: a base layer and a vLLM 0.30.0 install (the bug's shape) in `compression`.
 fn vllm_image(compression: Compression) -> Image {
@@ -569,6 +570,72 @@ pub fn generate(name: &str, dir: &Path) -> PathBuf {
             std::os::unix::fs::symlink("CMakeLists.txt", root.join("loop-b")).unwrap();
             root
         }
+        "cmake-include-recursion" => {
+            let root = tree_with_cmake(dir, b"include(a.cmake)\n");
+            std::fs::write(root.join("a.cmake"), "include(b.cmake)\n").unwrap();
+            std::fs::write(
+                root.join("b.cmake"),
+                format!("include(FetchContent)\n{DECLARE}include(a.cmake)\n"),
+            )
+            .unwrap();
+            root
+        }
+        "cmake-many-ifs" => {
+            // 50,000 conditions on an input (0.7 MB): forks up to the limit, joins after.
+            let mut text = b"include(FetchContent)\n".to_vec();
+            for _ in 0..50_000 {
+                text.extend_from_slice(b"if(A)\nendif()\n");
+            }
+            text.extend_from_slice(DECLARE.as_bytes());
+            tree_with_cmake(dir, &text)
+        }
+        "cmake-step-budget" => {
+            // Three million loop iterations: over the budget of commands.
+            let text = format!(
+                "include(FetchContent)\nforeach(i RANGE 3000000)\n  set(X ${{i}})\nendforeach()\n{DECLARE}"
+            );
+            tree_with_cmake(dir, text.as_bytes())
+        }
+        "cmake-million-ifs" => {
+            // A million: over the size cap.
+            let mut text = Vec::new();
+            for _ in 0..1_000_000 {
+                text.extend_from_slice(b"if(A)\nendif()\n");
+            }
+            text.extend_from_slice(DECLARE.as_bytes());
+            tree_with_cmake(dir, &text)
+        }
+        "cmake-nested-ifs" => {
+            // 200,000 nested conditions (no stack may grow with them).
+            let mut text = b"include(FetchContent)\n".to_vec();
+            for _ in 0..200_000 {
+                text.extend_from_slice(b"if(A)\n");
+            }
+            for _ in 0..200_000 {
+                text.extend_from_slice(b"endif()\n");
+            }
+            text.extend_from_slice(DECLARE.as_bytes());
+            tree_with_cmake(dir, &text)
+        }
+        "cmake-unterminated-if" => tree_with_cmake(
+            dir,
+            format!("include(FetchContent)\nif(A)\n{DECLARE}").as_bytes(),
+        ),
+        "cmake-unterminated-function" => tree_with_cmake(
+            dir,
+            format!("include(FetchContent)\nfunction(f)\n{DECLARE}").as_bytes(),
+        ),
+        "cmake-directory-symlink-loop" => {
+            // A directory linking to its parent: walking the tree's CMake files must end.
+            let root = tree_with_cmake(dir, format!("include(FetchContent)\n{DECLARE}").as_bytes());
+            std::fs::create_dir_all(root.join("third_party")).unwrap();
+            std::os::unix::fs::symlink("..", root.join("third_party/up")).unwrap();
+            root
+        }
+        "cmake-declaration-never-reached" => tree_with_cmake(
+            dir,
+            format!("include(FetchContent)\nif(FALSE)\n{DECLARE}endif()\n").as_bytes(),
+        ),
         // ---- wheels ----
         "wheel-truncated" => {
             let w = good_wheel(dir);

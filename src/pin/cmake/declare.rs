@@ -1,12 +1,7 @@
-//! One declaring call (`FetchContent_Declare`, `ExternalProject_Add`, `CPMAddPackage`) with its
-//! arguments expanded, turned into a [`Declaration`]: keyword grouping, CPM shorthand, patch
-//! files and the variables that can bypass the pin.
+//! The arguments of a declaring call (`FetchContent_Declare`, `ExternalProject_Add`,
+//! `CPMAddPackage`): keyword grouping, and CPM's keyword and shorthand forms.
 
-use super::expand::{Piece, Scope, is_builtin};
-use super::paths::{glob, is_glob, is_patch, normalize};
 use super::{Arg, Command, Declaration};
-use crate::target::{TargetError, View};
-use std::collections::BTreeSet;
 
 /// Keywords of `FetchContent_Declare`, `ExternalProject_Add` and `CPMAddPackage`: each ends the
 /// value list of the keyword before it. `LOG_*`, `USES_TERMINAL_*` and `DOWNLOAD_*` are matched
@@ -119,59 +114,35 @@ pub(super) const DOWNLOADS: &[&str] = &[
     "BITBUCKET_REPOSITORY",
 ];
 
-fn is_keyword(s: &str) -> bool {
+pub(super) fn is_keyword(s: &str) -> bool {
     KEYWORDS.contains(&s)
         || s.starts_with("LOG_")
         || s.starts_with("USES_TERMINAL_")
         || s.starts_with("DOWNLOAD_")
 }
 
-/// One list element of an expanded argument, with the argument it came from.
+/// One evaluated argument of a call.
 #[derive(Debug, Clone)]
 pub(super) struct Item {
     /// The argument as written.
     pub raw: String,
-    pub piece: Piece,
+    /// Its value; `None` when it could not be resolved.
+    pub value: Option<String>,
     pub line: u32,
-    /// `${}` names referenced by the argument.
-    pub vars: Vec<String>,
-    /// `$ENV{}` names referenced by the argument.
-    pub envs: Vec<String>,
 }
 
 impl Item {
     fn value(&self) -> Option<&str> {
-        self.piece.resolved.then_some(self.piece.text.as_str())
-    }
-
-    /// The value, or the text as written when it could not be resolved.
-    fn text(&self) -> &str {
-        self.value().unwrap_or(&self.raw)
+        self.value.as_deref()
     }
 
     fn arg(&self) -> Arg {
         Arg {
             raw: self.raw.clone(),
-            value: self.value().map(str::to_string),
+            value: self.value.clone(),
             line: self.line,
         }
     }
-}
-
-/// Names tested by an enclosing `if()` / `elseif()`.
-#[derive(Debug, Clone, Default)]
-pub(super) struct Condition {
-    pub vars: Vec<String>,
-    pub envs: Vec<String>,
-}
-
-/// Everything a declaration is built from.
-pub(super) struct Call<'a> {
-    pub command: Command,
-    pub file: &'a str,
-    pub line: u32,
-    pub items: Vec<Item>,
-    pub conditions: &'a [Condition],
 }
 
 /// `KEYWORD values...` groups, in order; values before the first keyword sit under `""`.
@@ -203,50 +174,6 @@ fn values<'a>(groups: &[(&str, Vec<&'a Item>)], keyword: &str) -> Option<Vec<&'a
 
 fn first(groups: &[(&str, Vec<&Item>)], keyword: &str) -> Option<Arg> {
     values(groups, keyword).and_then(|v| v.first().map(|i| i.arg()))
-}
-
-/// Build the declaration for one call.
-pub(super) fn build(
-    call: Call<'_>,
-    scope: &Scope,
-    view: &dyn View,
-) -> Result<Declaration, TargetError> {
-    let (name_item, rest) = match call.command {
-        Command::CpmAddPackage => match call.items.split_first() {
-            Some((f, rest)) if f.value().is_none_or(|v| !is_keyword(v)) => (Some(f), rest),
-            _ => (None, call.items.as_slice()),
-        },
-        _ => match call.items.split_first() {
-            Some((f, rest)) => (Some(f), rest),
-            None => (None, call.items.as_slice()),
-        },
-    };
-    let groups = group(rest);
-    let mut decl = Declaration {
-        command: call.command,
-        name: String::new(),
-        file: call.file.to_string(),
-        line: call.line,
-        git_repository: first(&groups, "GIT_REPOSITORY"),
-        git_tag: first(&groups, "GIT_TAG"),
-        url: first(&groups, "URL"),
-        source_dir: first(&groups, "SOURCE_DIR"),
-        patches: Vec::new(),
-        overrides: Vec::new(),
-    };
-    let mut has_download = DOWNLOADS.iter().any(|k| values(&groups, k).is_some());
-    if call.command == Command::CpmAddPackage {
-        let uri = name_item.or_else(|| values(&groups, "URI").and_then(|v| v.first().copied()));
-        has_download |= cpm(&mut decl, &groups, uri);
-    } else if let Some(item) = name_item {
-        decl.name = item.text().to_string();
-    }
-
-    let mut patch_items = values(&groups, "PATCH_COMMAND").unwrap_or_default();
-    patch_items.extend(values(&groups, "PATCHES").unwrap_or_default());
-    decl.patches = patches(&patch_items, view)?;
-    decl.overrides = overrides(&groups, has_download, call.conditions, scope);
-    Ok(decl)
 }
 
 /// CPM's keyword and shorthand forms. Returns whether a download source was named.
@@ -397,79 +324,6 @@ impl Shorthand {
     }
 }
 
-/// Patch files named by `PATCH_COMMAND` (or CPM `PATCHES`) arguments, view-relative where the
-/// path is anchored at a built-in directory variable; globs and patch directories are listed
-/// through the view. Others are reported as written (a relative path there is relative to the
-/// dependency's own source directory, where the patch step runs). Order kept, duplicates dropped.
-fn patches(items: &[&Item], view: &dyn View) -> Result<Vec<String>, TargetError> {
-    let mut out: Vec<String> = Vec::new();
-    let mut push = |p: String| {
-        if !out.contains(&p) {
-            out.push(p);
-        }
-    };
-    for item in items {
-        let text = item.text();
-        let anchored = item.piece.resolved && item.piece.anchored;
-        match normalize(text).filter(|n| anchored && !n.is_empty()) {
-            Some(path) if is_glob(&path) => {
-                glob(view, &path, false)?
-                    .into_iter()
-                    .filter(|f| is_patch(f))
-                    .for_each(&mut push);
-            }
-            Some(path) if is_patch(&path) => push(path),
-            Some(path) => {
-                view.files_under(&path)?
-                    .into_iter()
-                    .filter(|f| is_patch(f))
-                    .for_each(&mut push);
-            }
-            None => {
-                // `-DPATCH=x.patch` names the file after `=`.
-                let file = text.rsplit('=').next().unwrap_or(text);
-                if is_patch(file) {
-                    push(file.to_string());
-                }
-            }
-        }
-    }
-    Ok(out)
-}
-
-fn is_dir_name(name: &str) -> bool {
-    name.ends_with("_DIR") && !is_builtin(name)
-}
-
-/// Variables and environment names that can replace the pinned source (sorted, deduplicated).
-fn overrides(
-    groups: &[(&str, Vec<&Item>)],
-    has_download: bool,
-    conditions: &[Condition],
-    scope: &Scope,
-) -> Vec<String> {
-    let mut out = BTreeSet::new();
-    let add_var = |out: &mut BTreeSet<String>, v: &str| {
-        out.insert(v.to_string());
-        out.extend(scope.origins(v));
-    };
-    if !has_download {
-        for item in values(groups, "SOURCE_DIR").unwrap_or_default() {
-            for v in item.vars.iter().filter(|v| !is_builtin(v)) {
-                add_var(&mut out, v);
-            }
-            out.extend(item.envs.iter().cloned());
-        }
-    }
-    for cond in conditions {
-        for v in cond.vars.iter().filter(|v| is_dir_name(v)) {
-            add_var(&mut out, v);
-        }
-        out.extend(cond.envs.iter().filter(|e| e.ends_with("_DIR")).cloned());
-    }
-    out.into_iter().collect()
-}
-
 /// `KEYWORD values...` groups of evaluated arguments, in order; values before the first
 /// keyword sit under `""`.
 pub(super) fn group_args(args: &[super::value::Arg]) -> Vec<(&str, Vec<&super::value::Arg>)> {
@@ -492,14 +346,8 @@ pub(super) fn cpm_of(args: &[super::value::Arg]) -> Declaration {
         .iter()
         .map(|a| Item {
             raw: a.text.clone(),
-            piece: Piece {
-                text: a.text.clone(),
-                resolved: true,
-                anchored: false,
-            },
+            value: Some(a.text.clone()),
             line: a.line,
-            vars: Vec::new(),
-            envs: Vec::new(),
         })
         .collect();
     let (name_item, rest) = match items.split_first() {

@@ -171,12 +171,25 @@ pub fn evaluate_with(view: &dyn View, limits: Limits) -> Result<Evaluation, Cmak
                     });
                 }
                 Err(Stop::Io(e)) => return Err(e.into()),
+                Err(Stop::Input(e)) => return Err(e),
                 Err(Stop::NeedsFork) => {
                     out.undecided
                         .get_or_insert("a condition pinprobe cannot follow".into());
                     continue 'setups;
                 }
             };
+            // Each decision past the ones chosen opens one more configuration to run: more
+            // than the budget is undecided now (queueing them all would take time and memory
+            // quadratic in the number of decisions).
+            let opened = run.trace.len().saturating_sub(choices.len());
+            if out.configurations.len() + queue.len() + opened >= limits.configurations {
+                out.undecided = Some(format!(
+                    "more than {} configurations (combinations of conditions on inputs)",
+                    limits.configurations
+                ));
+                reached.extend(run.st.reached.iter().cloned());
+                break 'setups;
+            }
             for k in choices.len()..run.trace.len() {
                 let mut next: Vec<bool> = run.trace.iter().take(k).map(|d| d.outcome).collect();
                 next.push(!run.trace.get(k).is_some_and(|d| d.outcome));
@@ -252,14 +265,14 @@ fn unreached(
         }
         match super::tokenize_file(&file, &bytes) {
             Ok(invocations) => {
-                let mut eval = super::eval::Evaluator::new(view);
-                eval.file(&file, &invocations)?;
                 out.extend(
-                    eval.declarations
+                    super::unreached::declarations(&file, &invocations)
                         .into_iter()
                         .filter(|d| !reached.contains(&(d.file.clone(), d.line))),
                 );
             }
+            // Over the size cap or not UTF-8: bad input, as in a file CMake reads.
+            Err(e @ (CmakeError::TooLarge { .. } | CmakeError::NotUtf8 { .. })) => return Err(e),
             Err(_) => {
                 for (no, text) in lower.lines().enumerate() {
                     for d in DECLARING {
@@ -486,4 +499,54 @@ fn presets(view: &dyn View) -> Result<Vec<(String, CacheSeed)>, CmakeError> {
         out.push((name.clone(), vars));
     }
     Ok(out)
+}
+
+impl Fetch {
+    /// Patch files its `PATCH_COMMAND` (or CPM `PATCHES`) applies, view-relative where the
+    /// evaluated path lies inside the tree (globs and patch directories listed through the
+    /// view); others as written (relative to the dependency's own source, where the patch step
+    /// runs). Order kept, duplicates dropped.
+    pub fn patches(&self, view: &dyn View) -> Result<Vec<String>, CmakeError> {
+        let mut out: Vec<String> = Vec::new();
+        let mut in_patch = false;
+        for (i, (text, _)) in self.args.iter().enumerate() {
+            if i == 0 {
+                continue;
+            }
+            if super::declare::is_keyword(text) && !(text == "COMMAND" && in_patch) {
+                in_patch = text == "PATCH_COMMAND" || text == "PATCHES";
+                continue;
+            }
+            if !in_patch {
+                continue;
+            }
+            let mut push = |p: String| {
+                if !out.contains(&p) {
+                    out.push(p);
+                }
+            };
+            match super::interp::view_path(text).filter(|p| !p.is_empty()) {
+                Some(path) if super::paths::is_glob(&path) => {
+                    super::paths::glob(view, &path, false)?
+                        .into_iter()
+                        .filter(|f| super::paths::is_patch(f))
+                        .for_each(&mut push);
+                }
+                Some(path) if super::paths::is_patch(&path) => push(path),
+                Some(path) => view
+                    .files_under(&path)?
+                    .into_iter()
+                    .filter(|f| super::paths::is_patch(f))
+                    .for_each(&mut push),
+                None => {
+                    // `-DPATCH=x.patch` names the file after `=`.
+                    let file = text.rsplit('=').next().unwrap_or(text);
+                    if super::paths::is_patch(file) {
+                        push(file.to_string());
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
 }

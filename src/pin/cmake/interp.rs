@@ -130,6 +130,8 @@ pub(super) enum Stop {
         message: String,
     },
     Io(TargetError),
+    /// A file CMake reads that pinprobe refuses (over the size cap, not UTF-8).
+    Input(super::CmakeError),
 }
 
 impl From<TargetError> for Stop {
@@ -211,7 +213,8 @@ impl<'v> Machine<'v> {
                 line,
                 message,
             },
-            other => Stop::Undecided(other.to_string()),
+            // A file over the size cap or not UTF-8 is bad input, as a syntax error is.
+            other => Stop::Input(other),
         })?;
         let nodes = parse(invocations).map_err(|(line, message)| Stop::Syntax {
             file: path.to_string(),

@@ -1,26 +1,24 @@
-//! CMake finder: every `FetchContent_Declare`, `ExternalProject_Add` and `CPMAddPackage` call
-//! in `CMakeLists.txt` and under `cmake/`, with `set()` indirection resolved.
+//! CMake: what a tree's build fetches, by evaluating its CMake code as `cmake -S` configures it
+//! ([`evaluate`]): every configuration CMake could take, what each fetches, and the declaring
+//! calls no configuration reaches.
 //!
-//! Files scanned: the root `CMakeLists.txt` first, then every `*.cmake` and `CMakeLists.txt`
-//! under `cmake/` in sorted path order. They share one variable scope, as if the root file
-//! included each of them in that order (good enough for vLLM, whose root `CMakeLists.txt`
-//! includes its `cmake/` modules; a variable set in a later file is not seen by an earlier one).
-//!
-//! Stages, one file each: `lexer.rs` (CMake grammar to invocations), `expand.rs` (variables and
-//! `${}`), `eval.rs` (commands in order: `set`, `if` nesting, declares), `declare.rs` (keywords,
-//! CPM shorthand, patches, overrides), `paths.rs` (normalising and globbing view paths).
+//! Stages, one file each: `lexer.rs` (CMake grammar to invocations), `value.rs` (values, the
+//! inputs they depend on, `${}` expansion), `interp.rs` (one run of the program: scopes, cache,
+//! commands, FetchContent/ExternalProject/CPM), `cond.rs` (`if()` conditions), `builtins.rs`
+//! (`string()`, `list()`, `math()`), `evaluate.rs` (runs over configurations, presets, build
+//! scripts), `declare.rs` (keywords, CPM shorthand), `unreached.rs` (declarations no run
+//! reaches, read from their own file), `paths.rs` (normalising and globbing view paths).
 
 mod builtins;
 mod cond;
 mod declare;
-mod eval;
 mod evaluate;
-mod expand;
 mod interp;
 mod lexer;
 mod paths;
 #[cfg(test)]
 mod tests;
+mod unreached;
 mod value;
 
 pub use evaluate::{
@@ -28,7 +26,7 @@ pub use evaluate::{
 };
 pub use value::Input;
 
-use crate::target::{TargetError, View};
+use crate::target::TargetError;
 
 /// Which CMake command declared the dependency.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -97,79 +95,6 @@ pub enum CmakeError {
 /// The largest CMake file read (vLLM's largest is about 50 KB). With the tokenizer's budget of
 /// a million tokens (which bounds their count), this bounds the finder's memory.
 pub const MAX_CMAKE_BYTES: usize = 4 * 1024 * 1024;
-
-/// Find every declaration in the view's `CMakeLists.txt` and `cmake/**`, in file order, then
-/// source order.
-///
-/// `Arg.value` is `None` when any variable the argument references is unknown (unset, from
-/// `$ENV{}`, a built-in such as `CMAKE_BINARY_DIR`). The built-in source directories map to
-/// view-relative paths: `CMAKE_SOURCE_DIR`, `PROJECT_SOURCE_DIR` = `""` (the root, with the `/`
-/// after it dropped), `CMAKE_CURRENT_LIST_DIR` = the file's directory, and
-/// `CMAKE_CURRENT_SOURCE_DIR` = the directory of the `CMakeLists.txt` being processed (the root
-/// for `.cmake` modules, which the root file includes).
-///
-/// `overrides` lists, sorted and deduplicated: the variables and `$ENV{}` names in `SOURCE_DIR`
-/// when no download source (`GIT_REPOSITORY`, `URL`, ...) is given; the `*_DIR` variables and
-/// `ENV{*_DIR}` names tested by enclosing `if()`/`elseif()`; for each such variable, what its
-/// `set()`s were derived from (other variables, `$ENV{X}`, and `ENV{X}` tested around the
-/// `set()`); and `FETCHCONTENT_SOURCE_DIR_<NAME>` for a `FetchContent_Declare` when that
-/// variable is mentioned anywhere in the scanned files.
-pub fn find(view: &dyn View) -> Result<Vec<Declaration>, CmakeError> {
-    let mut files = vec!["CMakeLists.txt".to_string()];
-    files.extend(view.files_under("cmake")?.into_iter().filter(|f| {
-        f.ends_with(".cmake") || f == "cmake/CMakeLists.txt" || f.ends_with("/CMakeLists.txt")
-    }));
-    let mut eval = eval::Evaluator::new(view);
-    let mut mentioned = std::collections::BTreeSet::new();
-    for file in &files {
-        let Some(bytes) = view.read(file)? else {
-            continue;
-        };
-        if bytes.len() > MAX_CMAKE_BYTES {
-            return Err(CmakeError::TooLarge {
-                file: file.clone(),
-                size: bytes.len(),
-            });
-        }
-        let text = std::str::from_utf8(&bytes).map_err(|e| CmakeError::NotUtf8 {
-            file: file.clone(),
-            offset: e.valid_up_to(),
-        })?;
-        let invocations = tokenize_file(file, &bytes)?;
-        mentioned.extend(fetchcontent_overrides_in(text));
-        eval.file(file, &invocations)?;
-    }
-    let mut declarations = eval.declarations;
-    for decl in &mut declarations {
-        if decl.command != Command::FetchContentDeclare {
-            continue;
-        }
-        let var = format!(
-            "FETCHCONTENT_SOURCE_DIR_{}",
-            decl.name.to_ascii_uppercase().replace('-', "_")
-        );
-        if mentioned.contains(&var) && !decl.overrides.contains(&var) {
-            decl.overrides.push(var);
-            decl.overrides.sort();
-        }
-    }
-    Ok(declarations)
-}
-
-/// Every `FETCHCONTENT_SOURCE_DIR_<X>` name written in a file (comments included: a comment
-/// telling users to set it is as good a sign as code that does).
-fn fetchcontent_overrides_in(text: &str) -> Vec<String> {
-    const PREFIX: &str = "FETCHCONTENT_SOURCE_DIR_";
-    text.match_indices(PREFIX)
-        .filter_map(|(at, _)| {
-            let rest = text.get(at..)?;
-            let end = rest
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .unwrap_or(rest.len());
-            rest.get(..end).map(str::to_string)
-        })
-        .collect()
-}
 
 /// Check a CMake file's size and encoding and split it into invocations.
 fn tokenize_file(file: &str, bytes: &[u8]) -> Result<Vec<lexer::Invocation>, CmakeError> {
