@@ -938,6 +938,7 @@ fn a_change_that_adds_or_widens_a_vex_statement_does_not_suppress_its_own_findin
     let run = pinprobe(&fx.vllm, &args);
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
     assert!(run.stderr.contains("security/vex.json@"), "{}", run.stderr);
+}
 
 // ---- the same CMake evaluation on both revisions (issue 13) ----
 

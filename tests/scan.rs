@@ -430,3 +430,46 @@ fn hygiene_findings_fail_only_with_their_flag() {
     let gated = pinprobe(&["scan", path, "--format", "json", "--fail-on-hygiene"]);
     assert_eq!(gated.code, 1, "{}{}", gated.stdout, gated.stderr);
 }
+
+/// A CMake file that reaches the tree only through a symbolic link (the file behind it is not
+/// named like one) is still read: included, its affected pin decides; left unreached, its
+/// declaration is `unknown`, never a clean exit.
+#[test]
+fn a_cmake_file_behind_a_symbolic_link_is_read_and_never_hidden() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let affected = "506341a143fcabd4bb79052a7605ada727d6b3f5";
+    for (include, expected) in [(true, 1), (false, 3)] {
+        let root = tmp.path().join(format!("tree-{include}"));
+        let top = if include {
+            "cmake_minimum_required(VERSION 3.26)\nproject(v LANGUAGES CXX)\ninclude(cmake/fa.cmake)\n"
+        } else {
+            "cmake_minimum_required(VERSION 3.26)\nproject(v LANGUAGES CXX)\n"
+        };
+        write(&root, "CMakeLists.txt", top);
+        write(&root, "data/fa.txt", &fa_cmake(FA_REPO, affected, None));
+        std::fs::create_dir_all(root.join("cmake")).expect("mkdir");
+        std::os::unix::fs::symlink("../data/fa.txt", root.join("cmake/fa.cmake")).expect("link");
+        let run = pinprobe(&[
+            "scan",
+            root.to_str().expect("utf-8"),
+            "--offline",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(
+            run.code, expected,
+            "include={include}: {}{}",
+            run.stdout, run.stderr
+        );
+        let json = run.json();
+        let r1 = json["targets"][0]["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .find(|f| f["rule"] == "PINPROBE-2026-0001")
+            .cloned()
+            .expect("the FA4 rule has a finding");
+        let status = if include { "affected" } else { "unknown" };
+        assert_eq!(r1["status"], status, "{r1:#}");
+    }
+}

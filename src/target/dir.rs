@@ -43,15 +43,33 @@ impl View for DirView {
         self.kind
     }
 
+    /// Every regular file under `dir`, following symbolic links that stay inside the root (a
+    /// linked `cmake/` folder or `.cmake` file is part of the tree CMake sees; a directory seen
+    /// twice, as in a link loop, is walked once). A file whose name is not UTF-8 and could be
+    /// one pinprobe reads (CMake or Python, by its ending) is an error, not a silent skip.
     fn files_under(&self, dir: &str) -> Result<Vec<String>, TargetError> {
+        use std::os::unix::fs::MetadataExt;
         let start = if dir.is_empty() {
             self.root.clone()
         } else {
             self.root.join(dir)
         };
+        let root = match self.root.canonicalize() {
+            Ok(root) => root,
+            Err(e) => return Err(self.io(self.root.clone(), e)),
+        };
         let mut out = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         let mut stack = vec![(start, dir.trim_end_matches('/').to_string())];
         while let Some((abs, rel)) = stack.pop() {
+            let meta = match std::fs::metadata(&abs) {
+                Ok(meta) => meta,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(self.io(abs, e)),
+            };
+            if !seen.insert((meta.dev(), meta.ino())) {
+                continue;
+            }
             let entries = match std::fs::read_dir(&abs) {
                 Ok(entries) => entries,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
@@ -59,10 +77,15 @@ impl View for DirView {
             };
             for entry in entries {
                 let entry = entry.map_err(|e| self.io(abs.clone(), e))?;
-                let name = entry.file_name();
-                let Some(name) = name.to_str() else {
-                    // A name that is not UTF-8 cannot be a CMake or Python file we match on;
-                    // it is skipped rather than misreported.
+                let os_name = entry.file_name();
+                let Some(name) = os_name.to_str() else {
+                    let lossy = os_name.to_string_lossy();
+                    if read_by_name(&lossy) {
+                        return Err(TargetError::Malformed {
+                            path: entry.path(),
+                            message: "a CMake or Python file whose name is not valid UTF-8".into(),
+                        });
+                    }
                     continue;
                 };
                 if name == ".git" {
@@ -73,7 +96,19 @@ impl View for DirView {
                 } else {
                     format!("{rel}/{name}")
                 };
-                let ft = entry.file_type().map_err(|e| self.io(entry.path(), e))?;
+                let mut ft = entry.file_type().map_err(|e| self.io(entry.path(), e))?;
+                if ft.is_symlink() {
+                    // Followed only where it stays inside the root; a dangling link or one
+                    // leading out is not part of the tree.
+                    let inside = entry
+                        .path()
+                        .canonicalize()
+                        .is_ok_and(|real| real.starts_with(&root));
+                    match std::fs::metadata(entry.path()) {
+                        Ok(meta) if inside => ft = meta.file_type(),
+                        _ => continue,
+                    }
+                }
                 if ft.is_dir() {
                     stack.push((entry.path(), child_rel));
                 } else if ft.is_file() {
@@ -169,6 +204,14 @@ impl View for DirView {
     }
 }
 
+/// Whether a file of this name is one pinprobe could read from a tree (CMake or Python).
+fn read_by_name(name: &str) -> bool {
+    name.ends_with(".cmake")
+        || name.ends_with("CMakeLists.txt")
+        || name.ends_with(".py")
+        || name.ends_with("CMakePresets.json")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,6 +230,51 @@ mod tests {
             Err(e) => e.to_string(),
             Ok(v) => panic!("read succeeded: {:?}", v.map(|b| b.len())),
         }
+    }
+
+    #[test]
+    fn the_walk_follows_links_inside_the_root_once_and_refuses_unreadable_names() {
+        use std::os::unix::ffi::OsStrExt;
+        use std::os::unix::fs::symlink;
+        let (tmp, view) = setup();
+        let root = view.root.clone();
+        std::fs::create_dir_all(root.join("cmake")).unwrap();
+        std::fs::create_dir_all(root.join("third_party")).unwrap();
+        std::fs::write(root.join("cmake/real.cmake"), "set(A 1)").unwrap();
+        symlink("../cmake/real.cmake", root.join("third_party/x.cmake")).unwrap();
+        symlink("cmake", root.join("ext")).unwrap();
+        symlink("..", root.join("cmake/loop")).unwrap();
+        std::fs::write(tmp.path().join("outside.cmake"), "set(B 1)").unwrap();
+        symlink(tmp.path().join("outside.cmake"), root.join("out.cmake")).unwrap();
+        symlink(tmp.path(), root.join("up")).unwrap();
+        symlink("missing", root.join("dangling.cmake")).unwrap();
+        let name = std::ffi::OsStr::from_bytes(b"data\xff.bin");
+        std::fs::write(root.join(name), "x").unwrap();
+        let files = view.files_under("").unwrap();
+        assert!(
+            files.contains(&"third_party/x.cmake".to_string()),
+            "{files:?}"
+        );
+        assert!(files.contains(&"sub/ok.txt".to_string()), "{files:?}");
+        assert!(
+            files.iter().any(|f| f.ends_with("real.cmake")),
+            "the linked folder or the real one: {files:?}"
+        );
+        assert_eq!(
+            files.iter().filter(|f| f.ends_with("real.cmake")).count(),
+            1,
+            "a folder reached twice is walked once: {files:?}"
+        );
+        assert!(
+            !files
+                .iter()
+                .any(|f| f.contains("out.cmake") || f.starts_with("up/") || f.contains("dangling")),
+            "{files:?}"
+        );
+        let bad = std::ffi::OsStr::from_bytes(b"cmake/flash\xff.cmake");
+        std::fs::write(root.join(bad), "x").unwrap();
+        let err = view.files_under("").unwrap_err().to_string();
+        assert!(err.contains("not valid UTF-8"), "{err}");
     }
 
     #[test]
