@@ -87,6 +87,18 @@ pub struct Args {
     /// value]
     #[arg(long, value_enum, value_name = "SEVERITY")]
     pub fail_on_unknown: Option<FailOn>,
+
+    /// The cache directory pinned history is fetched into; default `$PINPROBE_CACHE`,
+    /// `$XDG_CACHE_HOME/pinprobe` or `~/.cache/pinprobe`.
+    #[arg(long, value_name = "DIR")]
+    pub cache: Option<PathBuf>,
+
+    /// A PEM file of root certificates trusted for fetches, besides the system's.
+    #[arg(long, value_name = "FILE")]
+    pub ca_file: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub fetching: super::fetch_args::FetchArgs,
 }
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
@@ -120,8 +132,17 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         }
     }
     let clones = Clones::open(&args.repos)?;
+    // Both revisions' pins, and the rules' commits, are fetched where no clone has them.
+    let cache = args
+        .cache
+        .clone()
+        .or_else(crate::pin::fingerprint::default_cache_dir);
+    let fetch = args
+        .fetching
+        .settings(cache, args.ca_file.clone(), !args.output.quiet)?;
     let opts = Options {
         repos: args.repos.clone(),
+        fetch,
         ..Options::default()
     };
     let source = match &args.ignore {

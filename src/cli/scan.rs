@@ -124,38 +124,8 @@ pub struct Args {
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
     pub registry_timeout: f64,
 
-    /// Never touch the network (also `PINPROBE_OFFLINE=1`): pinned history missing from every
-    /// `--repo` clone is not fetched; the cache is used as it is, and stderr says which
-    /// findings a fetch would decide.
-    #[arg(long)]
-    pub offline: bool,
-
-    /// Fetch repositories whose URL starts with FROM from TO instead (repeatable; the longest
-    /// FROM wins; before git's `url.<base>.insteadOf`). Plain `http://` is used only through
-    /// such a rewrite.
-    #[arg(long = "mirror", value_name = "FROM=TO", value_parser = parse_mirror)]
-    pub mirrors: Vec<(String, String)>,
-
-    /// Seconds a git fetch may take to connect, or stall, before it fails (the findings it
-    /// would decide stay `unknown`).
-    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
-    pub fetch_timeout: f64,
-}
-
-fn parse_mirror(s: &str) -> Result<(String, String), String> {
-    match s.split_once('=') {
-        Some((from, to)) if !from.is_empty() && !to.is_empty() => {
-            Ok((from.to_string(), to.to_string()))
-        }
-        _ => Err(format!(
-            "`{s}` is not FROM=TO (e.g. https://github.com/=http://mirror.internal/github/)"
-        )),
-    }
-}
-
-/// Whether `PINPROBE_OFFLINE` asks for offline mode (set, and not `0`, `false` or empty).
-fn offline_from_env() -> bool {
-    std::env::var("PINPROBE_OFFLINE").is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false" | "no"))
+    #[command(flatten)]
+    pub fetching: super::fetch_args::FetchArgs,
 }
 
 pub(crate) fn parse_repo(s: &str) -> Result<(String, PathBuf), String> {
@@ -190,25 +160,14 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     if !(args.registry_timeout.is_finite() && args.registry_timeout > 0.0) {
         bail!("--registry-timeout must be a positive number of seconds");
     }
-    if !(args.fetch_timeout.is_finite() && args.fetch_timeout > 0.0) {
-        bail!("--fetch-timeout must be a positive number of seconds");
-    }
     let cache_dir = args.cache.clone().or_else(fingerprint::default_cache_dir);
     let indexes = match &cache_dir {
         Some(cache) => fingerprint::load_all(cache).context("loading fingerprint indexes")?,
         None => Vec::new(),
     };
-    let fetch = cache_dir.map(|cache| {
-        let mut mirrors = args.mirrors.clone();
-        mirrors.extend(crate::resolve::fetch::git_config_rewrites());
-        crate::resolve::fetch::Settings {
-            cache,
-            offline: args.offline || offline_from_env(),
-            mirrors,
-            timeout: std::time::Duration::from_secs_f64(args.fetch_timeout),
-            ca_file: args.ca_file.clone(),
-        }
-    });
+    let fetch = args
+        .fetching
+        .settings(cache_dir, args.ca_file.clone(), !args.output.quiet)?;
     let opts = Options {
         rev: args.rev.clone(),
         repos: args.repos.clone(),
