@@ -100,8 +100,6 @@ impl Served {
         let mut cmd = Pinprobe::new(&all)
             .cache(&self.cache)
             .env_remove("PINPROBE_OFFLINE")
-            .env_remove("PINPROBE_GIT_TOKEN")
-            .env_remove("PINPROBE_GIT_TOKEN_HOST")
             // No developer git config (url.*.insteadOf, credential helpers) reaches the test,
             // and git never prompts for a password.
             .env("HOME", self.tmp.path())

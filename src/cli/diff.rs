@@ -32,6 +32,9 @@ pinprobe diff origin/main HEAD                     # the tree in the current dir
 pinprobe diff v0.30.0 v0.33.0 ~/src/vllm --repo flash-attention=~/src/flash-attention\n  \
 pinprobe diff \"$BASE\" \"$HEAD\" --format markdown >> \"$GITHUB_STEP_SUMMARY\"\n  \
 pinprobe diff \"$BASE\" \"$HEAD\" --format markdown=r.md --format sarif=r.sarif\n\n\
+Git credentials for private forks: PINPROBE_GIT_TOKEN for the one host PINPROBE_GIT_TOKEN_HOST \
+names (HOST or HOST:PORT; offered to no other, not after a redirect), else git's credential \
+helpers (`git credential fill`).\n\n\
 Exit codes: 0 the bump introduces nothing at or above the thresholds, 1 it introduces a finding \
 at or above --fail-on, 2 usage/input/I-O error, 3 undecided at or above --fail-on-unknown (a \
 changed pin whose findings are unknown at HEAD, or a HEAD that pins nothing). Kept, fixed and \

@@ -33,6 +33,9 @@ pinprobe scan . --fail-on-unknown never              # undecided findings pass, 
 pinprobe scan docker://registry.example/team/vllm:0.30 --platform linux/arm64\n  \
 pinprobe scan oci:./image-layout:v1 --fast-layers\n  \
 pinprobe scan image.tar                              # docker save output\n\n\
+Git credentials for private forks: PINPROBE_GIT_TOKEN for the one host PINPROBE_GIT_TOKEN_HOST \
+names (HOST or HOST:PORT; offered to no other, not after a redirect), else git's credential \
+helpers (`git credential fill`).\n\n\
 Registry credentials: PINPROBE_REGISTRY_USERNAME / PINPROBE_REGISTRY_PASSWORD for the registry \
 PINPROBE_REGISTRY_HOST names (sent to no other), else the Docker config.json (auths).\n\n\
 Exit codes: 0 nothing at or above the thresholds, 1 affected findings at or above --fail-on, \
