@@ -614,3 +614,190 @@ fn a_token_never_follows_a_redirect_to_another_host() {
     assert_eq!(status(&run, TEST_RULE), "affected", "{}", run.stderr);
     assert!(!run.all().contains(SECRET));
 }
+
+/// A small history for a second kernel project: `base`, then `introduce`, then `fix`.
+struct SmallHistory {
+    introduce: String,
+    fix: String,
+}
+
+fn small_history(dir: &Path, name: &str) -> SmallHistory {
+    init(dir);
+    write(dir, "README.md", &format!("{name} (synthetic)\n"));
+    commit(dir, "initial");
+    write(dir, "kernel.cu", "// the bug\n");
+    let introduce = commit(dir, "introduce the bug");
+    write(dir, "kernel.cu", "// the fix\n");
+    let fix = commit(dir, "fix the bug");
+    SmallHistory { introduce, fix }
+}
+
+/// An ancestry rule for `component` at `repo` (introduced, fixed).
+fn component_rule(id: &str, component: &str, repo: &str, h: &SmallHistory) -> String {
+    format!(
+        r#"id: {id}
+summary: "synthetic bug in {component} (test rule)"
+affected:
+  - package:
+      ecosystem: GIT
+      name: {component}
+    ranges:
+      - type: GIT
+        repo: {repo}
+        events:
+          - introduced: "{introduce}"
+          - fixed: "{fix}"
+    database_specific:
+      component: {component}
+database_specific:
+  severity: high
+  kind: performance
+"#,
+        introduce = h.introduce,
+        fix = h.fix
+    )
+}
+
+/// The issue's "done when": a vLLM-shaped tree pinning three kernel projects, every pinned
+/// history served on loopback, scanned with no `--repo` and a cold cache: every finding the
+/// served history decides is decided (no `unknown`), and the same scan on the warm cache makes
+/// no request at all.
+#[test]
+fn a_tree_scanned_with_no_repo_is_decided_by_fetching_and_the_warm_scan_makes_no_request() {
+    if !git_http::available() {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let fa = FaHistory::build(&tmp.path().join("fa"));
+    let mla = small_history(&tmp.path().join("mla"), "FlashMLA");
+    let gemm = small_history(&tmp.path().join("gemm"), "DeepGEMM");
+    let root = tmp.path().join("srv");
+    for (dir, served) in [
+        ("fa", "vllm-project/flash-attention.git"),
+        ("mla", "vllm-project/FlashMLA.git"),
+        ("gemm", "deepseek-ai/DeepGEMM.git"),
+    ] {
+        let target = root.join(served);
+        std::fs::create_dir_all(target.parent().expect("parent")).expect("mkdir");
+        git(
+            tmp.path(),
+            &[
+                "clone",
+                "-q",
+                "--bare",
+                &tmp.path().join(dir).to_string_lossy(),
+                &target.to_string_lossy(),
+            ],
+        );
+    }
+    let server = GitServer::start(&root, tmp.path());
+    let counter = Cutter::start(server.port, usize::MAX);
+    let mirror = format!("https://github.com/=http://127.0.0.1:{}/git/", counter.port);
+
+    // The tree: FlashAttention in the bug's range, FlashMLA in its test bug's range, DeepGEMM
+    // past its test bug's fix.
+    let tree = tmp.path().join("vllm");
+    vllm_tree(&tree, FA_REPO, &fa.c2);
+    write(
+        &tree,
+        "CMakeLists.txt",
+        "cmake_minimum_required(VERSION 3.26)\nproject(vllm_extensions LANGUAGES CXX)\ninclude(cmake/external_projects/vllm_flash_attn.cmake)\ninclude(cmake/external_projects/flashmla.cmake)\ninclude(cmake/external_projects/deepgemm.cmake)\n",
+    );
+    for (name, repo, sha) in [
+        (
+            "flashmla",
+            "https://github.com/vllm-project/FlashMLA.git",
+            &mla.introduce,
+        ),
+        (
+            "deepgemm",
+            "https://github.com/deepseek-ai/DeepGEMM.git",
+            &gemm.fix,
+        ),
+    ] {
+        write(
+            &tree,
+            &format!("cmake/external_projects/{name}.cmake"),
+            &format!(
+                "include(FetchContent)\nFetchContent_Declare(\n  {name}\n  GIT_REPOSITORY {repo}\n  GIT_TAG {sha}\n)\nFetchContent_MakeAvailable({name})\n"
+            ),
+        );
+    }
+    let rules = tmp.path().join("rules");
+    write(
+        &rules,
+        "fa.yaml",
+        &ancestry_rule(
+            TEST_RULE,
+            &[("introduced", &fa.introduce), ("fixed", &fa.fix)],
+        ),
+    );
+    write(
+        &rules,
+        "mla.yaml",
+        &component_rule(
+            "TEST-MLA",
+            "flashmla",
+            "https://github.com/vllm-project/FlashMLA",
+            &mla,
+        ),
+    );
+    write(
+        &rules,
+        "gemm.yaml",
+        &component_rule(
+            "TEST-GEMM",
+            "deepgemm",
+            "https://github.com/deepseek-ai/DeepGEMM",
+            &gemm,
+        ),
+    );
+    let cache = tmp.path().join("cache");
+    let scan = || {
+        Pinprobe::new(&[
+            "scan",
+            &tree.to_string_lossy(),
+            "--rules",
+            &rules.to_string_lossy(),
+            "--format",
+            "json",
+            "--mirror",
+            &mirror,
+        ])
+        .cache(&cache)
+        .env_remove("PINPROBE_OFFLINE")
+        .env("HOME", tmp.path())
+        .env("XDG_CONFIG_HOME", tmp.path())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .run()
+    };
+    let expect = [
+        (TEST_RULE, "affected"),
+        (R1, "affected"),
+        ("TEST-MLA", "affected"),
+        ("TEST-GEMM", "not_affected"),
+    ];
+
+    let cold = scan();
+    for (rule, want) in expect {
+        assert_eq!(status(&cold, rule), want, "{rule}\n{}", cold.stderr);
+    }
+    let requests = counter.requests.load(Ordering::SeqCst);
+    assert!(requests > 0, "the cold scan fetched");
+    assert!(
+        !cold.stderr.contains("fetching http"),
+        "no progress or fetch line when stderr is not a terminal: {}",
+        cold.stderr
+    );
+
+    let warm = scan();
+    for (rule, want) in expect {
+        assert_eq!(status(&warm, rule), want, "{rule}\n{}", warm.stderr);
+    }
+    assert_eq!(
+        counter.requests.load(Ordering::SeqCst),
+        requests,
+        "the warm scan makes no request"
+    );
+    assert_eq!(cold.stdout, warm.stdout, "the same report, cold or warm");
+}
