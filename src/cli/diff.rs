@@ -124,7 +124,13 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
             let used = if args.allow_head_rules { head } else { base };
             rules::load::load_with(Some((dir, &used))).context("loading rules")?
         }
-        None => rules::load(args.rules.as_deref()).context("loading rules")?,
+        None => {
+            let cache = args
+                .cache
+                .clone()
+                .or_else(crate::pin::fingerprint::default_cache_dir);
+            rules::load_in(cache.as_deref(), args.rules.as_deref()).context("loading rules")?
+        }
     };
     for notice in notices {
         args.output.notice(notice);

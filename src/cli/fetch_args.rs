@@ -90,3 +90,22 @@ fn token_from_env() -> anyhow::Result<Option<Token>> {
         ),
     }
 }
+
+/// A warning when `db` is older than `max_age` days (undated: said so).
+pub fn db_age_warning(db: &crate::rules::Database, max_age: Option<u32>) -> Option<String> {
+    let max_age = max_age?;
+    let today = crate::model::Date::today();
+    let Some(date) = db.date.as_deref().and_then(crate::model::Date::parse) else {
+        return Some(format!(
+            "the rule database in use ({}) has no date: its age against --max-db-age {max_age} is not known",
+            db.digest
+        ));
+    };
+    let age = today.to_days() - date.to_days();
+    (age > i64::from(max_age)).then(|| {
+        format!(
+            "the rule database in use ({}, dated {date}) is {age} days old, older than --max-db-age {max_age}: `pinprobe rules pull` brings a newer one",
+            db.digest
+        )
+    })
+}

@@ -129,6 +129,11 @@ pub struct Args {
 
     #[command(flatten)]
     pub fetching: super::fetch_args::FetchArgs,
+
+    /// Warn when the rule database in use is older than this many days (its date: the latest
+    /// `modified` of its rules); `pinprobe rules pull` brings a newer one.
+    #[arg(long, value_name = "DAYS")]
+    pub max_db_age: Option<u32>,
 }
 
 pub(crate) fn parse_repo(s: &str) -> Result<(String, PathBuf), String> {
@@ -150,9 +155,14 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         .map(scan::vex::load)
         .transpose()
         .context("--vex")?;
-    let (db, notices) = rules::load(args.rules.as_deref()).context("loading rules")?;
+    let cache_dir = args.cache.clone().or_else(fingerprint::default_cache_dir);
+    let (db, notices) =
+        rules::load_in(cache_dir.as_deref(), args.rules.as_deref()).context("loading rules")?;
     for notice in notices {
         args.output.notice(notice);
+    }
+    if let Some(warning) = super::fetch_args::db_age_warning(&db, args.max_db_age) {
+        args.output.notice(format_args!("warning: {warning}"));
     }
     for (name, _) in &args.repos {
         if args.repos.iter().filter(|(n, _)| n == name).count() > 1 {
@@ -163,7 +173,6 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     if !(args.registry_timeout.is_finite() && args.registry_timeout > 0.0) {
         bail!("--registry-timeout must be a positive number of seconds");
     }
-    let cache_dir = args.cache.clone().or_else(fingerprint::default_cache_dir);
     let indexes = match &cache_dir {
         Some(cache) => fingerprint::load_all(cache).context("loading fingerprint indexes")?,
         None => Vec::new(),

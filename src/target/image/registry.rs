@@ -74,16 +74,23 @@ impl Registry {
     /// GET `/v2/<repo>/<path>`, authenticating on a 401 challenge and retrying 429/5xx.
     fn get(&mut self, path: &str, accept: Option<&str>, what: &str) -> Result<Response, Fault> {
         let url = format!("{}/v2/{}/{path}", self.base, self.reference.repository);
+        self.request(&Request::get(&url, accept), what)
+    }
+
+    /// One request to the registry, authenticating on a 401 challenge, retrying 429/5xx, and
+    /// failing on any other non-success status.
+    fn request(&mut self, req: &Request, what: &str) -> Result<Response, Fault> {
+        let url = req.url.as_str();
         let mut challenged = false;
         loop {
             let resp = self
-                .send(&url, accept, self.authorization.as_deref())
+                .send(req, self.authorization.as_deref())
                 .map_err(|e| self.fault(e, what))?;
             match resp.status() {
                 s if s.is_success() => return Ok(resp),
                 // A 401 from a host the registry redirected to is that host's challenge, not
                 // the registry's: answering it would hand the registry's credentials over.
-                StatusCode::UNAUTHORIZED if origin(resp.url().as_str()) != origin(&url) => {
+                StatusCode::UNAUTHORIZED if origin(resp.url().as_str()) != origin(url) => {
                     return Err(Fault::Auth(format!(
                         "{what}: 401 Unauthorized from {}, where the registry redirected: credentials are sent only to the registry",
                         origin(resp.url().as_str())
@@ -106,22 +113,22 @@ impl Registry {
 
     /// One request, retried on 429 and 5xx with exponential backoff (or `Retry-After`). Any
     /// answer is returned, whatever its status; transport failures are errors.
-    fn send(
-        &self,
-        url: &str,
-        accept: Option<&str>,
-        authorization: Option<&str>,
-    ) -> Result<Response, reqwest::Error> {
+    fn send(&self, req: &Request, authorization: Option<&str>) -> Result<Response, reqwest::Error> {
         let mut attempt = 0;
         loop {
-            let mut req = self.client.get(url);
-            if let Some(a) = accept {
-                req = req.header("Accept", a);
+            let mut builder = self.client.request(req.method.clone(), &req.url);
+            if let Some(a) = &req.accept {
+                builder = builder.header("Accept", a);
+            }
+            if let Some((content_type, body)) = &req.body {
+                builder = builder
+                    .header("Content-Type", content_type)
+                    .body(body.clone());
             }
             if let Some(a) = authorization {
-                req = req.header("Authorization", a);
+                builder = builder.header("Authorization", a);
             }
-            let resp = req.send()?;
+            let resp = builder.send()?;
             let code = resp.status().as_u16();
             if (code == 429 || (500..600).contains(&code)) && attempt < RETRIES {
                 let wait = resp
@@ -177,7 +184,7 @@ impl Registry {
                 url.push_str(&format!("scope={}", auth::encode_query(&scope)));
                 let basic = self.credentials.as_ref().map(|(c, _)| c.basic_header());
                 let resp = self
-                    .send(&url, None, basic.as_deref())
+                    .send(&Request::get(&url, None), basic.as_deref())
                     .map_err(|e| self.fault(e, "token service"))?;
                 match resp.status() {
                     s if s.is_success() => {}
@@ -299,9 +306,134 @@ impl Registry {
         Ok(bytes)
     }
 
+    /// A manifest by tag or digest (the reference's own when `None`), checked against its
+    /// digest: its bytes, digest and media type.
+    pub fn pull_manifest(&mut self, reference: Option<&str>) -> Result<(Vec<u8>, String), Fault> {
+        let reference = reference.unwrap_or(self.reference.reference()).to_string();
+        self.manifest(&reference)
+    }
+
+    /// A blob of at most `cap` bytes, checked against its digest.
+    pub fn pull_blob(&mut self, digest: &str, cap: u64) -> Result<Vec<u8>, Fault> {
+        if !valid_digest(digest) {
+            return Err(Fault::malformed(
+                "blob",
+                format!("`{digest}` is not a sha256 digest"),
+            ));
+        }
+        let what = format!("blob {digest}");
+        let resp = self.get(&format!("blobs/{digest}"), None, &what)?;
+        let mut bytes = Vec::new();
+        Body(resp)
+            .take(cap + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| self.io_fault(e, &what))?;
+        if bytes.len() as u64 > cap {
+            return Err(Fault::malformed(what, format!("larger than {cap} bytes")));
+        }
+        manifest::verify(&bytes, digest, "blob")?;
+        Ok(bytes)
+    }
+
+    /// Upload a blob (a monolithic upload: POST, then PUT with the digest); returns its digest.
+    pub fn push_blob(&mut self, bytes: &[u8]) -> Result<String, Fault> {
+        let digest = manifest::sha256(bytes);
+        let what = format!("upload of blob {digest}");
+        let start = format!(
+            "{}/v2/{}/blobs/uploads/",
+            self.base, self.reference.repository
+        );
+        let resp = self.request(
+            &Request {
+                method: reqwest::Method::POST,
+                url: start,
+                accept: None,
+                body: Some(("application/octet-stream".into(), Vec::new())),
+            },
+            &what,
+        )?;
+        let location = resp
+            .headers()
+            .get("location")
+            .and_then(|v| v.to_str().ok())
+            .ok_or_else(|| Fault::malformed(&what, "no Location for the upload"))?;
+        let mut url = if location.starts_with('/') {
+            format!("{}{location}", self.base)
+        } else {
+            location.to_string()
+        };
+        // The upload goes where the registry said, with its credentials: only on its origin.
+        if origin(&url) != origin(&self.base) {
+            return Err(Fault::Auth(format!(
+                "{what}: the registry sent the upload to {}: credentials are sent only to the registry",
+                origin(&url)
+            )));
+        }
+        url.push(if url.contains('?') { '&' } else { '?' });
+        url.push_str(&format!("digest={}", auth::encode_query(&digest)));
+        self.request(
+            &Request {
+                method: reqwest::Method::PUT,
+                url,
+                accept: None,
+                body: Some(("application/octet-stream".into(), bytes.to_vec())),
+            },
+            &what,
+        )?;
+        Ok(digest)
+    }
+
+    /// Upload a manifest of `media_type` under `tag`; returns its digest.
+    pub fn push_manifest(
+        &mut self,
+        tag: &str,
+        bytes: &[u8],
+        media_type: &str,
+    ) -> Result<String, Fault> {
+        let url = format!(
+            "{}/v2/{}/manifests/{tag}",
+            self.base, self.reference.repository
+        );
+        self.request(
+            &Request {
+                method: reqwest::Method::PUT,
+                url,
+                accept: None,
+                body: Some((media_type.to_string(), bytes.to_vec())),
+            },
+            &format!("upload of manifest {tag}"),
+        )?;
+        Ok(manifest::sha256(bytes))
+    }
+
+    /// The tag or digest the reference names.
+    pub fn reference(&self) -> &RegistryRef {
+        &self.reference
+    }
+
     /// Warnings collected while setting up (an unreadable Docker config).
     pub fn take_warnings(&mut self) -> Vec<String> {
         std::mem::take(&mut self.warnings)
+    }
+}
+
+/// One HTTP request to a registry (kept whole so that a retry or a challenge can resend it).
+struct Request {
+    method: reqwest::Method,
+    url: String,
+    accept: Option<String>,
+    /// Content type and body.
+    body: Option<(String, Vec<u8>)>,
+}
+
+impl Request {
+    fn get(url: &str, accept: Option<&str>) -> Request {
+        Request {
+            method: reqwest::Method::GET,
+            url: url.to_string(),
+            accept: accept.map(str::to_string),
+            body: None,
+        }
     }
 }
 
