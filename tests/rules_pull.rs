@@ -5,10 +5,8 @@
 //!
 //! Needs docker-registry (`.ci/run` installs it); skips visibly without (fails under CI).
 
-#[allow(dead_code)]
 mod common;
 #[path = "image/registry.rs"]
-#[allow(dead_code)]
 mod registry;
 #[allow(unused_imports)]
 use common::require;
