@@ -19,17 +19,17 @@ fn http_backend() -> Option<PathBuf> {
     path.exists().then_some(path)
 }
 
-/// Whether lighttpd and git http-backend are installed; prints why a test skips when not.
+/// Whether lighttpd and git http-backend are installed (`require`: a visible skip, a failure
+/// under `PINPROBE_CI=1`).
 pub fn available() -> bool {
     let lighttpd = Command::new("lighttpd")
         .arg("-v")
         .output()
         .is_ok_and(|o| o.status.success());
-    if !lighttpd || http_backend().is_none() {
-        eprintln!("skipped: needs lighttpd and git http-backend (.ci/run installs them)");
-        return false;
-    }
-    true
+    super::require::require(
+        lighttpd && http_backend().is_some(),
+        "lighttpd and git http-backend (.ci/run installs them)",
+    )
 }
 
 /// A free loopback port (bound, then released).
