@@ -222,3 +222,58 @@ fn a_database_that_does_not_load_is_neither_pushed_nor_pulled() {
     );
     pulled.assert_error("not a pinprobe rule database");
 }
+
+/// The registry client goes through `HTTP_PROXY` like git fetches do: a registry host that
+/// does not resolve is reached through a proxy on loopback that forwards to the real one.
+#[test]
+fn the_registry_client_goes_through_the_proxy_from_the_environment() {
+    if !registry::available() {
+        return;
+    }
+    let reg = registry::Registry::start(None);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let db = database(tmp.path());
+    let cache = tmp.path().join("cache");
+    let pushed = run(
+        &[
+            "rules",
+            "push",
+            &db.to_string_lossy(),
+            &reg.reference("pinprobe/rules", "v1"),
+            "--insecure-registry",
+            &reg.host,
+        ],
+        &cache,
+    );
+    assert_eq!(pushed.code, 0, "{}", pushed.all());
+    let port: u16 = reg
+        .host
+        .rsplit_once(':')
+        .and_then(|(_, p)| p.parse().ok())
+        .expect("port");
+    let proxy = common::git_http::Cutter::start(port, usize::MAX);
+    let unresolvable = "registry.invalid:5000";
+    let pull = |proxy_url: Option<String>| {
+        let mut cmd = Pinprobe::new(&[
+            "rules",
+            "pull",
+            &format!("docker://{unresolvable}/pinprobe/rules:v1"),
+            "--insecure-registry",
+            unresolvable,
+        ])
+        .cache(&cache)
+        .env_remove("HTTP_PROXY")
+        .env_remove("http_proxy")
+        .env_remove("NO_PROXY")
+        .env_remove("no_proxy");
+        if let Some(url) = proxy_url {
+            cmd = cmd.env("HTTP_PROXY", url);
+        }
+        cmd.run()
+    };
+    // Without the proxy the host does not resolve.
+    assert_eq!(pull(None).code, 2);
+    let through = pull(Some(format!("http://127.0.0.1:{}", proxy.port)));
+    assert_eq!(through.code, 0, "{}", through.all());
+    assert!(proxy.requests.load(std::sync::atomic::Ordering::SeqCst) > 0);
+}

@@ -102,6 +102,11 @@ pub struct Args {
 
     #[command(flatten)]
     pub fetching: super::fetch_args::FetchArgs,
+
+    /// Warn when the rule database in use is older than this many days (its date: the latest
+    /// `modified` of its rules); `pinprobe rules pull` brings a newer one.
+    #[arg(long, value_name = "DAYS")]
+    pub max_db_age: Option<u32>,
 }
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
@@ -134,6 +139,9 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     };
     for notice in notices {
         args.output.notice(notice);
+    }
+    if let Some(warning) = super::fetch_args::db_age_warning(&db, args.max_db_age) {
+        args.output.notice(format_args!("warning: {warning}"));
     }
     for (name, _) in &args.repos {
         if args.repos.iter().filter(|(n, _)| n == name).count() > 1 {
