@@ -801,3 +801,36 @@ fn a_tree_scanned_with_no_repo_is_decided_by_fetching_and_the_warm_scan_makes_no
     );
     assert_eq!(cold.stdout, warm.stdout, "the same report, cold or warm");
 }
+
+/// Fetches go through `HTTP_PROXY` / `HTTPS_PROXY` like the registry client: a mirror host that
+/// does not resolve is reached through a proxy on loopback that forwards to the git server.
+#[test]
+fn fetches_go_through_the_proxy_from_the_environment() {
+    let Some(s) = served() else { return };
+    let tree = s.tree("vllm", &s.history.c2);
+    let proxy = Cutter::start(s.server.port, usize::MAX);
+    let mirror = "http://git.invalid:8080/git/";
+    let without = s.run_via(
+        &["scan", &tree.to_string_lossy()],
+        mirror,
+        &[],
+        &[("HTTP_PROXY", ""), ("NO_PROXY", "")],
+    );
+    assert_eq!(status(&without, TEST_RULE), "unknown", "{}", without.stderr);
+    let through = s.run_via(
+        &["scan", &tree.to_string_lossy()],
+        mirror,
+        &[],
+        &[
+            ("HTTP_PROXY", &format!("http://127.0.0.1:{}", proxy.port)),
+            ("NO_PROXY", ""),
+        ],
+    );
+    assert_eq!(
+        status(&through, TEST_RULE),
+        "affected",
+        "{}",
+        through.stderr
+    );
+    assert!(proxy.requests.load(Ordering::SeqCst) > 0);
+}
