@@ -570,6 +570,34 @@ mod tests {
     }
 
     #[test]
+    fn a_token_serves_its_one_host_and_never_shows_its_secret() {
+        let token = Token::new(" Git.Example.com:8443 ", "s3cret").expect("a token");
+        assert_eq!(token.host(), "git.example.com:8443");
+        assert!(token.serves("git.example.com:8443"));
+        assert!(token.serves("GIT.EXAMPLE.COM:8443"));
+        assert!(
+            !token.serves("git.example.com"),
+            "another port is another host"
+        );
+        assert!(!token.serves("evil.example.com:8443"));
+        assert!(!format!("{token:?}").contains("s3cret"));
+        assert!(Token::new("", "s3cret").is_none());
+        assert!(Token::new("https://git.example.com", "s3cret").is_none());
+        assert!(Token::new("git.example.com/path", "s3cret").is_none());
+        assert!(Token::new("git.example.com", "").is_none());
+    }
+
+    #[test]
+    fn urls_are_shown_without_user_info() {
+        assert_eq!(
+            redact("https://user:pw@mirror.internal/gh/x.git"),
+            "https://mirror.internal/gh/x.git"
+        );
+        assert_eq!(redact("https://h/a@b"), "https://h/a@b");
+        assert_eq!(redact("not a url"), "not a url");
+    }
+
+    #[test]
     fn cache_path_is_canonical_and_contained() {
         let cache = Path::new("/c");
         assert_eq!(
