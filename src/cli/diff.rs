@@ -33,6 +33,9 @@ pinprobe diff origin/main HEAD                     # the tree in the current dir
 pinprobe diff v0.30.0 v0.33.0 ~/src/vllm --repo flash-attention=~/src/flash-attention\n  \
 pinprobe diff \"$BASE\" \"$HEAD\" --format markdown >> \"$GITHUB_STEP_SUMMARY\"\n  \
 pinprobe diff \"$BASE\" \"$HEAD\" --format markdown=r.md --format sarif=r.sarif\n\n\
+Git credentials for private forks: PINPROBE_GIT_TOKEN for the one host PINPROBE_GIT_TOKEN_HOST \
+names (HOST or HOST:PORT; offered to no other, not after a redirect), else git's credential \
+helpers (`git credential fill`).\n\n\
 Exit codes: 0 the bump introduces nothing at or above the thresholds, 1 it introduces a finding \
 at or above --fail-on, 2 usage/input/I-O error, 3 undecided at or above --fail-on-unknown (a \
 changed pin whose findings are unknown at HEAD, or a HEAD that pins nothing). Kept, fixed and \
@@ -98,6 +101,23 @@ pub struct Args {
     /// value]
     #[arg(long, value_enum, value_name = "SEVERITY")]
     pub fail_on_unknown: Option<FailOn>,
+
+    /// The cache directory pinned history is fetched into; default `$PINPROBE_CACHE`,
+    /// `$XDG_CACHE_HOME/pinprobe` or `~/.cache/pinprobe`.
+    #[arg(long, value_name = "DIR")]
+    pub cache: Option<PathBuf>,
+
+    /// A PEM file of root certificates trusted for fetches, besides the system's.
+    #[arg(long, value_name = "FILE")]
+    pub ca_file: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub fetching: super::fetch_args::FetchArgs,
+
+    /// Warn when the rule database in use is older than this many days (its date: the latest
+    /// `modified` of its rules); `pinprobe rules pull` brings a newer one.
+    #[arg(long, value_name = "DAYS")]
+    pub max_db_age: Option<u32>,
 }
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
@@ -120,10 +140,19 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
             let used = if args.allow_head_rules { head } else { base };
             rules::load::load_with(Some((dir, &used))).context("loading rules")?
         }
-        None => rules::load(args.rules.as_deref()).context("loading rules")?,
+        None => {
+            let cache = args
+                .cache
+                .clone()
+                .or_else(crate::pin::fingerprint::default_cache_dir);
+            rules::load_in(cache.as_deref(), args.rules.as_deref()).context("loading rules")?
+        }
     };
     for notice in notices {
         args.output.notice(notice);
+    }
+    if let Some(warning) = super::fetch_args::db_age_warning(&db, args.max_db_age) {
+        args.output.notice(format_args!("warning: {warning}"));
     }
     for (name, _) in &args.repos {
         if args.repos.iter().filter(|(n, _)| n == name).count() > 1 {
@@ -131,8 +160,17 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         }
     }
     let clones = Clones::open(&args.repos)?;
+    // Both revisions' pins, and the rules' commits, are fetched where no clone has them.
+    let cache = args
+        .cache
+        .clone()
+        .or_else(crate::pin::fingerprint::default_cache_dir);
+    let fetch = args
+        .fetching
+        .settings(cache, args.ca_file.clone(), !args.output.quiet)?;
     let opts = Options {
         repos: args.repos.clone(),
+        fetch,
         ..Options::default()
     };
     let source = match &args.ignore {

@@ -2,6 +2,7 @@
 
 pub mod diff;
 pub mod docs;
+pub mod fetch_args;
 pub mod index;
 pub mod output;
 pub mod rules;

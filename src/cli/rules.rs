@@ -51,6 +51,29 @@ pub enum RulesCommand {
         #[arg(long, value_name = "DIR")]
         rules: Option<PathBuf>,
     },
+    /// Pull a rule database published as an OCI artifact (`docker://HOST/REPO:TAG`) into the
+    /// cache; scans then use the newest valid pulled database instead of the built-in one.
+    /// Its manifest and layer digests, media types and every rule are checked before it is
+    /// stored.
+    Pull {
+        /// The artifact, e.g. `docker://registry.example/pinprobe/rules:latest`.
+        #[arg(value_name = "REF")]
+        reference: String,
+        #[command(flatten)]
+        registry: RegistryArgs,
+    },
+    /// Publish a directory holding a whole rule database (rule files, components.yaml,
+    /// ledger.yaml) as an OCI artifact; it must load cleanly first.
+    Push {
+        /// The database directory.
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+        /// Where to publish it, e.g. `docker://registry.example/pinprobe/rules:2026-11-30`.
+        #[arg(value_name = "REF")]
+        reference: String,
+        #[command(flatten)]
+        registry: RegistryArgs,
+    },
     /// Export the database: `--osv DIR` writes one OSV JSON document (schema 1.6) per rule.
     Export {
         /// The directory to write `<id>.json` files into (created if needed).
@@ -61,8 +84,80 @@ pub enum RulesCommand {
     },
 }
 
+/// Registry options of `rules pull` and `rules push` (credentials as for image scans:
+/// PINPROBE_REGISTRY_* or the Docker config).
+#[derive(Debug, clap::Args)]
+pub struct RegistryArgs {
+    /// The cache directory pulled databases are stored in; default `$PINPROBE_CACHE`,
+    /// `$XDG_CACHE_HOME/pinprobe` or `~/.cache/pinprobe`.
+    #[arg(long, value_name = "DIR")]
+    cache: Option<PathBuf>,
+    /// A PEM file of root certificates trusted for the registry, besides the system's.
+    #[arg(long, value_name = "FILE")]
+    ca_file: Option<PathBuf>,
+    /// A registry (`host[:port]`) to reach over plain HTTP instead of HTTPS (repeatable).
+    #[arg(long = "insecure-registry", value_name = "HOST")]
+    insecure_registries: Vec<String>,
+}
+
+impl RegistryArgs {
+    fn options(&self) -> crate::target::image::Options {
+        crate::target::image::Options {
+            ca_file: self.ca_file.clone(),
+            insecure_registries: self.insecure_registries.clone(),
+            ..Default::default()
+        }
+    }
+}
+
+fn pull(reference: &str, args: &RegistryArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
+    let Some(cache) = args
+        .cache
+        .clone()
+        .or_else(crate::pin::fingerprint::default_cache_dir)
+    else {
+        anyhow::bail!("no cache directory: pass --cache DIR or set PINPROBE_CACHE");
+    };
+    let pulled = rules::oci::pull(reference, &cache, &args.options())?;
+    writeln!(
+        out,
+        "pulled {} ({}): database {}, dated {}, stored in {}",
+        crate::target::image::reference::redact_userinfo(reference),
+        pulled.digest,
+        pulled.db_digest,
+        pulled.date.as_deref().unwrap_or("undated"),
+        pulled.path.display()
+    )?;
+    Ok(Exit::Clean)
+}
+
+fn push(
+    dir: &std::path::Path,
+    reference: &str,
+    args: &RegistryArgs,
+    out: &mut dyn Write,
+) -> anyhow::Result<Exit> {
+    let digest = rules::oci::push(dir, reference, &args.options())?;
+    writeln!(
+        out,
+        "pushed {} to {} ({digest})",
+        dir.display(),
+        crate::target::image::reference::redact_userinfo(reference)
+    )?;
+    Ok(Exit::Clean)
+}
+
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     match args.command {
+        RulesCommand::Pull {
+            reference,
+            registry,
+        } => pull(&reference, &registry, out),
+        RulesCommand::Push {
+            dir,
+            reference,
+            registry,
+        } => push(&dir, &reference, &registry, out),
         RulesCommand::List { rules, json } => list(rules, json, out),
         RulesCommand::Show { id, rules, json } => show(&id, rules, json, out),
         RulesCommand::Lint { dir } => lint(dir, out),
@@ -145,7 +240,7 @@ fn list(dir: Option<PathBuf>, json: bool, out: &mut dyn Write) -> anyhow::Result
                     "severity": r.rule.database_specific.severity,
                     "kind": r.rule.database_specific.kind,
                     "summary": r.rule.summary,
-                    "origin": match &r.origin { Origin::Builtin => "builtin".to_string(), Origin::User(p) => p.display().to_string() },
+                    "origin": match &r.origin { Origin::Builtin => "builtin".to_string(), Origin::Pulled(p) | Origin::User(p) => p.display().to_string() },
                 })
             })
             .collect();

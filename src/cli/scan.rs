@@ -33,6 +33,9 @@ pinprobe scan . --fail-on-unknown never              # undecided findings pass, 
 pinprobe scan docker://registry.example/team/vllm:0.30 --platform linux/arm64\n  \
 pinprobe scan oci:./image-layout:v1 --fast-layers\n  \
 pinprobe scan image.tar                              # docker save output\n\n\
+Git credentials for private forks: PINPROBE_GIT_TOKEN for the one host PINPROBE_GIT_TOKEN_HOST \
+names (HOST or HOST:PORT; offered to no other, not after a redirect), else git's credential \
+helpers (`git credential fill`).\n\n\
 Registry credentials: PINPROBE_REGISTRY_USERNAME / PINPROBE_REGISTRY_PASSWORD for the registry \
 PINPROBE_REGISTRY_HOST names (sent to no other), else the Docker config.json (auths).\n\n\
 Exit codes: 0 nothing at or above the thresholds, 1 affected findings at or above --fail-on, \
@@ -124,38 +127,13 @@ pub struct Args {
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
     pub registry_timeout: f64,
 
-    /// Never touch the network (also `PINPROBE_OFFLINE=1`): pinned history missing from every
-    /// `--repo` clone is not fetched; the cache is used as it is, and stderr says which
-    /// findings a fetch would decide.
-    #[arg(long)]
-    pub offline: bool,
+    #[command(flatten)]
+    pub fetching: super::fetch_args::FetchArgs,
 
-    /// Fetch repositories whose URL starts with FROM from TO instead (repeatable; the longest
-    /// FROM wins; before git's `url.<base>.insteadOf`). Plain `http://` is used only through
-    /// such a rewrite.
-    #[arg(long = "mirror", value_name = "FROM=TO", value_parser = parse_mirror)]
-    pub mirrors: Vec<(String, String)>,
-
-    /// Seconds a git fetch may take to connect, or stall, before it fails (the findings it
-    /// would decide stay `unknown`).
-    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
-    pub fetch_timeout: f64,
-}
-
-fn parse_mirror(s: &str) -> Result<(String, String), String> {
-    match s.split_once('=') {
-        Some((from, to)) if !from.is_empty() && !to.is_empty() => {
-            Ok((from.to_string(), to.to_string()))
-        }
-        _ => Err(format!(
-            "`{s}` is not FROM=TO (e.g. https://github.com/=http://mirror.internal/github/)"
-        )),
-    }
-}
-
-/// Whether `PINPROBE_OFFLINE` asks for offline mode (set, and not `0`, `false` or empty).
-fn offline_from_env() -> bool {
-    std::env::var("PINPROBE_OFFLINE").is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false" | "no"))
+    /// Warn when the rule database in use is older than this many days (its date: the latest
+    /// `modified` of its rules); `pinprobe rules pull` brings a newer one.
+    #[arg(long, value_name = "DAYS")]
+    pub max_db_age: Option<u32>,
 }
 
 pub(crate) fn parse_repo(s: &str) -> Result<(String, PathBuf), String> {
@@ -177,9 +155,14 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         .map(scan::vex::load)
         .transpose()
         .context("--vex")?;
-    let (db, notices) = rules::load(args.rules.as_deref()).context("loading rules")?;
+    let cache_dir = args.cache.clone().or_else(fingerprint::default_cache_dir);
+    let (db, notices) =
+        rules::load_in(cache_dir.as_deref(), args.rules.as_deref()).context("loading rules")?;
     for notice in notices {
         args.output.notice(notice);
+    }
+    if let Some(warning) = super::fetch_args::db_age_warning(&db, args.max_db_age) {
+        args.output.notice(format_args!("warning: {warning}"));
     }
     for (name, _) in &args.repos {
         if args.repos.iter().filter(|(n, _)| n == name).count() > 1 {
@@ -190,25 +173,13 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     if !(args.registry_timeout.is_finite() && args.registry_timeout > 0.0) {
         bail!("--registry-timeout must be a positive number of seconds");
     }
-    if !(args.fetch_timeout.is_finite() && args.fetch_timeout > 0.0) {
-        bail!("--fetch-timeout must be a positive number of seconds");
-    }
-    let cache_dir = args.cache.clone().or_else(fingerprint::default_cache_dir);
     let indexes = match &cache_dir {
         Some(cache) => fingerprint::load_all(cache).context("loading fingerprint indexes")?,
         None => Vec::new(),
     };
-    let fetch = cache_dir.map(|cache| {
-        let mut mirrors = args.mirrors.clone();
-        mirrors.extend(crate::resolve::fetch::git_config_rewrites());
-        crate::resolve::fetch::Settings {
-            cache,
-            offline: args.offline || offline_from_env(),
-            mirrors,
-            timeout: std::time::Duration::from_secs_f64(args.fetch_timeout),
-            ca_file: args.ca_file.clone(),
-        }
-    });
+    let fetch = args
+        .fetching
+        .settings(cache_dir, args.ca_file.clone(), !args.output.quiet)?;
     let opts = Options {
         rev: args.rev.clone(),
         repos: args.repos.clone(),

@@ -54,6 +54,19 @@ impl Date {
         Date::from_days((secs / 86_400) as i64)
     }
 
+    /// Days since 1970-01-01 (Howard Hinnant's `days_from_civil`), the inverse of
+    /// [`Date::from_days`].
+    pub fn to_days(&self) -> i64 {
+        let (m, d) = (i64::from(self.month), i64::from(self.day));
+        let y = i64::from(self.year) - i64::from(m <= 2);
+        let era = y.div_euclid(400);
+        let yoe = y.rem_euclid(400);
+        let mp = if m > 2 { m - 3 } else { m + 9 };
+        let doy = (153 * mp + 2) / 5 + d - 1;
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+        era * 146_097 + doe - 719_468
+    }
+
     /// The civil date of a day count since 1970-01-01 (Howard Hinnant's `civil_from_days`).
     pub fn from_days(z: i64) -> Date {
         let z = z + 719_468;
@@ -84,6 +97,14 @@ impl Serialize for Date {
 #[cfg(test)]
 mod tests {
     use super::Date;
+
+    #[test]
+    fn days_round_trip() {
+        for z in [-1, 0, 59, 365, 11_016, 20_000, 20_787, 60_000] {
+            assert_eq!(Date::from_days(z).to_days(), z);
+        }
+        assert_eq!(Date::parse("1970-01-01").map(|d| d.to_days()), Some(0));
+    }
 
     #[test]
     fn dates_parse_and_order() {

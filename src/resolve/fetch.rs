@@ -13,6 +13,10 @@
 //!   produced it; a pin that declares `http://` itself is refused.
 //! - One lock per cache repository (an advisory `flock` on `NAME.git.lock`, released when the
 //!   process ends, even killed), so concurrent runs never write one repository at once.
+//! - Credentials for private forks: a token bound to one host ([`Token`]: sent to that host
+//!   only, never after a redirect to another, never printed), else git's own credential helpers
+//!   through `git credential fill` (approved or rejected afterwards, as git does).
+//! - A spinner on stderr while a fetch runs, when [`Settings::progress`] says so (a terminal).
 //! - Faults are answers: every failure is a [`FetchError`] naming the URL and the cause, which
 //!   the scan turns into `unknown` evidence; a failed fetch writes no reference, so the cache
 //!   stays what it was.
@@ -36,6 +40,53 @@ pub struct Settings {
     pub timeout: Duration,
     /// Extra root certificates (`--ca-file`).
     pub ca_file: Option<PathBuf>,
+    /// A token for private repositories on one host (`PINPROBE_GIT_TOKEN`,
+    /// `PINPROBE_GIT_TOKEN_HOST`).
+    pub token: Option<Token>,
+    /// Draw a spinner on stderr while fetching (the CLI sets it when stderr is a terminal and
+    /// not `-q`).
+    pub progress: bool,
+}
+
+/// A secret bound to one host: offered only when the server asking for credentials is that
+/// host (`host` or `host:port`, as git's credential protocol names it), whatever URL the fetch
+/// started from. Its `Debug` form never shows the secret.
+#[derive(Clone)]
+pub struct Token {
+    host: String,
+    secret: String,
+}
+
+impl Token {
+    /// A token for `host` (`HOST` or `HOST:PORT`, no scheme or path). `None` when the host is
+    /// not such a name or the secret is empty.
+    pub fn new(host: &str, secret: &str) -> Option<Token> {
+        let host = host.trim().to_ascii_lowercase();
+        let valid = !host.is_empty()
+            && host.bytes().all(|b| {
+                b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b':' | b'[' | b']')
+            });
+        (valid && !secret.is_empty()).then(|| Token {
+            host,
+            secret: secret.to_string(),
+        })
+    }
+
+    /// The host the token is bound to.
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+
+    /// Whether a server named `host` (credential-protocol form) may see the token.
+    fn serves(&self, host: &str) -> bool {
+        host.eq_ignore_ascii_case(&self.host)
+    }
+}
+
+impl std::fmt::Debug for Token {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Token {{ host: {:?}, secret: <redacted> }}", self.host)
+    }
 }
 
 /// Why a repository could not be fetched (each names the URL).
@@ -199,9 +250,11 @@ pub fn ensure(
         gix::init_bare(&path).map_err(|e| cache_err(e.to_string()))?
     };
     let net = |message: String| FetchError::Network {
-        url: remote_url.clone(),
+        url: redact(&remote_url),
         message,
     };
+    let progress = spinner(settings.progress, &remote_url);
+    let _clear = ClearOnDrop(&progress);
     fetch(
         &git,
         &remote_url,
@@ -242,7 +295,7 @@ pub fn ensure(
         return Err(match by_sha {
             Err(message) if !looks_like_missing_object(&message) => net(message),
             _ => FetchError::Gone {
-                url: remote_url.clone(),
+                url: redact(&remote_url),
                 commit: *gone,
             },
         });
@@ -323,6 +376,11 @@ fn fetch(
     if let Some(options) = transport_options(git, url, settings)? {
         connection.set_transport_options(options);
     }
+    let mut credentials = Credentials {
+        token: settings.token.clone(),
+        from_token: false,
+    };
+    connection.set_credentials(move |action| credentials.answer(action));
     connection
         .prepare_fetch(gix::progress::Discard, Default::default())
         .map_err(|e| one_line(&format!("{e:#}")))?
@@ -366,6 +424,93 @@ fn transport_options(
         configure_request: None,
     })));
     Ok(Some(options))
+}
+
+/// Clears a spinner however its fetch ends.
+struct ClearOnDrop<'a>(&'a indicatif::ProgressBar);
+
+impl Drop for ClearOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.finish_and_clear();
+    }
+}
+
+/// Answers the transport's credential requests: the host-bound token for its host, else git's
+/// credential helpers (`git credential fill`, then `approve` or `reject`, as git does). What the
+/// token answered is never handed to git to store or erase.
+struct Credentials {
+    token: Option<Token>,
+    /// Whether the last request was answered with the token.
+    from_token: bool,
+}
+
+impl Credentials {
+    fn answer(
+        &mut self,
+        action: gix::credentials::helper::Action,
+    ) -> gix::Result<Option<gix::credentials::protocol::Outcome>> {
+        use gix::credentials::helper::Action;
+        match &action {
+            Action::Get(context) => {
+                // The transport names the server that asks: after a redirect, the new one.
+                // `host[:port]` (the port only when not the scheme's default), as git names it.
+                let mut named = context.clone();
+                let host = named
+                    .destructure_url_in_place(false)
+                    .ok()
+                    .and_then(|c| c.host.clone());
+                if let (Some(token), Some(host)) = (&self.token, host.as_deref())
+                    && token.serves(host)
+                {
+                    self.from_token = true;
+                    let mut next = context.clone();
+                    next.clear_secrets();
+                    return Ok(Some(gix::credentials::protocol::Outcome {
+                        identity: gix::sec::identity::Account {
+                            username: "x-access-token".to_string(),
+                            password: token.secret.clone(),
+                            oauth_refresh_token: None,
+                        },
+                        next: next.into(),
+                    }));
+                }
+                self.from_token = false;
+                gix::credentials::builtin(action)
+            }
+            Action::Store(_) | Action::Erase(_) if self.from_token => Ok(None),
+            Action::Store(_) | Action::Erase(_) => gix::credentials::builtin(action),
+        }
+    }
+}
+
+/// A spinner naming the URL being fetched, on stderr; hidden unless wanted.
+fn spinner(wanted: bool, url: &str) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    if !wanted || !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar =
+        indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+    if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} {msg} {elapsed}") {
+        bar.set_style(style);
+    }
+    bar.set_message(format!("fetching {}", redact(url)));
+    bar.enable_steady_tick(Duration::from_millis(120));
+    bar
+}
+
+/// `url` without user-info (a user name or password written into a mirror URL).
+fn redact(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+            match authority.rsplit_once('@') {
+                Some((_, host)) => format!("{scheme}://{host}{path}"),
+                None => url.to_string(),
+            }
+        }
+        None => url.to_string(),
+    }
 }
 
 /// An exclusive advisory lock on `REPO.lock`, held while a cache repository is written.
@@ -422,6 +567,34 @@ mod tests {
             rewrite("https://gitlab.com/x/y", &mirrors),
             ("https://gitlab.com/x/y".to_string(), false)
         );
+    }
+
+    #[test]
+    fn a_token_serves_its_one_host_and_never_shows_its_secret() {
+        let token = Token::new(" Git.Example.com:8443 ", "s3cret").expect("a token");
+        assert_eq!(token.host(), "git.example.com:8443");
+        assert!(token.serves("git.example.com:8443"));
+        assert!(token.serves("GIT.EXAMPLE.COM:8443"));
+        assert!(
+            !token.serves("git.example.com"),
+            "another port is another host"
+        );
+        assert!(!token.serves("evil.example.com:8443"));
+        assert!(!format!("{token:?}").contains("s3cret"));
+        assert!(Token::new("", "s3cret").is_none());
+        assert!(Token::new("https://git.example.com", "s3cret").is_none());
+        assert!(Token::new("git.example.com/path", "s3cret").is_none());
+        assert!(Token::new("git.example.com", "").is_none());
+    }
+
+    #[test]
+    fn urls_are_shown_without_user_info() {
+        assert_eq!(
+            redact("https://user:pw@mirror.internal/gh/x.git"),
+            "https://mirror.internal/gh/x.git"
+        );
+        assert_eq!(redact("https://h/a@b"), "https://h/a@b");
+        assert_eq!(redact("not a url"), "not a url");
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! Loading the database: the embedded rules, with a user's `--rules DIR` layered over them,
-//! each file validated as it is read, and one digest over what was loaded.
+//! Loading the database: the embedded rules (or the newest valid database pulled with
+//! `pinprobe rules pull`, which replaces them whole), with a user's `--rules DIR` layered over
+//! them, each file validated as it is read, and one digest over what was loaded.
 
 use super::embedded;
 use super::lint::{self, Diagnostic};
@@ -12,6 +13,8 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Origin {
     Builtin,
+    /// From a database pulled into the cache (its directory).
+    Pulled(PathBuf),
     User(PathBuf),
 }
 
@@ -167,12 +170,142 @@ pub fn load(user_dir: Option<&Path>) -> Result<(Database, Vec<String>), RulesErr
     load_with(user_dir.zip(user.as_ref()))
 }
 
+/// The databases pulled into `CACHE/rules/` (see [`crate::rules::oci`]), each a directory
+/// holding a whole database.
+pub const PULLED_DIR: &str = "rules";
+
+/// [`load`] over the newest valid database pulled into `cache` (by database date, then by
+/// when it was pulled), else the embedded one. A pulled database that does not load is passed
+/// over, with a notice naming it and the cause.
+pub fn load_in(
+    cache: Option<&Path>,
+    user_dir: Option<&Path>,
+) -> Result<(Database, Vec<String>), RulesError> {
+    let user = user_dir.map(read_dir).transpose()?;
+    let user = user_dir.zip(user.as_ref());
+    let mut notices = Vec::new();
+    let mut best: Option<(Option<String>, std::time::SystemTime, PathBuf)> = None;
+    for dir in pulled_dirs(cache) {
+        match read_dir(&dir).and_then(|base| load_layers(Some((&dir, &base)), None)) {
+            Ok((db, _)) => {
+                let when = std::fs::metadata(&dir)
+                    .and_then(|m| m.modified())
+                    .unwrap_or(std::time::UNIX_EPOCH);
+                let newer = match &best {
+                    None => true,
+                    Some((date, at, _)) => (&db.date, when) > (date, *at),
+                };
+                if newer {
+                    best = Some((db.date, when, dir));
+                }
+            }
+            Err(e) => notices.push(format!(
+                "the pulled rule database {} is not used: {e}",
+                dir.display()
+            )),
+        }
+    }
+    let (db, more) = match best {
+        Some((_, _, dir)) => {
+            let base = read_dir(&dir)?;
+            let (db, more) = load_layers(Some((&dir, &base)), user)?;
+            notices.push(format!(
+                "rules: the database pulled into {} ({}, dated {})",
+                dir.display(),
+                db.digest,
+                db.date.as_deref().unwrap_or("undated")
+            ));
+            (db, more)
+        }
+        None => load_layers(None, user)?,
+    };
+    notices.extend(more);
+    Ok((db, notices))
+}
+
+/// The pulled database directories in `cache` (complete ones: a pull writes elsewhere first).
+fn pulled_dirs(cache: Option<&Path>) -> Vec<PathBuf> {
+    let Some(cache) = cache else {
+        return Vec::new();
+    };
+    let Ok(entries) = std::fs::read_dir(cache.join(PULLED_DIR)) else {
+        return Vec::new();
+    };
+    let mut dirs: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.is_dir()
+                && p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("sha256-"))
+        })
+        .collect();
+    dirs.sort();
+    dirs
+}
+
 /// [`load`] with the user directory already read (`dir` names it in messages): `diff` reads a
 /// rules directory kept in the repository at a revision, through git.
 pub fn load_with(user: Option<(&Path, &RuleDir)>) -> Result<(Database, Vec<String>), RulesError> {
-    let mut registry = parse_registry("components.yaml", embedded::COMPONENTS)?;
+    load_layers(None, user)
+}
+
+/// Load `base` (a whole database read from a directory: its `components.yaml`, `ledger.yaml`
+/// and rules; `None`: the embedded one), then `user` over it.
+pub fn load_layers(
+    base: Option<(&Path, &RuleDir)>,
+    user: Option<(&Path, &RuleDir)>,
+) -> Result<(Database, Vec<String>), RulesError> {
+    let missing = |dir: &Path, what: &str| {
+        RulesError::Invalid(Diagnostic {
+            file: dir.display().to_string(),
+            line: None,
+            message: format!("a whole rule database needs {what}"),
+        })
+    };
+    let (components_file, components_text) = match base {
+        Some((dir, b)) => (
+            dir.join("components.yaml").display().to_string(),
+            b.components
+                .as_deref()
+                .ok_or_else(|| missing(dir, "components.yaml"))?,
+        ),
+        None => ("components.yaml".to_string(), embedded::COMPONENTS),
+    };
+    let base_rules: Vec<(String, &str, Origin)> = match base {
+        Some((dir, b)) => {
+            if b.files.is_empty() {
+                return Err(missing(dir, "at least one rule file"));
+            }
+            b.files
+                .iter()
+                .map(|(p, t)| {
+                    (
+                        p.display().to_string(),
+                        t.as_str(),
+                        Origin::Pulled(dir.to_path_buf()),
+                    )
+                })
+                .collect()
+        }
+        None => embedded::RULES
+            .iter()
+            .map(|(n, t)| (n.to_string(), *t, Origin::Builtin))
+            .collect(),
+    };
+    let base_ledger = match base {
+        Some((dir, b)) => Some((
+            dir.join(LEDGER_FILE).display().to_string(),
+            b.ledger
+                .as_deref()
+                .ok_or_else(|| missing(dir, LEDGER_FILE))?,
+        )),
+        None => None,
+    };
+    let mut registry = parse_registry(&components_file, components_text)?;
     let mut hasher = Sha256::new();
-    hasher.update(embedded::COMPONENTS.as_bytes());
+    hasher.update(components_text.as_bytes());
     let (user_dir, user) = (user.map(|u| u.0), user.map(|u| u.1));
     if let (Some(dir), Some(text)) = (user_dir, user.and_then(|u| u.components.as_ref())) {
         registry.layer(parse_registry(
@@ -182,8 +315,8 @@ pub fn load_with(user: Option<(&Path, &RuleDir)>) -> Result<(Database, Vec<Strin
         hasher.update(text.as_bytes());
     }
     let mut rules: Vec<LoadedRule> = Vec::new();
-    for (name, text) in embedded::RULES {
-        let loaded = parse_one(name, text, Origin::Builtin, &registry)?;
+    for (name, text, origin) in base_rules {
+        let loaded = parse_one(&name, text, origin, &registry)?;
         push_unique(&mut rules, loaded)?;
     }
     let mut notices = Vec::new();
@@ -192,7 +325,7 @@ pub fn load_with(user: Option<(&Path, &RuleDir)>) -> Result<(Database, Vec<Strin
         let loaded = parse_one(&file, text, Origin::User(path.clone()), &registry)?;
         if let Some(pos) = rules
             .iter()
-            .position(|r| r.origin == Origin::Builtin && r.rule.id == loaded.rule.id)
+            .position(|r| !matches!(r.origin, Origin::User(_)) && r.rule.id == loaded.rule.id)
         {
             notices.push(format!(
                 "rule {} from {file} overrides the built-in rule",
@@ -210,7 +343,7 @@ pub fn load_with(user: Option<(&Path, &RuleDir)>) -> Result<(Database, Vec<Strin
     let (ledger_file, ledger_text) = match (user_dir, user.as_ref().and_then(|u| u.ledger.as_ref()))
     {
         (Some(dir), Some(text)) => (dir.join(LEDGER_FILE).display().to_string(), text.as_str()),
-        _ => ("ledger.yaml (built in)".to_string(), embedded::LEDGER),
+        _ => base_ledger.unwrap_or(("ledger.yaml (built in)".to_string(), embedded::LEDGER)),
     };
     hasher.update(ledger_text.as_bytes());
     let ledger = super::Ledger::parse(&ledger_file, ledger_text).map_err(|problems| {

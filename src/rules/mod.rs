@@ -7,11 +7,12 @@ pub mod ledger;
 pub mod lint;
 pub mod load;
 pub mod model;
+pub mod oci;
 pub mod osv;
 pub mod signature;
 pub mod vectors;
 pub mod version;
 
 pub use ledger::Ledger;
-pub use load::{Database, LoadedRule, Origin, RulesError, load};
+pub use load::{Database, LoadedRule, Origin, RulesError, load, load_in};
 pub use model::Rule;

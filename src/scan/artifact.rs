@@ -6,6 +6,7 @@
 //! range applies to the copy vLLM bundles, RECORD tells whether a file read was modified after
 //! install, and a fingerprint index (see [`crate::pin::fingerprint`]) names the commits the files match.
 
+use super::fetched::Fetches;
 use crate::model::Pin;
 use crate::model::TargetReport;
 use crate::model::{Evidence, EvidenceKind, Location, Status};
@@ -24,6 +25,11 @@ pub(crate) struct Context<'a> {
     pub indexes: Vec<&'a Index>,
     /// Clones by component name, for ancestry once a fingerprint names the commit.
     pub clones: Vec<(&'a str, &'a crate::resolve::Repo)>,
+    /// Fetch the history of a commit the ledger or a fingerprint names when no clone has it
+    /// (`None`: never).
+    pub fetch: Option<&'a crate::resolve::fetch::Settings>,
+    /// What fetching did, for the findings' evidence.
+    pub fetches: std::cell::RefCell<Fetches>,
 }
 
 impl Context<'_> {
@@ -58,6 +64,7 @@ pub(crate) fn scan(
     for env in &envs {
         scan_env(view, env, db, cx, &covered, &mut report)?;
     }
+    cx.fetches.borrow().annotate(&mut report);
     if report.components.is_empty() {
         report.undecided = Some(format!(
             "no vllm or FlashAttention install found in {} ({} Python environment(s) looked at)",
@@ -275,6 +282,24 @@ fn scan_copy(
         .get(&copy.component)
         .and_then(|c| crate::pin::url::canonical(&c.repo));
     pin.fingerprint = matched.clone();
+    // The commit's history, where no clone has it: from the repository the ledger's pin
+    // declares, else the component's canonical one.
+    let fetched = match (cx.clone_of(&copy.component), cx.fetch, commit) {
+        (None, Some(settings), Some(commit)) => {
+            let url = resolution
+                .repo
+                .clone()
+                .filter(|_| fingerprinted.is_none())
+                .or_else(|| db.registry.get(&copy.component).map(|c| c.repo.clone()));
+            url.and_then(|url| {
+                cx.fetches
+                    .borrow_mut()
+                    .one(settings, db, &copy.component, &url, &[commit])
+            })
+        }
+        _ => None,
+    };
+    let clone = cx.clone_of(&copy.component).or(fetched.as_ref());
     report.components.push(pin);
     let packages = match &copy.owner {
         Some(owner) if owner.normalized() == "vllm" => {
@@ -346,7 +371,7 @@ fn scan_copy(
                 ),
             }),
             recorded: recorded.clone(),
-            clone: cx.clone_of(&copy.component),
+            clone,
             sources: Some(&files),
             sources_label: format!("the shipped files in {}", copy.dir),
             packages: if by_component { packages.clone() } else { Vec::new() },

@@ -58,6 +58,8 @@ pub fn version_of(text: &str) -> Option<String> {
 pub struct Resolution {
     /// The release's pin of the component (a full SHA), when the target is that release.
     pub commit: Option<String>,
+    /// The repository that pin declares (`GIT_REPOSITORY`), where its history is fetched from.
+    pub repo: Option<String>,
     /// `(ecosystem, name, version)` for version ranges: set only when the pin is the release's.
     pub packages: Vec<(String, String, String)>,
     /// Verdicts recorded for this pin, by rule id.
@@ -157,6 +159,7 @@ pub fn resolve(
         .collect();
     Resolution {
         commit: Some(ledger_commit),
+        repo: Some(ledger_pin.repo.clone()).filter(|r| !r.is_empty()),
         packages: vec![("PyPI".into(), "vllm".into(), entry.version.clone())],
         recorded,
         why_not: None,

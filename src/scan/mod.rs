@@ -10,6 +10,7 @@
 
 mod artifact;
 pub mod drift;
+mod fetched;
 mod hygiene;
 pub mod ledger;
 pub mod policy;
@@ -237,6 +238,8 @@ pub fn scan_artifact(
     let cx = artifact::Context {
         indexes: opts.indexes.iter().collect(),
         clones: clones.iter().collect(),
+        fetch: opts.fetch.as_ref(),
+        fetches: Default::default(),
     };
     Ok(artifact::scan(view, db, &cx)?)
 }
@@ -316,8 +319,8 @@ fn scan_source_view(
     }
     // History no clone has: fetched into the cache (or, offline, what a fetch would add).
     let fetched = match fetch_settings {
-        Some(settings) => fetch_missing(&pins, db, clones, settings),
-        None => Fetches::default(),
+        Some(settings) => fetched::for_pins(&pins, db, clones, settings),
+        None => fetched::Fetches::default(),
     };
     let clone_of = |name: &str| clones.get(name).or_else(|| fetched.repos.get(name));
     // Other components' pins, for `requires`: the target's own revision, and every pin whose
@@ -769,112 +772,6 @@ fn over_set(
             });
         }
         out.push(finding);
-    }
-    out
-}
-
-/// What fetching did for one target's pins.
-#[derive(Default)]
-struct Fetches {
-    /// Cache repositories by component, used like clones given with `--repo`.
-    repos: std::collections::BTreeMap<String, Repo>,
-    /// Components whose history a fetch would add (offline), with the URL.
-    would_fetch: Vec<(String, String)>,
-    /// Components whose fetch failed, with the cause.
-    failed: Vec<(String, String)>,
-}
-
-impl Fetches {
-    /// Name the cause in every undecided finding of a component whose fetch failed, and list
-    /// (stderr) the undecided findings a fetch would decide when offline.
-    fn annotate(&self, report: &mut TargetReport) {
-        for (component, cause) in &self.failed {
-            report.warnings.push(format!("{component}: {cause}"));
-            for finding in report.findings.iter_mut() {
-                if finding.component == *component
-                    && finding.status == crate::model::Status::Unknown
-                {
-                    finding.evidence.push(crate::model::Evidence {
-                        kind: crate::model::EvidenceKind::Ancestry,
-                        status: crate::model::Status::Unknown,
-                        detail: format!("the pinned history could not be fetched: {cause}"),
-                        file: None,
-                        line: None,
-                    });
-                }
-            }
-        }
-        for (component, url) in &self.would_fetch {
-            let undecided: Vec<&str> = report
-                .findings
-                .iter()
-                .filter(|f| f.component == *component && f.status == crate::model::Status::Unknown)
-                .map(|f| f.rule.as_str())
-                .collect();
-            if !undecided.is_empty() {
-                report.notices.push(format!(
-                    "offline: fetching {url} would decide {} for {component}",
-                    undecided.join(", ")
-                ));
-            }
-        }
-    }
-}
-
-/// Fetch (or, offline, look up in the cache) the repository of every pin no `--repo` clone
-/// covers: its pinned commit, plus the commits of the rules that apply to it.
-fn fetch_missing(
-    pins: &[Pin],
-    db: &Database,
-    clones: &Clones,
-    settings: &fetch::Settings,
-) -> Fetches {
-    let mut out = Fetches::default();
-    for pin in pins {
-        if clones.get(&pin.component).is_some() || out.repos.contains_key(&pin.component) {
-            continue;
-        }
-        let (Some(url), Some(canonical)) = (pin.repo.as_deref(), pin.repo_canonical.as_deref())
-        else {
-            continue;
-        };
-        if pin.reference.is_none() {
-            continue;
-        }
-        let pinned: Vec<gix::ObjectId> = pin
-            .commit
-            .as_deref()
-            .and_then(|c| gix::ObjectId::from_hex(c.as_bytes()).ok())
-            .into_iter()
-            .collect();
-        let mut rule_commits: Vec<gix::ObjectId> = Vec::new();
-        for loaded in &db.rules {
-            for (_, range) in loaded.rule.git_ranges() {
-                if !evaluate::range_applies(range, &pin.component, &db.registry) {
-                    continue;
-                }
-                for event in &range.events {
-                    if let Ok(id) = gix::ObjectId::from_hex(event.value().as_bytes())
-                        && !pinned.contains(&id)
-                        && !rule_commits.contains(&id)
-                    {
-                        rule_commits.push(id);
-                    }
-                }
-            }
-        }
-        match fetch::ensure(settings, url, canonical, &pinned, &rule_commits) {
-            Ok(fetch::Fetched::Ready(repo)) => {
-                out.repos.insert(pin.component.clone(), repo);
-            }
-            Ok(fetch::Fetched::WouldFetch { url, cached }) => {
-                if let Some(repo) = cached {
-                    out.repos.insert(pin.component.clone(), repo);
-                }
-                out.would_fetch.push((pin.component.clone(), url));
-            }
-            Err(e) => out.failed.push((pin.component.clone(), e.to_string())),
-        }
     }
     out
 }

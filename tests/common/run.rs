@@ -2,8 +2,8 @@
 //! environment), [`Run`] holds what came back, with the assertions every contract test makes.
 //!
 //! Every run starts from a known environment: no `VLLM_FLASH_ATTN_SRC_DIR` (it bypasses pins),
-//! no registry credentials, an empty Docker config and a private cache, so what a developer has
-//! set in their shell never changes a verdict.
+//! no registry or git credentials, an empty Docker config and a private cache, so what a
+//! developer has set in their shell never changes a verdict.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -94,6 +94,8 @@ impl Pinprobe {
             .env_remove("PINPROBE_REGISTRY_USERNAME")
             .env_remove("PINPROBE_REGISTRY_PASSWORD")
             .env_remove("PINPROBE_REGISTRY_HOST")
+            .env_remove("PINPROBE_GIT_TOKEN")
+            .env_remove("PINPROBE_GIT_TOKEN_HOST")
             .env("DOCKER_CONFIG", scratch.path().join("docker"))
             .env("PINPROBE_CACHE", scratch.path().join("cache"))
             // No test reaches the internet: fetch tests opt back in with env_remove.

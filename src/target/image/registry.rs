@@ -3,10 +3,12 @@
 //! basic authentication, retries of 429 and 5xx answers with backoff, and a per-read timeout so
 //! a stalled transfer fails instead of hanging.
 //!
-//! Hand-written over `ureq` rather than `oci-client`: oci-client is async-only (tokio, hyper,
-//! reqwest), does not retry 429/5xx, and its blob stream would have to be bridged back into the
-//! blocking `Read` chain that decompresses and untars layers. ureq gives that `Read` directly,
-//! with per-read timeouts, and the protocol subset a pull needs is small. Every manifest is
+//! Hand-written over blocking `reqwest` (the same HTTP stack, TLS configuration and proxy
+//! handling as git fetches, see [`crate::resolve`]) rather than `oci-client`: oci-client is
+//! async-only, does not retry 429/5xx, and its blob stream would have to be bridged back into
+//! the blocking `Read` chain that decompresses and untars layers. reqwest's blocking response
+//! is that `Read` directly, with a timeout on every read, and the protocol subset a pull needs
+//! is small. Proxies come from `HTTPS_PROXY` / `HTTP_PROXY` / `NO_PROXY`. Every manifest is
 //! checked against the digest that named it (and `Docker-Content-Digest`); configs here and
 //! layers in [`super::layer`] are checked against their descriptors.
 
@@ -14,7 +16,10 @@ use super::auth::{self, Challenge, Credentials, Origin, TokenResponse};
 use super::manifest::{self, ACCEPT, Document, MAX_JSON, Platform};
 use super::reference::{RegistryRef, valid_digest};
 use super::{Fault, LayerRef, Options, Resolved, Source, tls};
+use reqwest::StatusCode;
+use reqwest::blocking::{Client, Response};
 use std::io::Read;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How many times a 429 or 5xx answer is retried.
@@ -24,7 +29,7 @@ const MAX_BACKOFF: Duration = Duration::from_secs(10);
 
 /// One repository in one registry.
 pub struct Registry {
-    agent: ureq::Agent,
+    client: Client,
     base: String,
     reference: RegistryRef,
     https: bool,
@@ -41,18 +46,21 @@ impl Registry {
             .insecure_registries
             .iter()
             .any(|h| h == &reference.registry || h == &host);
-        let mut builder = ureq::AgentBuilder::new()
-            .timeout_connect(opts.timeout)
-            .timeout_read(opts.timeout)
-            .timeout_write(opts.timeout)
-            .redirects(5)
-            .user_agent(concat!("pinprobe/", env!("CARGO_PKG_VERSION")));
-        if https {
-            builder = builder.tls_config(tls::client_config(opts.ca_file.as_deref())?);
-        }
+        // A plain-HTTP registry still gets the TLS configuration: a redirect may lead to HTTPS.
+        let tls = tls::client_config(opts.ca_file.as_deref())?;
+        // reqwest's blocking timeout bounds the wait for the answer and every read of the body
+        // (a stall), not the whole transfer.
+        let client = Client::builder()
+            .connect_timeout(opts.timeout)
+            .timeout(opts.timeout)
+            .redirect(reqwest::redirect::Policy::limited(5))
+            .user_agent(concat!("pinprobe/", env!("CARGO_PKG_VERSION")))
+            .tls_backend_preconfigured(Arc::unwrap_or_clone(tls))
+            .build()
+            .map_err(|e| Fault::Http(format!("HTTP client set-up: {e}")))?;
         let (credentials, warning) = auth::lookup(&reference.registry);
         Ok(Registry {
-            agent: builder.build(),
+            client,
             base: format!("{}://{host}", if https { "https" } else { "http" }),
             reference,
             https,
@@ -64,69 +72,77 @@ impl Registry {
     }
 
     /// GET `/v2/<repo>/<path>`, authenticating on a 401 challenge and retrying 429/5xx.
-    fn get(
-        &mut self,
-        path: &str,
-        accept: Option<&str>,
-        what: &str,
-    ) -> Result<ureq::Response, Fault> {
+    fn get(&mut self, path: &str, accept: Option<&str>, what: &str) -> Result<Response, Fault> {
         let url = format!("{}/v2/{}/{path}", self.base, self.reference.repository);
+        self.request(&Request::get(&url, accept), what)
+    }
+
+    /// One request to the registry, authenticating on a 401 challenge, retrying 429/5xx, and
+    /// failing on any other non-success status.
+    fn request(&mut self, req: &Request, what: &str) -> Result<Response, Fault> {
+        let url = req.url.as_str();
         let mut challenged = false;
         loop {
-            match self.send(&url, accept, self.authorization.as_deref()) {
-                Ok(resp) => return Ok(resp),
+            let resp = self
+                .send(req, self.authorization.as_deref())
+                .map_err(|e| self.fault(e, what))?;
+            match resp.status() {
+                s if s.is_success() => return Ok(resp),
                 // A 401 from a host the registry redirected to is that host's challenge, not
                 // the registry's: answering it would hand the registry's credentials over.
-                Err(ureq::Error::Status(401, resp)) if origin(resp.get_url()) != origin(&url) => {
+                StatusCode::UNAUTHORIZED if origin(resp.url().as_str()) != origin(url) => {
                     return Err(Fault::Auth(format!(
                         "{what}: 401 Unauthorized from {}, where the registry redirected: credentials are sent only to the registry",
-                        origin(resp.get_url())
+                        origin(resp.url().as_str())
                     )));
                 }
-                Err(ureq::Error::Status(401, resp)) if !challenged => {
+                StatusCode::UNAUTHORIZED if !challenged => {
                     challenged = true;
                     let challenge = resp
-                        .header("www-authenticate")
+                        .headers()
+                        .get("www-authenticate")
+                        .and_then(|v| v.to_str().ok())
                         .and_then(auth::parse_challenge);
                     self.authenticate(challenge, what)?;
                 }
-                Err(ureq::Error::Status(401, _)) => return Err(self.unauthorized(what)),
-                Err(e) => return Err(self.fault(e, what)),
+                StatusCode::UNAUTHORIZED => return Err(self.unauthorized(what)),
+                status => return Err(status_fault(status, what)),
             }
         }
     }
 
-    #[allow(clippy::result_large_err)] // ureq's own error type, matched on by the callers
-    /// One request, retried on 429 and 5xx with exponential backoff (or `Retry-After`).
-    fn send(
-        &self,
-        url: &str,
-        accept: Option<&str>,
-        authorization: Option<&str>,
-    ) -> Result<ureq::Response, ureq::Error> {
+    /// One request, retried on 429 and 5xx with exponential backoff (or `Retry-After`). Any
+    /// answer is returned, whatever its status; transport failures are errors.
+    fn send(&self, req: &Request, authorization: Option<&str>) -> Result<Response, reqwest::Error> {
         let mut attempt = 0;
         loop {
-            let mut req = self.agent.get(url);
-            if let Some(a) = accept {
-                req = req.set("Accept", a);
+            let mut builder = self.client.request(req.method.clone(), &req.url);
+            if let Some(a) = &req.accept {
+                builder = builder.header("Accept", a);
+            }
+            if let Some((content_type, body)) = &req.body {
+                builder = builder
+                    .header("Content-Type", content_type)
+                    .body(body.clone());
             }
             if let Some(a) = authorization {
-                req = req.set("Authorization", a);
+                builder = builder.header("Authorization", a);
             }
-            match req.call() {
-                Err(ureq::Error::Status(code, resp))
-                    if (code == 429 || (500..600).contains(&code)) && attempt < RETRIES =>
-                {
-                    let wait = resp
-                        .header("retry-after")
-                        .and_then(|s| s.trim().parse::<u64>().ok())
-                        .map(Duration::from_secs)
-                        .unwrap_or(Duration::from_millis(250 << attempt));
-                    std::thread::sleep(wait.min(MAX_BACKOFF));
-                    attempt += 1;
-                }
-                other => return other,
+            let resp = builder.send()?;
+            let code = resp.status().as_u16();
+            if (code == 429 || (500..600).contains(&code)) && attempt < RETRIES {
+                let wait = resp
+                    .headers()
+                    .get("retry-after")
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|s| s.trim().parse::<u64>().ok())
+                    .map(Duration::from_secs)
+                    .unwrap_or(Duration::from_millis(250 << attempt));
+                std::thread::sleep(wait.min(MAX_BACKOFF));
+                attempt += 1;
+                continue;
             }
+            return Ok(resp);
         }
     }
 
@@ -167,16 +183,18 @@ impl Registry {
                 }
                 url.push_str(&format!("scope={}", auth::encode_query(&scope)));
                 let basic = self.credentials.as_ref().map(|(c, _)| c.basic_header());
-                let resp = match self.send(&url, None, basic.as_deref()) {
-                    Ok(r) => r,
-                    Err(ureq::Error::Status(401 | 403, _)) => {
+                let resp = self
+                    .send(&Request::get(&url, None), basic.as_deref())
+                    .map_err(|e| self.fault(e, "token service"))?;
+                match resp.status() {
+                    s if s.is_success() => {}
+                    StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => {
                         return Err(self.unauthorized("token service"));
                     }
-                    Err(e) => return Err(self.fault(e, "token service")),
-                };
-                let text = resp
-                    .into_string()
-                    .map_err(|e| self.io_fault(e, "token service"))?;
+                    status => return Err(status_fault(status, "token service")),
+                }
+                let bytes = self.read_capped(resp, "token service")?;
+                let text = String::from_utf8_lossy(&bytes);
                 let token: TokenResponse = serde_json::from_str(&text)
                     .map_err(|e| Fault::malformed("token service answer", e))?;
                 let token = token.token.or(token.access_token).ok_or_else(|| {
@@ -207,36 +225,25 @@ impl Registry {
         })
     }
 
-    fn fault(&self, e: ureq::Error, what: &str) -> Fault {
-        match e {
-            ureq::Error::Status(403, _) => Fault::Auth(format!("{what}: 403 Forbidden")),
-            ureq::Error::Status(404, _) => Fault::NotFound(format!("{what}: not found (404)")),
-            ureq::Error::Status(code, resp) => {
-                Fault::Http(format!("{what}: HTTP {code} {}", resp.status_text()))
-            }
-            ureq::Error::Transport(t) => {
-                let timed_out = std::error::Error::source(&t)
-                    .and_then(|s| s.downcast_ref::<std::io::Error>())
-                    .is_some_and(|io| is_timeout(io.kind()));
-                if timed_out {
-                    Fault::Timeout(format!(
-                        "{what}: no answer within {} s",
-                        self.timeout.as_secs_f64()
-                    ))
-                } else {
-                    let hint = if self.https {
-                        " (a plain-HTTP registry needs --insecure-registry HOST)"
-                    } else {
-                        ""
-                    };
-                    Fault::Http(format!("{what}: {t}{hint}"))
-                }
-            }
+    /// A transport failure (no answer): a timeout, or anything else with a hint for a
+    /// plain-HTTP registry reached over HTTPS.
+    fn fault(&self, e: reqwest::Error, what: &str) -> Fault {
+        if e.is_timeout() {
+            return Fault::Timeout(format!(
+                "{what}: no answer within {} s",
+                self.timeout.as_secs_f64()
+            ));
         }
+        let hint = if self.https {
+            " (a plain-HTTP registry needs --insecure-registry HOST)"
+        } else {
+            ""
+        };
+        Fault::Http(format!("{what}: {}{hint}", one_line(&e)))
     }
 
     fn io_fault(&self, e: std::io::Error, what: &str) -> Fault {
-        if is_timeout(e.kind()) {
+        if is_timeout(&e) {
             Fault::Timeout(format!(
                 "{what}: transfer stalled for {} s",
                 self.timeout.as_secs_f64()
@@ -251,7 +258,11 @@ impl Registry {
     fn manifest(&mut self, reference: &str) -> Result<(Vec<u8>, String), Fault> {
         let what = format!("manifest {reference}");
         let resp = self.get(&format!("manifests/{reference}"), Some(ACCEPT), &what)?;
-        let header = resp.header("docker-content-digest").map(str::to_string);
+        let header = resp
+            .headers()
+            .get("docker-content-digest")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
         let bytes = self.read_capped(resp, &what)?;
         let actual = manifest::sha256(&bytes);
         let expected = if valid_digest(reference) {
@@ -280,9 +291,9 @@ impl Registry {
         Ok(bytes)
     }
 
-    fn read_capped(&self, resp: ureq::Response, what: &str) -> Result<Vec<u8>, Fault> {
+    fn read_capped(&self, resp: Response, what: &str) -> Result<Vec<u8>, Fault> {
         let mut bytes = Vec::new();
-        resp.into_reader()
+        Body(resp)
             .take(MAX_JSON + 1)
             .read_to_end(&mut bytes)
             .map_err(|e| self.io_fault(e, what))?;
@@ -295,9 +306,134 @@ impl Registry {
         Ok(bytes)
     }
 
+    /// A manifest by tag or digest (the reference's own when `None`), checked against its
+    /// digest: its bytes, digest and media type.
+    pub fn pull_manifest(&mut self, reference: Option<&str>) -> Result<(Vec<u8>, String), Fault> {
+        let reference = reference.unwrap_or(self.reference.reference()).to_string();
+        self.manifest(&reference)
+    }
+
+    /// A blob of at most `cap` bytes, checked against its digest.
+    pub fn pull_blob(&mut self, digest: &str, cap: u64) -> Result<Vec<u8>, Fault> {
+        if !valid_digest(digest) {
+            return Err(Fault::malformed(
+                "blob",
+                format!("`{digest}` is not a sha256 digest"),
+            ));
+        }
+        let what = format!("blob {digest}");
+        let resp = self.get(&format!("blobs/{digest}"), None, &what)?;
+        let mut bytes = Vec::new();
+        Body(resp)
+            .take(cap + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| self.io_fault(e, &what))?;
+        if bytes.len() as u64 > cap {
+            return Err(Fault::malformed(what, format!("larger than {cap} bytes")));
+        }
+        manifest::verify(&bytes, digest, "blob")?;
+        Ok(bytes)
+    }
+
+    /// Upload a blob (a monolithic upload: POST, then PUT with the digest); returns its digest.
+    pub fn push_blob(&mut self, bytes: &[u8]) -> Result<String, Fault> {
+        let digest = manifest::sha256(bytes);
+        let what = format!("upload of blob {digest}");
+        let start = format!(
+            "{}/v2/{}/blobs/uploads/",
+            self.base, self.reference.repository
+        );
+        let resp = self.request(
+            &Request {
+                method: reqwest::Method::POST,
+                url: start,
+                accept: None,
+                body: Some(("application/octet-stream".into(), Vec::new())),
+            },
+            &what,
+        )?;
+        let location = resp
+            .headers()
+            .get("location")
+            .and_then(|v| v.to_str().ok())
+            .ok_or_else(|| Fault::malformed(&what, "no Location for the upload"))?;
+        let mut url = if location.starts_with('/') {
+            format!("{}{location}", self.base)
+        } else {
+            location.to_string()
+        };
+        // The upload goes where the registry said, with its credentials: only on its origin.
+        if origin(&url) != origin(&self.base) {
+            return Err(Fault::Auth(format!(
+                "{what}: the registry sent the upload to {}: credentials are sent only to the registry",
+                origin(&url)
+            )));
+        }
+        url.push(if url.contains('?') { '&' } else { '?' });
+        url.push_str(&format!("digest={}", auth::encode_query(&digest)));
+        self.request(
+            &Request {
+                method: reqwest::Method::PUT,
+                url,
+                accept: None,
+                body: Some(("application/octet-stream".into(), bytes.to_vec())),
+            },
+            &what,
+        )?;
+        Ok(digest)
+    }
+
+    /// Upload a manifest of `media_type` under `tag`; returns its digest.
+    pub fn push_manifest(
+        &mut self,
+        tag: &str,
+        bytes: &[u8],
+        media_type: &str,
+    ) -> Result<String, Fault> {
+        let url = format!(
+            "{}/v2/{}/manifests/{tag}",
+            self.base, self.reference.repository
+        );
+        self.request(
+            &Request {
+                method: reqwest::Method::PUT,
+                url,
+                accept: None,
+                body: Some((media_type.to_string(), bytes.to_vec())),
+            },
+            &format!("upload of manifest {tag}"),
+        )?;
+        Ok(manifest::sha256(bytes))
+    }
+
+    /// The tag or digest the reference names.
+    pub fn reference(&self) -> &RegistryRef {
+        &self.reference
+    }
+
     /// Warnings collected while setting up (an unreadable Docker config).
     pub fn take_warnings(&mut self) -> Vec<String> {
         std::mem::take(&mut self.warnings)
+    }
+}
+
+/// One HTTP request to a registry (kept whole so that a retry or a challenge can resend it).
+struct Request {
+    method: reqwest::Method,
+    url: String,
+    accept: Option<String>,
+    /// Content type and body.
+    body: Option<(String, Vec<u8>)>,
+}
+
+impl Request {
+    fn get(url: &str, accept: Option<&str>) -> Request {
+        Request {
+            method: reqwest::Method::GET,
+            url: url.to_string(),
+            accept: accept.map(str::to_string),
+            body: None,
+        }
     }
 }
 
@@ -314,11 +450,60 @@ fn origin(url: &str) -> String {
     )
 }
 
-fn is_timeout(kind: std::io::ErrorKind) -> bool {
+/// Whether a read failed for want of data within the timeout (reqwest reports it as its own
+/// error inside an `io::Error`).
+fn is_timeout(e: &std::io::Error) -> bool {
     matches!(
-        kind,
+        e.kind(),
         std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
-    )
+    ) || e
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<reqwest::Error>())
+        .is_some_and(reqwest::Error::is_timeout)
+}
+
+/// A non-success status as a fault.
+fn status_fault(status: StatusCode, what: &str) -> Fault {
+    match status {
+        StatusCode::FORBIDDEN => Fault::Auth(format!("{what}: 403 Forbidden")),
+        StatusCode::NOT_FOUND => Fault::NotFound(format!("{what}: not found (404)")),
+        status => Fault::Http(format!(
+            "{what}: HTTP {} {}",
+            status.as_u16(),
+            status.canonical_reason().unwrap_or("")
+        )),
+    }
+}
+
+/// An error and its causes on one line (reqwest's own text names only the outermost).
+fn one_line(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        let next = cause.to_string();
+        if !text.contains(&next) {
+            text.push_str(": ");
+            text.push_str(&next);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// A response body as a reader whose stalls read as `TimedOut` (what the layer reader
+/// reports as a stalled transfer).
+struct Body(Response);
+
+impl Read for Body {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.0.read(buf).map_err(|e| {
+            if is_timeout(&e) {
+                std::io::Error::new(std::io::ErrorKind::TimedOut, e)
+            } else {
+                e
+            }
+        })
+    }
 }
 
 impl Source for Registry {
@@ -351,6 +536,6 @@ impl Source for Registry {
     fn open_layer(&mut self, layer: &LayerRef) -> Result<Box<dyn Read + '_>, Fault> {
         let what = format!("blob {}", layer.location);
         let resp = self.get(&format!("blobs/{}", layer.location), None, &what)?;
-        Ok(Box::new(resp.into_reader()))
+        Ok(Box::new(Body(resp)))
     }
 }
