@@ -385,6 +385,7 @@ fn scan_source_view(
             clone,
             sources: tree.as_ref().map(|t| t as &dyn crate::target::SourceFiles),
             sources_label,
+            binaries: None,
             packages: resolution.packages,
             no_clone: lacks.or_else(|| {
                 commit.map(|c| {

@@ -4,6 +4,7 @@
 //! (`flash_attn/cute/*.py`) with vLLM's import rewrite undone, so rule signatures and
 //! fingerprints see the upstream text.
 
+pub mod elf;
 pub mod env;
 pub mod record;
 

@@ -39,6 +39,7 @@
 
 mod compile;
 mod matcher;
+pub mod symbols;
 #[cfg(test)]
 mod tests;
 mod tree;
