@@ -471,14 +471,7 @@ impl ShippedLibraries<'_> {
             Ok(lib) => {
                 let in_env = match self.view.origin(path) {
                     Some(origin) if self.env.root.is_empty() => origin,
-                    _ => match self.env.root.as_str() {
-                        "" => path.to_string(),
-                        root => path
-                            .strip_prefix(root)
-                            .and_then(|p| p.strip_prefix('/'))
-                            .unwrap_or(path)
-                            .to_string(),
-                    },
+                    _ => self.env.in_env(path),
                 };
                 self.record
                     .map(|r| r.check_digest(&in_env, &lib.sha256, lib.size))
