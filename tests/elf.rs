@@ -130,6 +130,15 @@ fn wheel_with(
             .into_bytes();
         }
     }
+    // The other shipped files the FlashAttention rules' signatures read, in their fixed shapes.
+    files.push((
+        "vllm/vllm_flash_attn/flash_attn_interface.py".into(),
+        b"try:\n    from . import _vllm_fa3_C\n    FA3_AVAILABLE = True\nexcept ImportError as e:\n    FA3_AVAILABLE = False\n".to_vec(),
+    ));
+    files.push((
+        "vllm/vllm_flash_attn/cute/flash_fwd_sm100.py".into(),
+        b"class FlashAttentionForwardSm100:\n    def softmax_loop(self):\n        max_offset = 8 if cutlass.const_expr(self.q_dtype.width == 8) else 0\n        rescale_threshold = 8.0 if const_expr(self.q_dtype.width == 16) else 0.0\n".to_vec(),
+    ));
     if let Some(lib) = library {
         files.push((FA3.into(), lib));
     }

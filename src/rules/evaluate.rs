@@ -102,7 +102,10 @@ pub fn evaluate_with(
     // (no sources, no clone, no known commit) does not take part in the lattice; evidence that
     // looked and could not tell does, and blocks weaker clean answers.
     let mut weighed: Vec<(Evidence, bool)> = Vec::new();
-    if let Some(signature) = &rule.database_specific.signature {
+    if let Some(signature) = &rule.database_specific.signature
+        && (signature.scope == super::signature::Scope::Any
+            || subject.sources.is_none_or(|s| s.shipped()))
+    {
         weighed.push((
             signature_evidence(signature, subject),
             subject.sources.is_some(),

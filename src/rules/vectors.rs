@@ -47,6 +47,11 @@ impl SourceFiles for MemFiles<'_> {
     fn read(&self, path: &str) -> Result<Option<String>, String> {
         Ok(self.0.get(path).cloned())
     }
+
+    /// A vector's files stand for what an artifact ships (every signature scope applies).
+    fn shipped(&self) -> bool {
+        true
+    }
 }
 
 /// A vector's `symbols` (`nm -D` lines) as one library.

@@ -202,6 +202,11 @@ pub trait View {
 pub trait SourceFiles {
     /// The file's text, `Ok(None)` when it does not exist, `Err` when it could not be read.
     fn read(&self, path: &str) -> Result<Option<String>, String>;
+    /// Whether these are the files an artifact ships (a wheel, an environment, an image), as
+    /// opposed to a pinned commit's tree: some signatures describe only what is shipped.
+    fn shipped(&self) -> bool {
+        false
+    }
 }
 
 /// Why a target could not be opened or read.

@@ -169,6 +169,10 @@ impl SourceFiles for ShippedFiles<'_> {
         let text = String::from_utf8(bytes).map_err(|_| format!("{view_path}: not valid UTF-8"))?;
         Ok(Some(normalise(&text, &self.copy.module)))
     }
+
+    fn shipped(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]
