@@ -58,7 +58,7 @@ pub fn shared_object(symbols: &[(&str, Sym)]) -> Vec<u8> {
     f.extend_from_slice(&dynstr);
     let shstr_off = f.len() as u64;
     f.extend_from_slice(shstr);
-    while f.len() % 16 != 0 {
+    while !f.len().is_multiple_of(16) {
         f.push(0);
     }
     let text_off = f.len() as u64;

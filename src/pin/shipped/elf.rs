@@ -297,7 +297,7 @@ fn locate(first: &FirstPass) -> Result<(Span, Span), ElfError> {
         return Err(ElfError::NoDynamicSymbols);
     };
     let (_, offset, len, link, entsize) = section(index);
-    if entsize != SYM_SIZE || len % SYM_SIZE != 0 {
+    if entsize != SYM_SIZE || !len.is_multiple_of(SYM_SIZE) {
         return Err(ElfError::Malformed(format!(
             ".dynsym entry size {entsize} and size {len}: not whole {SYM_SIZE}-byte symbols"
         )));
