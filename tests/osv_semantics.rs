@@ -325,6 +325,7 @@ fn evaluate(db: &pinprobe::rules::Database, id: &str, pin: &str, clone: &Repo) -
         clone: Some(clone),
         sources: None,
         sources_label: String::new(),
+        binaries: None,
         packages: Vec::new(),
         location: None,
     };

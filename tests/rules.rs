@@ -36,6 +36,7 @@ fn eval(
         clone,
         sources: None,
         sources_label: String::new(),
+        binaries: None,
         packages: Vec::new(),
         no_clone: None,
         recorded: Vec::new(),

@@ -329,6 +329,13 @@ fn show(id: &str, dir: Option<PathBuf>, json: bool, out: &mut dyn Write) -> anyh
             "signature: yes (source shape, evaluated on pinned or shipped files)"
         )?;
     }
+    if let Some(symbols) = &s.symbols {
+        writeln!(
+            out,
+            "symbols: {} (dynamic symbols of the shipped library)",
+            symbols.library
+        )?;
+    }
     for reference in &r.references {
         writeln!(out, "{}: {}", reference.kind.to_lowercase(), reference.url)?;
     }

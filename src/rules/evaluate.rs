@@ -17,6 +17,7 @@
 
 use super::model::{Event, RangeType, Rule};
 use super::signature::Outcome;
+use super::signature::symbols::{Libraries, SymbolSignature};
 use super::version;
 use crate::model::{Evidence, EvidenceKind, Finding, Location, Status};
 use crate::pin::components::Registry;
@@ -37,6 +38,9 @@ pub struct Subject<'a> {
     pub sources: Option<&'a dyn SourceFiles>,
     /// Where the sources came from, for the evidence text.
     pub sources_label: String,
+    /// The built libraries shipped with the component (an artifact's package directory), for
+    /// symbol signatures; `None` where there are none to look at (a source tree).
+    pub binaries: Option<&'a dyn Libraries>,
     /// Installed package versions: (ecosystem, name, version).
     pub packages: Vec<(String, String, String)>,
     /// Why there is no clone to answer ancestry, and what would decide, when `clone` is `None`
@@ -98,11 +102,17 @@ pub fn evaluate_with(
     // (no sources, no clone, no known commit) does not take part in the lattice; evidence that
     // looked and could not tell does, and blocks weaker clean answers.
     let mut weighed: Vec<(Evidence, bool)> = Vec::new();
-    if let Some(signature) = &rule.database_specific.signature {
+    if let Some(signature) = &rule.database_specific.signature
+        && (signature.scope == super::signature::Scope::Any
+            || subject.sources.is_none_or(|s| s.shipped()))
+    {
         weighed.push((
             signature_evidence(signature, subject),
             subject.sources.is_some(),
         ));
+    }
+    if let (Some(symbols), Some(binaries)) = (&rule.database_specific.symbols, subject.binaries) {
+        weighed.push((symbol_evidence(symbols, binaries), true));
     }
     for (affected, range) in rule.git_ranges() {
         if !range_applies(range, subject.component, registry) {
@@ -320,6 +330,7 @@ fn requirement_evidence(
         clone: other.clone,
         sources: None,
         sources_label: String::new(),
+        binaries: None,
         packages: Vec::new(),
         no_clone: None,
         recorded: Vec::new(),
@@ -398,6 +409,41 @@ fn prefix_evidence(prefixes: &[super::model::KnownPin], subject: &Subject) -> Op
         }
     }
     None
+}
+
+/// What a symbol signature says of the shipped libraries (strongest evidence, like a source
+/// signature: it reads the build product itself).
+fn symbol_evidence(symbols: &SymbolSignature, binaries: &dyn Libraries) -> Evidence {
+    let mk = |status, detail, file| Evidence {
+        kind: EvidenceKind::Signature,
+        status,
+        detail,
+        file,
+        line: None,
+    };
+    match symbols.evaluate(binaries) {
+        Outcome::Present { hits } => mk(
+            Status::Affected,
+            format!(
+                "bug shape present in the shipped library's dynamic symbols: {}",
+                hits.iter()
+                    .map(|h| format!("{} in {}", h.condition, h.file))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            hits.first().map(|h| h.file.clone()),
+        ),
+        Outcome::Absent { reason } => mk(
+            Status::NotAffected,
+            format!("bug shape absent from the shipped library's dynamic symbols: {reason}"),
+            None,
+        ),
+        Outcome::Undecidable { reason } => mk(
+            Status::Unknown,
+            format!("symbol signature undecidable: {reason}"),
+            None,
+        ),
+    }
 }
 
 fn signature_evidence(signature: &super::signature::Signature, subject: &Subject) -> Evidence {

@@ -168,6 +168,11 @@ pub fn check(file: &str, text: &str, rule: &Rule, registry: &Registry) -> Vec<Di
     {
         report("signature:", format!("signature: {e}"));
     }
+    if let Some(symbols) = &rule.database_specific.symbols
+        && let Err(e) = symbols.validate()
+    {
+        report("symbols:", format!("symbols: {e}"));
+    }
     out
 }
 
@@ -272,10 +277,19 @@ fn check_tests(report: &mut impl FnMut(&str, String), rule: &Rule, registry: &Re
                 ),
             );
         }
-        if t.pin.is_none() && t.files.is_empty() {
+        if t.pin.is_none() && t.files.is_empty() && t.symbols.is_empty() {
             report(
                 &t.name,
-                format!("test `{}` has neither `pin` nor `files`", t.name),
+                format!("test `{}` has neither `pin`, `files` nor `symbols`", t.name),
+            );
+        }
+        if !t.symbols.is_empty() && rule.database_specific.symbols.is_none() {
+            report(
+                &t.name,
+                format!(
+                    "test `{}` gives symbols but the rule has no symbol signature",
+                    t.name
+                ),
             );
         }
         if !t.files.is_empty() && rule.database_specific.signature.is_none() {

@@ -156,6 +156,10 @@ pub struct RuleSpecific {
     /// The bug's shape in source, evaluated on shipped files or on the pinned commit's tree.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature: Option<Signature>,
+    /// The bug's shape in a shipped shared library's dynamic symbols (wheels, environments,
+    /// images; never a source tree).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub symbols: Option<super::signature::symbols::SymbolSignature>,
     /// Conditions on other components that must also hold (e.g. vLLM's own revision enables a
     /// code path only from some commit on). Each is a GIT range over another component's pin.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -190,6 +194,11 @@ pub struct TestVector {
     /// Source files (path relative to the project root -> text) to run the signature on.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub files: std::collections::BTreeMap<String, String>,
+    /// A shipped library's dynamic symbols for the rule's `symbols` signature, as `nm -D`
+    /// prints them: a type letter (`U` undefined, `w`/`v` weak undefined, any other defined)
+    /// and the raw name, e.g. `U _Z12run_mha_fwd_ILi80E...`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub symbols: Vec<String>,
     /// Pins of other components, for rules with `requires` (component -> full SHA).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub with: std::collections::BTreeMap<String, String>,

@@ -4,12 +4,14 @@
 //! - `files` vectors run the signature over the given source text (in memory);
 //! - `pin` vectors decide through known pins and event commits, and with a clone of the
 //!   vector's component (`--repo NAME=PATH`) through ancestry and the signature on the pinned tree;
+//! - `symbols` vectors run the symbol signature over the given `nm -D` lines (one library);
 //! - `with` gives other components' pins for rules with `requires` (with their clones, if given);
 //! - `needs_clone` vectors are skipped, visibly, unless their component's clone is given.
 
 use super::evaluate::{self, OtherPin, Subject};
 use super::load::Database;
 use super::model::{Rule, TestVector};
+use super::signature::symbols::Libraries;
 use crate::resolve::Clones;
 use crate::resolve::PatchedTree;
 use crate::target::SourceFiles;
@@ -44,6 +46,49 @@ struct MemFiles<'a>(&'a BTreeMap<String, String>);
 impl SourceFiles for MemFiles<'_> {
     fn read(&self, path: &str) -> Result<Option<String>, String> {
         Ok(self.0.get(path).cloned())
+    }
+
+    /// A vector's files stand for what an artifact ships (every signature scope applies).
+    fn shipped(&self) -> bool {
+        true
+    }
+}
+
+/// A vector's `symbols` (`nm -D` lines) as one library.
+struct MemLibrary(Vec<crate::pin::shipped::elf::DynamicSymbol>);
+
+impl MemLibrary {
+    fn parse(lines: &[String]) -> Self {
+        use crate::pin::shipped::elf::{DynamicSymbol, SymbolKind};
+        MemLibrary(
+            lines
+                .iter()
+                .map(|line| {
+                    let (letter, name) = line.trim().split_once(' ').unwrap_or(("", line));
+                    let kind = match letter {
+                        "U" => SymbolKind::Undefined,
+                        "w" | "v" => SymbolKind::UndefinedWeak,
+                        _ => SymbolKind::Defined,
+                    };
+                    DynamicSymbol {
+                        name: name.trim().to_string(),
+                        kind,
+                    }
+                })
+                .collect(),
+        )
+    }
+}
+
+impl Libraries for MemLibrary {
+    fn libraries(
+        &self,
+        pattern: &str,
+    ) -> Vec<(
+        String,
+        Result<Vec<crate::pin::shipped::elf::DynamicSymbol>, String>,
+    )> {
+        vec![(pattern.replace('*', ""), Ok(self.0.clone()))]
     }
 }
 
@@ -111,6 +156,7 @@ fn run_one(rule: &Rule, vector: &TestVector, db: &Database, clones: &Clones) -> 
     } else {
         (None, String::new())
     };
+    let library = MemLibrary::parse(&vector.symbols);
     let subject = Subject {
         component: &component,
         commit,
@@ -120,6 +166,7 @@ fn run_one(rule: &Rule, vector: &TestVector, db: &Database, clones: &Clones) -> 
         clone,
         sources,
         sources_label,
+        binaries: (!vector.symbols.is_empty()).then_some(&library as &dyn Libraries),
         packages: Vec::new(),
         no_clone: None,
         recorded: Vec::new(),

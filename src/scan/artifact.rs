@@ -11,9 +11,10 @@ use crate::model::Pin;
 use crate::model::TargetReport;
 use crate::model::{Evidence, EvidenceKind, Location, Status};
 use crate::pin::fingerprint::Index;
+use crate::pin::shipped::elf::{self, DynamicSymbol, ElfError};
 use crate::pin::shipped::env::{self, Env};
 use crate::pin::shipped::record::{Check, Record};
-use crate::pin::shipped::{self, ShippedCopy, ShippedFiles};
+use crate::pin::shipped::{self, FileRead, ShippedCopy, ShippedFiles};
 use crate::rules::Database;
 use crate::rules::evaluate::{self, Subject};
 use crate::target::{TargetError, View};
@@ -201,6 +202,7 @@ fn missing_copy(
             clone: None,
             sources: Some(&files),
             sources_label: why.clone(),
+            binaries: None,
             packages: vec![("PyPI".to_string(), "vllm".to_string(), dist.version.clone())],
             location: Some(Location {
                 file: dist.dist_info.clone(),
@@ -318,6 +320,21 @@ fn scan_copy(
         record,
         reads: Default::default(),
     };
+    // The built libraries beside vLLM's bundled copy (`vllm/vllm_flash_attn/_vllm_fa3_C*.so`),
+    // for symbol signatures; other copies ship none of their own.
+    let libraries = match copy.dir.strip_suffix("/cute") {
+        Some(package) if shipped_by_vllm && copy.component == "flash-attention" => {
+            Some(ShippedLibraries {
+                view,
+                env,
+                package: package.to_string(),
+                record,
+                reads: &files.reads,
+                read: Default::default(),
+            })
+        }
+        _ => None,
+    };
     for loaded in &db.rules {
         let rule = &loaded.rule;
         // Code-shape rules apply to every copy of the code they describe (one that holds the
@@ -374,6 +391,9 @@ fn scan_copy(
             clone,
             sources: Some(&files),
             sources_label: format!("the shipped files in {}", copy.dir),
+            binaries: libraries
+                .as_ref()
+                .map(|l| l as &dyn crate::rules::signature::symbols::Libraries),
             packages: if by_component { packages.clone() } else { Vec::new() },
             location: Some(Location {
                 file: copy.view_path("flash_attn/cute/flash_fwd_sm90.py").unwrap_or_else(|| copy.dir.clone()),
@@ -434,4 +454,93 @@ fn scan_copy(
         report.findings.push(finding);
     }
     Ok(())
+}
+
+/// The shared libraries in a shipped copy's package directory, each read once (streamed, see
+/// [`crate::pin::shipped::elf`]) and checked against RECORD like the sources.
+struct ShippedLibraries<'a> {
+    view: &'a dyn View,
+    env: &'a Env,
+    /// The package directory in the view (`.../vllm/vllm_flash_attn`).
+    package: String,
+    record: Option<&'a Record>,
+    /// Where the verdict's file reads are listed (shared with the sources).
+    reads: &'a std::cell::RefCell<Vec<FileRead>>,
+    read: std::cell::RefCell<LibraryReads>,
+}
+
+/// Each library read so far: its symbols (or why not) and what RECORD says of it.
+type LibraryReads =
+    std::collections::BTreeMap<String, (Result<Vec<DynamicSymbol>, String>, Option<Check>)>;
+
+impl ShippedLibraries<'_> {
+    fn load(&self, path: &str) -> (Result<Vec<DynamicSymbol>, String>, Option<Check>) {
+        let mut opened = true;
+        let mut stream =
+            |consume: &mut dyn FnMut(&mut dyn std::io::Read) -> Result<(), ElfError>| {
+                let mut outcome = Err(ElfError::Io("not streamed".into()));
+                match self.view.read_stream(path, &mut |r| outcome = consume(r)) {
+                    Ok(true) => outcome,
+                    Ok(false) => {
+                        opened = false;
+                        Err(ElfError::Io("does not exist".into()))
+                    }
+                    Err(e) => Err(ElfError::Io(e.to_string())),
+                }
+            };
+        let library = elf::dynamic_symbols(&mut stream);
+        if !opened {
+            return (Err(format!("{path} does not exist")), None);
+        }
+        let check = match &library {
+            Ok(lib) => {
+                let in_env = match self.view.origin(path) {
+                    Some(origin) if self.env.root.is_empty() => origin,
+                    _ => self.env.in_env(path),
+                };
+                self.record
+                    .map(|r| r.check_digest(&in_env, &lib.sha256, lib.size))
+            }
+            Err(_) => None,
+        };
+        let symbols = library
+            .map(|l| l.symbols)
+            .map_err(|e| format!("dynamic symbols not read: {e}"));
+        (symbols, check)
+    }
+}
+
+impl crate::rules::signature::symbols::Libraries for ShippedLibraries<'_> {
+    fn libraries(&self, pattern: &str) -> Vec<(String, Result<Vec<DynamicSymbol>, String>)> {
+        let names = match self.view.children(&self.package) {
+            Ok(names) => names,
+            Err(e) => {
+                return vec![(
+                    self.package.clone(),
+                    Err(format!("the package directory could not be listed: {e}")),
+                )];
+            }
+        };
+        let mut out = Vec::new();
+        for name in names
+            .iter()
+            .filter(|n| crate::rules::signature::symbols::name_matches(pattern, n))
+        {
+            let path = format!("{}/{name}", self.package);
+            let (symbols, check) = {
+                let mut read = self.read.borrow_mut();
+                read.entry(path.clone())
+                    .or_insert_with(|| self.load(&path))
+                    .clone()
+            };
+            if symbols.is_ok() {
+                self.reads.borrow_mut().push(FileRead {
+                    path: path.clone(),
+                    check,
+                });
+            }
+            out.push((path, symbols));
+        }
+        out
+    }
 }

@@ -462,6 +462,7 @@ impl Judge<'_> {
             clone,
             sources: tree.as_ref().map(|t| t as &dyn crate::target::SourceFiles),
             sources_label,
+            binaries: None,
             packages: resolution.packages,
             no_clone: lacks.or_else(|| {
                 commit.map(|c| {

@@ -158,7 +158,51 @@ impl View for DirView {
         Some((meta.dev(), meta.ino()))
     }
 
+    fn read_stream(
+        &self,
+        path: &str,
+        consume: &mut dyn FnMut(&mut dyn Read),
+    ) -> Result<bool, TargetError> {
+        let Some((abs, _)) = self.checked(path)? else {
+            return Ok(false);
+        };
+        let mut file = crate::input::open_file(&abs).map_err(|e| self.io(abs.clone(), e))?;
+        consume(&mut file);
+        Ok(true)
+    }
+
     fn read(&self, path: &str) -> Result<Option<Vec<u8>>, TargetError> {
+        let Some((abs, meta)) = self.checked(path)? else {
+            return Ok(None);
+        };
+        let malformed = |message: String| TargetError::Malformed {
+            path: abs.clone(),
+            message,
+        };
+        if meta.len() > MAX_FILE_BYTES {
+            return Err(malformed(format!(
+                "{} bytes, over the {MAX_FILE_BYTES}-byte cap for one file",
+                meta.len()
+            )));
+        }
+        let file = crate::input::open_file(&abs).map_err(|e| self.io(abs.clone(), e))?;
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        file.take(MAX_FILE_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| self.io(abs.clone(), e))?;
+        if bytes.len() as u64 > MAX_FILE_BYTES {
+            return Err(malformed(format!(
+                "grew past the {MAX_FILE_BYTES}-byte cap for one file while being read"
+            )));
+        }
+        Ok(Some(bytes))
+    }
+}
+
+impl DirView {
+    /// `path` as an absolute path with its metadata: a regular file (links followed) that
+    /// lies inside the root; `None` when it does not exist.
+    fn checked(&self, path: &str) -> Result<Option<(PathBuf, std::fs::Metadata)>, TargetError> {
         let abs = self.root.join(path);
         // Follows links (a venv's lib64 -> lib), then checks where they led.
         let meta = match std::fs::metadata(&abs) {
@@ -184,23 +228,7 @@ impl View for DirView {
                 real.display()
             )));
         }
-        if meta.len() > MAX_FILE_BYTES {
-            return Err(malformed(format!(
-                "{} bytes, over the {MAX_FILE_BYTES}-byte cap for one file",
-                meta.len()
-            )));
-        }
-        let file = crate::input::open_file(&abs).map_err(|e| self.io(abs.clone(), e))?;
-        let mut bytes = Vec::with_capacity(meta.len() as usize);
-        file.take(MAX_FILE_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|e| self.io(abs.clone(), e))?;
-        if bytes.len() as u64 > MAX_FILE_BYTES {
-            return Err(malformed(format!(
-                "grew past the {MAX_FILE_BYTES}-byte cap for one file while being read"
-            )));
-        }
-        Ok(Some(bytes))
+        Ok(Some((abs, meta)))
     }
 }
 

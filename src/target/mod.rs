@@ -156,6 +156,23 @@ pub trait View {
     fn origin(&self, _path: &str) -> Option<String> {
         None
     }
+    /// Hand one file's bytes to `consume` as a stream, for files too large to hold (a shared
+    /// library read for its dynamic symbols; the reader bounds what it reads). `Ok(false)` when
+    /// the file does not exist. The default streams what [`View::read`] returns (so the
+    /// per-file cap applies); views that can stream (a wheel member, a directory) override it.
+    fn read_stream(
+        &self,
+        path: &str,
+        consume: &mut dyn FnMut(&mut dyn std::io::Read),
+    ) -> Result<bool, TargetError> {
+        match self.read(path)? {
+            Some(bytes) => {
+                consume(&mut bytes.as_slice());
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
     /// The immediate children of `dir` (names; directories end in `/`), sorted.
     fn children(&self, dir: &str) -> Result<Vec<String>, TargetError> {
         let dir = dir.trim_end_matches('/');
@@ -185,6 +202,11 @@ pub trait View {
 pub trait SourceFiles {
     /// The file's text, `Ok(None)` when it does not exist, `Err` when it could not be read.
     fn read(&self, path: &str) -> Result<Option<String>, String>;
+    /// Whether these are the files an artifact ships (a wheel, an environment, an image), as
+    /// opposed to a pinned commit's tree: some signatures describe only what is shipped.
+    fn shipped(&self) -> bool {
+        false
+    }
 }
 
 /// Why a target could not be opened or read.

@@ -539,6 +539,24 @@ impl View for WheelView {
         Ok(out)
     }
 
+    fn read_stream(
+        &self,
+        path: &str,
+        consume: &mut dyn FnMut(&mut dyn Read),
+    ) -> Result<bool, TargetError> {
+        let Some(member) = self.members.get(path).cloned() else {
+            return Ok(false);
+        };
+        let mut archive = self.archive.borrow_mut();
+        let entry = archive
+            .by_index(member.index)
+            .map_err(|e| bad(&self.path, format!("member `{path}`: {e}")))?;
+        // The consumer bounds what it reads; past the declared size the member is cut off
+        // (the consumer sees the declared size, and the zip reader checks the CRC at its end).
+        consume(&mut entry.take(member.size));
+        Ok(true)
+    }
+
     fn read(&self, path: &str) -> Result<Option<Vec<u8>>, TargetError> {
         let Some(member) = self.members.get(path).cloned() else {
             return Ok(None);

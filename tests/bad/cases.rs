@@ -166,6 +166,33 @@ fn wheel(dir: &Path, files: &[(String, Vec<u8>)]) -> PathBuf {
     path
 }
 
+/// A vLLM 0.27.0 wheel (its real commit, so the release ledger's recorded verdicts would say
+/// `not_affected`) whose FA3 library is `library`: only the library can make PINPROBE-2026-0003
+/// and -0007 anything but clean, so a bad one must leave them `unknown` (exit 3).
+fn fa3_wheel(dir: &Path, library: Vec<u8>) -> PathBuf {
+    let mut files = vllm_files("0.27.0", Sm90Call::Fixed);
+    for (path, bytes) in files.iter_mut() {
+        if path == "vllm/_version.py" {
+            *bytes =
+                b"__version__ = version = '0.27.0'\n__commit_id__ = commit_id = 'g4bdc8a788'\n"
+                    .to_vec();
+        }
+    }
+    files.push((
+        "vllm/vllm_flash_attn/flash_attn_interface.py".into(),
+        b"try:\n    from . import _vllm_fa3_C\nexcept ImportError:\n    FA3_AVAILABLE = False\n"
+            .to_vec(),
+    ));
+    files.push((
+        "vllm/vllm_flash_attn/cute/flash_fwd_sm100.py".into(),
+        b"max_offset = 8 if cutlass.const_expr(self.q_dtype.width == 8) else 0\nrescale_threshold = 8.0 if const_expr(self.q_dtype.width == 16) else 0.0\n".to_vec(),
+    ));
+    files.push(("vllm/vllm_flash_attn/_vllm_fa3_C.abi3.so".into(), library));
+    let path = dir.join("vllm-0.27.0-cp38-abi3-manylinux_2_28_x86_64.whl");
+    write_wheel(&path, &with_dist_info("vllm", "0.27.0", files));
+    path
+}
+
 fn good_wheel(dir: &Path) -> PathBuf {
     wheel(dir, &vllm_wheel_files())
 }
@@ -491,6 +518,19 @@ pub fn generate(name: &str, dir: &Path) -> PathBuf {
     match name {
         // Nothing there: the args name a path under it that does not exist.
         "target-missing" | "rules-missing-dir" => dir.to_path_buf(),
+        // ---- ELF (the FA3 library a wheel ships) ----
+        "elf-truncated" | "elf-huge-section-count" | "elf-wrong-class" => {
+            use crate::common::elf::{self, Sym};
+            let mut lib = elf::fa3_library(elf::SM80, Sym::Defined);
+            match name {
+                "elf-truncated" => lib.truncate(lib.len() - 40),
+                "elf-huge-section-count" => {
+                    lib[elf::SHNUM..elf::SHNUM + 2].copy_from_slice(&u16::MAX.to_le_bytes())
+                }
+                _ => lib[elf::CLASS] = 1,
+            }
+            fa3_wheel(dir, lib)
+        }
         // ---- CMake ----
         "cmake-100mb-file" => {
             let mut text = Vec::with_capacity(100 << 20);

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod artifact;
+pub mod elf;
 pub mod git_http;
 pub mod image;
 pub mod require;

@@ -59,6 +59,19 @@ impl Env {
         }
     }
 
+    /// A view path relative to the environment root (RECORD's paths); unchanged when it does
+    /// not lie under the root.
+    pub fn in_env(&self, view_path: &str) -> String {
+        if self.root.is_empty() {
+            return view_path.to_string();
+        }
+        view_path
+            .strip_prefix(&self.root)
+            .and_then(|p| p.strip_prefix('/'))
+            .unwrap_or(view_path)
+            .to_string()
+    }
+
     pub fn dist(&self, normalized_name: &str) -> Option<&Dist> {
         self.dists
             .iter()

@@ -4,6 +4,7 @@
 //! (`flash_attn/cute/*.py`) with vLLM's import rewrite undone, so rule signatures and
 //! fingerprints see the upstream text.
 
+pub mod elf;
 pub mod env;
 pub mod record;
 
@@ -15,6 +16,9 @@ use std::cell::RefCell;
 
 /// Where signatures name FA4 files: `flash_attn/cute/<file>`.
 pub const CUTE_PREFIX: &str = "flash_attn/cute/";
+
+/// Where signatures name files of the vLLM fork's own Python package: `vllm_flash_attn/<file>`.
+pub const FORK_PACKAGE_PREFIX: &str = "vllm_flash_attn/";
 
 /// One shipped copy of the FA4 sources.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,11 +47,16 @@ impl ShippedCopy {
         }
     }
 
-    /// The view path of a signature path (`flash_attn/cute/x.py`), if it names a cute file.
+    /// The view path of a signature path: a cute file (`flash_attn/cute/x.py`) in any copy;
+    /// for vLLM's bundled fork copy also the fork's own package (`vllm_flash_attn/x.py`, which
+    /// vLLM ships beside `cute/` in `vllm/vllm_flash_attn/`).
     pub fn view_path(&self, signature_path: &str) -> Option<String> {
-        signature_path
-            .strip_prefix(CUTE_PREFIX)
-            .map(|rest| format!("{}/{rest}", self.dir))
+        if let Some(rest) = signature_path.strip_prefix(CUTE_PREFIX) {
+            return Some(format!("{}/{rest}", self.dir));
+        }
+        let rest = signature_path.strip_prefix(FORK_PACKAGE_PREFIX)?;
+        let package = self.dir.strip_suffix("/cute")?;
+        (self.module == "vllm.vllm_flash_attn.cute").then(|| format!("{package}/{rest}"))
     }
 }
 
@@ -151,11 +160,7 @@ impl SourceFiles for ShippedFiles<'_> {
         // listed in RECORD under its archive name.
         let in_env = match self.view.origin(&view_path) {
             Some(origin) if self.env.root.is_empty() => origin,
-            _ => format!(
-                "{}/{}",
-                self.copy.dir_in_env(self.env),
-                &view_path[self.copy.dir.len() + 1..]
-            ),
+            _ => self.env.in_env(&view_path),
         };
         self.reads.borrow_mut().push(FileRead {
             path: view_path.clone(),
@@ -163,6 +168,10 @@ impl SourceFiles for ShippedFiles<'_> {
         });
         let text = String::from_utf8(bytes).map_err(|_| format!("{view_path}: not valid UTF-8"))?;
         Ok(Some(normalise(&text, &self.copy.module)))
+    }
+
+    fn shipped(&self) -> bool {
+        true
     }
 }
 

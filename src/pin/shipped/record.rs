@@ -110,6 +110,25 @@ impl Record {
         }
     }
 
+    /// Check a file streamed elsewhere (a shared library too large to hold), by the digest
+    /// (`sha256=...`, RECORD's form) and size computed while it streamed.
+    pub fn check_digest(&self, path: &str, sha256: &str, size: u64) -> Check {
+        let Some(entry) = self.entries.get(path) else {
+            return Check::NotListed;
+        };
+        let Some(expected) = &entry.hash else {
+            return Check::NoHash;
+        };
+        if expected == sha256 && entry.size.is_none_or(|s| s == size) {
+            Check::Matches
+        } else {
+            Check::Modified {
+                expected: expected.clone(),
+                actual: sha256.to_string(),
+            }
+        }
+    }
+
     /// Every listed path under `dir/` (relative to the environment root).
     pub fn listed_under<'a>(&'a self, dir: &'a str) -> impl Iterator<Item = &'a String> + 'a {
         self.entries

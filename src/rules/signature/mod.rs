@@ -39,6 +39,7 @@
 
 mod compile;
 mod matcher;
+pub mod symbols;
 #[cfg(test)]
 mod tests;
 mod tree;
@@ -57,8 +58,29 @@ use tree::SourceTree;
 #[serde(deny_unknown_fields)]
 pub struct Signature {
     pub language: Language,
+    /// Where the signature applies; left out, on shipped files and on pinned trees alike.
+    #[serde(default, skip_serializing_if = "Scope::is_any")]
+    pub scope: Scope,
     /// All must hold for the shape to be present.
     pub conditions: Vec<Condition>,
+}
+
+/// The sources a signature is evaluated on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// Shipped files and pinned commits' trees.
+    #[default]
+    Any,
+    /// Only the files an artifact ships (its shape was read from shipped files; a pinned tree
+    /// of an older layout, which may lack the file, is left to ancestry).
+    Shipped,
+}
+
+impl Scope {
+    fn is_any(&self) -> bool {
+        *self == Scope::Any
+    }
 }
 
 /// The language a signature's files are parsed as.

@@ -581,6 +581,7 @@ fn validate_bounds_matcher_nesting() {
         }
         Signature {
             language: Language::Python,
+            scope: Default::default(),
             conditions: vec![Condition {
                 id: "c".into(),
                 file: "m.py".into(),
