@@ -840,3 +840,24 @@ fn without_a_release_or_when_asked_the_action_builds_from_source() {
     assert_eq!(step.code, 2, "{}", step.stdout);
     assert!(step.stdout.contains("HTTP 500"), "{}", step.stdout);
 }
+
+/// The README's copy-paste workflows are the files actionlint checks in CI
+/// (examples/workflows/), byte for byte: one per use (pull request, pre-deploy, image scan).
+#[test]
+fn the_readme_workflows_are_the_linted_examples() {
+    let readme = std::fs::read_to_string(Path::new(ROOT).join("README.md")).expect("README");
+    let blocks: Vec<&str> = readme
+        .split("```yaml\n")
+        .skip(1)
+        .filter_map(|b| b.split_once("```").map(|(code, _)| code))
+        .collect();
+    for example in ["pull-request.yml", "pre-deploy.yml", "image-scan.yml"] {
+        let text =
+            std::fs::read_to_string(Path::new(ROOT).join("examples/workflows").join(example))
+                .expect("example");
+        assert!(
+            blocks.contains(&text.as_str()),
+            "README has no copy of examples/workflows/{example}"
+        );
+    }
+}
