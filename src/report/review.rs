@@ -194,6 +194,65 @@ fn summary_line(r: &Review) -> String {
     s
 }
 
+/// Whether the bump changed this finding's status (introduced, fixed, or a move to or from
+/// `unknown`); `kept` findings and findings undecided on both sides are unchanged.
+fn changed(c: &crate::model::Change) -> bool {
+    c.base_status != Some(c.status)
+}
+
+/// One line of the comment's lead: what the bump does to one finding.
+fn lead_line(c: &crate::model::Change) -> String {
+    let verb = match c.change {
+        ChangeKind::Introduced => "introduces",
+        ChangeKind::Fixed => "fixes",
+        ChangeKind::Unknown => "leaves undecided",
+        ChangeKind::Kept => "keeps",
+    };
+    let suppressed = if c.suppressed.is_some() {
+        " (suppressed)"
+    } else {
+        ""
+    };
+    format!(
+        "{} {verb} {} ({}, {}){suppressed}: {}",
+        mark(c.change).split(' ').next().unwrap_or_default(),
+        code(&c.rule),
+        cell(&c.component),
+        c.severity,
+        cell(&c.summary)
+    )
+}
+
+fn findings_table(rows: &[&crate::model::Change], out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "| change | rule | component | severity | base → head | evidence |"
+    )?;
+    writeln!(out, "|---|---|---|---|---|---|")?;
+    for c in rows {
+        let (m, note) = match &c.suppressed {
+            Some(s) => (
+                format!("🔇 {} (suppressed)", c.change),
+                format!(" — suppressed until {}: {}", s.expires, s.reason),
+            ),
+            None => (mark(c.change).to_string(), String::new()),
+        };
+        writeln!(
+            out,
+            "| {m} | {} | {} | {} | {} | {} |",
+            code(&c.rule),
+            cell(&c.component),
+            c.severity,
+            statuses(c),
+            cell(&format!("{} — {}{note}", c.summary, evidence_line(c)))
+        )?;
+    }
+    Ok(())
+}
+
+/// The pull-request comment: what the bump changes first (pins, findings whose status moves,
+/// ignore entries and rules the change edits), then the findings unchanged between base and
+/// head folded in `<details>`.
 fn markdown(r: &Review, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(
         out,
@@ -201,6 +260,35 @@ fn markdown(r: &Review, out: &mut dyn Write) -> std::io::Result<()> {
         code(short(&r.base.rev)),
         code(short(&r.head.rev))
     )?;
+    writeln!(out)?;
+    let (moved, unchanged): (Vec<_>, Vec<_>) = r.changes.iter().partition(|c| changed(c));
+    if r.pins.is_empty() {
+        writeln!(out, "The change moves no pin.")?;
+    }
+    for p in &r.pins {
+        let note = pin_note(p);
+        writeln!(
+            out,
+            "- **{}** {} → {}{}",
+            cell(&p.component),
+            code(&side_text(p.base.as_ref())),
+            code(&side_text(p.head.as_ref())),
+            if note.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", cell(&note))
+            }
+        )?;
+    }
+    for c in &moved {
+        writeln!(out, "- {}", lead_line(c))?;
+    }
+    if moved.is_empty() && !r.pins.is_empty() {
+        writeln!(out, "- no finding changes status")?;
+    }
+    for e in &r.policy_edits {
+        writeln!(out, "- ⚠️ {}", cell(&edit_line(e)))?;
+    }
     writeln!(out)?;
     writeln!(
         out,
@@ -210,10 +298,8 @@ fn markdown(r: &Review, out: &mut dyn Write) -> std::io::Result<()> {
         r.rules_digest,
         super::of_date(r.rules_date.as_deref())
     )?;
-    writeln!(out)?;
-    if r.pins.is_empty() {
-        writeln!(out, "No pin changed.")?;
-    } else {
+    if !r.pins.is_empty() {
+        writeln!(out)?;
         writeln!(out, "### Pins that changed")?;
         writeln!(out)?;
         writeln!(out, "| component | from | to | where | note |")?;
@@ -230,33 +316,11 @@ fn markdown(r: &Review, out: &mut dyn Write) -> std::io::Result<()> {
             )?;
         }
     }
-    if !r.changes.is_empty() {
+    if !moved.is_empty() {
         writeln!(out)?;
-        writeln!(out, "### Findings")?;
+        writeln!(out, "### Findings the bump changes")?;
         writeln!(out)?;
-        writeln!(
-            out,
-            "| change | rule | component | severity | base → head | evidence |"
-        )?;
-        writeln!(out, "|---|---|---|---|---|---|")?;
-        for c in &r.changes {
-            let (m, note) = match &c.suppressed {
-                Some(s) => (
-                    format!("🔇 {} (suppressed)", c.change),
-                    format!(" — suppressed until {}: {}", s.expires, s.reason),
-                ),
-                None => (mark(c.change).to_string(), String::new()),
-            };
-            writeln!(
-                out,
-                "| {m} | {} | {} | {} | {} | {} |",
-                code(&c.rule),
-                cell(&c.component),
-                c.severity,
-                statuses(c),
-                cell(&format!("{} — {}{note}", c.summary, evidence_line(c)))
-            )?;
-        }
+        findings_table(&moved, out)?;
     }
     if !r.policy_edits.is_empty() {
         writeln!(out)?;
@@ -294,6 +358,25 @@ fn markdown(r: &Review, out: &mut dyn Write) -> std::io::Result<()> {
     }
     for w in &r.warnings {
         writeln!(out, "\n> warning: {}", cell(w))?;
+    }
+    if !unchanged.is_empty() {
+        let kept = unchanged
+            .iter()
+            .filter(|c| c.change == ChangeKind::Kept)
+            .count();
+        writeln!(out)?;
+        writeln!(out, "<details>")?;
+        writeln!(
+            out,
+            "<summary>{} finding{} unchanged between base and head ({kept} kept affected, {} undecided on both sides)</summary>",
+            unchanged.len(),
+            if unchanged.len() == 1 { "" } else { "s" },
+            unchanged.len() - kept
+        )?;
+        writeln!(out)?;
+        findings_table(&unchanged, out)?;
+        writeln!(out)?;
+        writeln!(out, "</details>")?;
     }
     Ok(())
 }
