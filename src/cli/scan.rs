@@ -1,5 +1,6 @@
 //! `pinprobe scan`: find the pinned kernel commits in targets and match them against the rules.
 
+use super::config::Config;
 use super::output::OutputArgs;
 use crate::exit::FailOn;
 use crate::exit::{self, Exit};
@@ -74,8 +75,10 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     pub cache: Option<PathBuf>,
 
-    /// An ignore file for every target, instead of each source tree's own `.pinprobe.yaml`.
-    #[arg(long, value_name = "FILE")]
+    /// A policy file (`.pinprobe.yaml`'s format: the ignore list and the settings fail_on,
+    /// fail_on_unknown, repositories, mirrors, offline, formats) for every target, instead of
+    /// each source tree's own `.pinprobe.yaml`. Flags override its settings.
+    #[arg(long, visible_alias = "config", value_name = "FILE")]
     pub ignore: Option<PathBuf>,
 
     /// An OpenVEX document whose `not_affected` statements suppress the findings they name
@@ -84,12 +87,13 @@ pub struct Args {
     pub vex: Option<PathBuf>,
 
     /// Exit 1 on affected findings at or above this severity (`never`: affected findings pass).
-    #[arg(long, value_enum, default_value_t = FailOn::Low, value_name = "SEVERITY")]
-    pub fail_on: FailOn,
+    /// [default: the settings file's `fail_on`, else low]
+    #[arg(long, value_enum, value_name = "SEVERITY")]
+    pub fail_on: Option<FailOn>,
 
     /// Exit 3 on unknown (undecided) findings at or above this severity; `never` lets a build
     /// whose only open findings are undecided pass while affected ones still fail.
-    /// [default: the --fail-on value]
+    /// [default: the settings file's `fail_on_unknown`, else the --fail-on value]
     #[arg(long, value_enum, value_name = "SEVERITY")]
     pub fail_on_unknown: Option<FailOn>,
 
@@ -169,7 +173,9 @@ pub(crate) fn parse_repo(s: &str) -> Result<(String, PathBuf), String> {
     }
 }
 
-pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
+pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
+    let config = Config::for_scan(args.ignore.as_deref(), &args.targets, args.rev.as_deref())?;
+    args.output.formats = config.formats(&args.output.formats);
     let plan = args.output.plan()?;
     let vex = args
         .vex
@@ -186,6 +192,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
             bail!("--repo {name} is given more than once");
         }
     }
+    args.repos = config.repos(&args.repos);
     let clones = Clones::open(&args.repos)?;
     if !(args.registry_timeout.is_finite() && args.registry_timeout > 0.0) {
         bail!("--registry-timeout must be a positive number of seconds");
@@ -200,10 +207,11 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     };
     let fetch = cache_dir.map(|cache| {
         let mut mirrors = args.mirrors.clone();
+        mirrors.extend(config.mirrors.iter().cloned());
         mirrors.extend(crate::resolve::fetch::git_config_rewrites());
         crate::resolve::fetch::Settings {
             cache,
-            offline: args.offline || offline_from_env(),
+            offline: args.offline || offline_from_env() || config.offline,
             mirrors,
             timeout: std::time::Duration::from_secs_f64(args.fetch_timeout),
             ca_file: args.ca_file.clone(),
@@ -244,7 +252,10 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     })?;
     Ok(exit::for_scan(
         &report,
-        exit::Gate::new(args.fail_on, args.fail_on_unknown),
+        exit::Gate::new(
+            args.fail_on.or(config.fail_on).unwrap_or(FailOn::Low),
+            args.fail_on_unknown.or(config.fail_on_unknown),
+        ),
         args.fail_on_hygiene,
     ))
 }
