@@ -11,7 +11,6 @@
 use super::output::{Rendering, parse_rendering};
 use crate::exit::FailOn;
 use crate::scan::policy::{self, Policy, Setting};
-use anyhow::bail;
 use clap::ValueEnum;
 use std::path::{Path, PathBuf};
 
@@ -75,9 +74,7 @@ impl Config {
             return Config::from_file(file);
         }
         match targets {
-            [target] if Path::new(target).is_dir() => {
-                Config::from_tree(Path::new(target), rev, "the scanned tree's")
-            }
+            [target] if Path::new(target).is_dir() => Config::from_tree(Path::new(target), rev),
             _ => Ok(Config::default()),
         }
     }
@@ -86,7 +83,7 @@ impl Config {
     pub fn for_diff(ignore: Option<&Path>, path: &Path, base: &str) -> anyhow::Result<Config> {
         match ignore {
             Some(file) => Config::from_file(file),
-            None => Config::from_tree(path, Some(base), "BASE's"),
+            None => Config::from_tree(path, Some(base)),
         }
     }
 
@@ -96,11 +93,12 @@ impl Config {
         Config::from_policy(&policy, dir)
     }
 
-    fn from_tree(tree: &Path, rev: Option<&str>, whose: &str) -> anyhow::Result<Config> {
-        match policy::from_tree(tree, rev) {
-            Ok(Some(policy)) => Config::from_policy(&policy, tree),
-            Ok(None) => Ok(Config::default()),
-            Err(e) => bail!("{whose} {}: {e}", policy::FILE_NAME),
+    /// The settings of the tree's `.pinprobe.yaml` (errors name the file, `@REV` when read
+    /// through git, and the line).
+    fn from_tree(tree: &Path, rev: Option<&str>) -> anyhow::Result<Config> {
+        match policy::from_tree(tree, rev)? {
+            Some(policy) => Config::from_policy(&policy, tree),
+            None => Ok(Config::default()),
         }
     }
 

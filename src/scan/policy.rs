@@ -147,6 +147,11 @@ fn parse_error(e: &serde_saphyr::Error) -> (Option<usize>, String) {
             .unwrap_or(text.clone()),
         None => text.clone(),
     };
+    // The line is said once, before the message.
+    let message = match message.rsplit_once(" at line ") {
+        Some((m, rest)) if rest.starts_with(|c: char| c.is_ascii_digit()) => m.to_string(),
+        _ => message,
+    };
     (line, message)
 }
 
@@ -505,6 +510,7 @@ mod tests {
         }
         let err = Policy::parse("p.yaml", "fail_onn: high\n").expect_err("unknown");
         assert!(err.to_string().contains("fail_onn"), "{err}");
+        assert!(!err.to_string().contains("column"), "{err}");
         assert!(Policy::parse("p.yaml", "ignore: []\n").is_ok_and(|p| p.settings.is_empty()));
     }
 }
