@@ -13,7 +13,7 @@ use crate::report::markdown::{cell, code};
 use crate::report::sarif::{self, Item};
 use crate::report::{Format, headline};
 use crate::rules::Database;
-use comfy_table::{Cell, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
+use comfy_table::Cell;
 use std::io::Write;
 
 /// Render `review` in `format` to `out`.
@@ -392,10 +392,8 @@ fn table(r: &Review, out: &mut dyn Write) -> std::io::Result<()> {
     if r.pins.is_empty() {
         writeln!(out, "no pin changed")?;
     } else {
-        let mut t = Table::new();
-        t.load_preset(UTF8_FULL_CONDENSED)
-            .set_content_arrangement(ContentArrangement::Dynamic)
-            .set_header(["component", "from", "to", "where", "note"]);
+        let mut t = super::table::sized(super::table::width());
+        t.set_header(["component", "from", "to", "where", "note"]);
         for p in &r.pins {
             t.add_row([
                 Cell::new(&p.component),
@@ -408,17 +406,15 @@ fn table(r: &Review, out: &mut dyn Write) -> std::io::Result<()> {
         writeln!(out, "{t}")?;
     }
     if !r.changes.is_empty() {
-        let mut t = Table::new();
-        t.load_preset(UTF8_FULL_CONDENSED)
-            .set_content_arrangement(ContentArrangement::Dynamic)
-            .set_header([
-                "change",
-                "rule",
-                "component",
-                "severity",
-                "base -> head",
-                "evidence",
-            ]);
+        let mut t = super::table::sized(super::table::width());
+        t.set_header([
+            "change",
+            "rule",
+            "component",
+            "severity",
+            "base -> head",
+            "evidence",
+        ]);
         for c in &r.changes {
             let (change, note) = match &c.suppressed {
                 Some(s) => (
