@@ -13,7 +13,6 @@ use crate::report::markdown::{cell, code};
 use crate::report::sarif::{self, Item};
 use crate::report::{Format, headline};
 use crate::rules::Database;
-use comfy_table::Cell;
 use std::io::Write;
 
 /// Render `review` in `format` to `out`.
@@ -396,11 +395,11 @@ fn table(r: &Review, out: &mut dyn Write) -> std::io::Result<()> {
         t.set_header(["component", "from", "to", "where", "note"]);
         for p in &r.pins {
             t.add_row([
-                Cell::new(&p.component),
-                Cell::new(side_text(p.base.as_ref())),
-                Cell::new(side_text(p.head.as_ref())),
-                Cell::new(pin_where(p)),
-                Cell::new(pin_note(p)),
+                super::table::cell(&p.component),
+                super::table::cell(side_text(p.base.as_ref())),
+                super::table::cell(side_text(p.head.as_ref())),
+                super::table::cell(pin_where(p)),
+                super::table::cell(pin_note(p)),
             ]);
         }
         writeln!(out, "{t}")?;
@@ -424,12 +423,12 @@ fn table(r: &Review, out: &mut dyn Write) -> std::io::Result<()> {
                 None => (c.change.to_string(), String::new()),
             };
             t.add_row([
-                Cell::new(change),
-                Cell::new(&c.rule),
-                Cell::new(&c.component),
-                Cell::new(c.severity.to_string()),
-                Cell::new(statuses(c).replace('→', "->")),
-                Cell::new(format!("{}\n{}{note}", evidence_line(c), c.summary)),
+                super::table::cell(change),
+                super::table::cell(&c.rule),
+                super::table::cell(&c.component),
+                super::table::cell(c.severity.to_string()),
+                super::table::cell(statuses(c).replace('→', "->")),
+                super::table::cell(format!("{}\n{}{note}", evidence_line(c), c.summary)),
             ]);
         }
         writeln!(out, "{t}")?;

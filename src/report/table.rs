@@ -39,9 +39,17 @@ pub(crate) fn sized(width: u16) -> Table {
     table
 }
 
+/// A cell whose control characters are already escaped, so that its width is the width shown
+/// (the whole rendering is escaped again on the way out: a no-op by then).
+pub(crate) fn cell(text: impl AsRef<str>) -> Cell {
+    Cell::new(crate::model::text::printable_lines(text.as_ref(), true))
+}
+
 /// `text` wrapped at spaces to `width` columns, continuation lines indented by `indent`.
 pub(crate) fn wrap(text: &str, width: usize, indent: &str) -> String {
     let mut out = String::new();
+    let text = crate::model::text::printable_lines(text, true);
+    let text = text.as_str();
     // The text's own leading spaces stay (an indented line).
     let body = text.trim_start_matches(' ');
     let mut line = text[..text.len() - body.len()].to_string();
@@ -167,12 +175,12 @@ pub fn render_at(report: &Report, width: u16, out: &mut dyn Write) -> std::io::R
                     place.push_str(&notes.join("; "));
                 }
                 table.add_row([
-                    Cell::new(match &pin.repo {
+                    cell(match &pin.repo {
                         Some(repo) => format!("{}\n{repo}", pin.component),
                         None => pin.component.clone(),
                     }),
-                    Cell::new(pin_text),
-                    Cell::new(place),
+                    cell(pin_text),
+                    cell(place),
                 ]);
             }
             writeln!(out, "{table}")?;
@@ -204,9 +212,9 @@ pub fn render_at(report: &Report, width: u16, out: &mut dyn Write) -> std::io::R
                     None => (f.status.to_string(), String::new()),
                 };
                 table.add_row([
-                    Cell::new(format!("{status}\n{}", f.severity)),
-                    Cell::new(format!("{}\n{}", f.rule, f.component)),
-                    Cell::new(format!("{by}{}\n{}{note}", headline(f), f.summary)),
+                    cell(format!("{status}\n{}", f.severity)),
+                    cell(format!("{}\n{}", f.rule, f.component)),
+                    cell(format!("{by}{}\n{}{note}", headline(f), f.summary)),
                 ]);
             }
             writeln!(out, "{table}")?;
