@@ -276,6 +276,11 @@ fn the_action_file_declares_its_inputs_outputs_and_steps() {
     assert!(action["name"].is_string() && action["description"].is_string());
     assert_eq!(action["runs"]["using"], "composite");
     for input in [
+        "mode",
+        "target",
+        "build-from-source",
+        "release-repository",
+        "fail-on-unknown",
         "path",
         "base",
         "head",
@@ -299,7 +304,19 @@ fn the_action_file_declares_its_inputs_outputs_and_steps() {
         action["inputs"]["head"]["default"],
         "${{ github.event.pull_request.head.sha }}"
     );
-    for output in ["findings", "sarif", "exit-code"] {
+    for output in [
+        "findings",
+        "introduced",
+        "fixed",
+        "kept",
+        "affected",
+        "not-affected",
+        "unknown",
+        "suppressed",
+        "json",
+        "sarif",
+        "exit-code",
+    ] {
         assert!(
             action["outputs"][output]["value"]
                 .as_str()
@@ -319,20 +336,178 @@ fn the_action_file_declares_its_inputs_outputs_and_steps() {
         assert_eq!(step["shell"], "bash", "{step:#}");
         let run = step["run"].as_str().expect("run");
         assert!(!run.contains("${{"), "no expression in a script: {run}");
+        // Downloads happen in install.sh only, where the checksum is checked (tested below).
         for fetcher in ["curl", "wget", "releases/download"] {
-            assert!(!run.contains(fetcher), "no binary downloads: {run}");
+            assert!(
+                !run.contains(fetcher),
+                "no download outside install.sh: {run}"
+            );
         }
     }
-    assert!(
-        steps.iter().any(|s| s["run"]
-            .as_str()
-            .is_some_and(|r| r.contains("cargo install --locked"))),
-        "pinprobe is built from source"
+    let runs: Vec<&str> = steps.iter().filter_map(|s| s["run"].as_str()).collect();
+    assert!(runs.iter().any(|r| r.contains("install.sh")));
+    assert!(runs.iter().any(|r| r.contains("cargo install --locked")));
+    assert!(runs.iter().any(|r| r.contains("run.sh")));
+    // The build cache's key comes from the files the build reads, never the action's ref.
+    let cache = steps
+        .iter()
+        .find(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("actions/cache@"))
+        })
+        .expect("cache step");
+    assert_eq!(
+        cache["with"]["key"],
+        "${{ steps.install.outputs.cache-key }}"
+    );
+    assert!(!text.contains("action_ref") && !text.contains("action_repository"));
+    assert_eq!(
+        action["inputs"]["build-from-source"]["default"], "false",
+        "the release binary is the default"
+    );
+}
+
+/// Every `uses:` in the Action and the workflows names a full commit SHA, with the version it
+/// stands for in a `# vX` comment (a tag can be moved; a SHA cannot).
+#[test]
+fn every_nested_action_is_pinned_by_full_commit_sha() {
+    let mut files = vec![Path::new(ROOT).join(".github/actions/pinprobe/action.yml")];
+    for dir in [".github/workflows", "examples/workflows"] {
+        let Ok(entries) = std::fs::read_dir(Path::new(ROOT).join(dir)) else {
+            continue;
+        };
+        files.extend(entries.filter_map(|e| e.ok()).map(|e| e.path()));
+    }
+    let pinned = regex::Regex::new(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40} # v\d").expect("regex");
+    let mut checked = 0;
+    for file in &files {
+        let text = std::fs::read_to_string(file).expect("read");
+        for line in text.lines() {
+            let Some(reference) = line.trim().trim_start_matches("- ").strip_prefix("uses: ")
+            else {
+                continue;
+            };
+            checked += 1;
+            // Local actions (./...) are this repository's own files, pinned by the checkout.
+            if reference.starts_with("./") {
+                continue;
+            }
+            // The examples use pinprobe's own Action by a placeholder the reader fills in.
+            if reference.starts_with("OWNER/pinprobe/") {
+                assert!(
+                    reference.contains("@FULL_COMMIT_SHA"),
+                    "{}: {line}",
+                    file.display()
+                );
+                continue;
+            }
+            assert!(pinned.is_match(reference), "{}: {line}", file.display());
+        }
+    }
+    assert!(checked >= 10, "only {checked} uses: lines in {files:?}");
+}
+
+#[test]
+fn scan_mode_checks_a_tree_and_sets_the_counts_by_status() {
+    let gh = setup();
+    let step = run_step(
+        &gh,
+        &[
+            ("INPUT_MODE", "scan"),
+            ("INPUT_TARGET", "fixture"),
+            ("PINPROBE_OFFLINE", "1"),
+        ],
+        None,
+    );
+    // HEAD pins vLLM 0.30.0's FlashAttention commit: the known affected pin.
+    assert_eq!(step.code, 1, "{}", step.stdout);
+    let out = |k: &str| step.outputs.get(k).map(String::as_str);
+    assert_eq!(out("affected"), Some("1"), "{:?}", step.outputs);
+    assert_eq!(out("findings"), Some("1"));
+    assert_eq!(out("suppressed"), Some("0"));
+    assert_eq!(out("exit-code"), Some("1"));
+    assert_eq!(
+        out("introduced"),
+        Some(""),
+        "diff's counts are empty in scan"
+    );
+    let unknown: usize = out("unknown")
+        .and_then(|v| v.parse().ok())
+        .expect("unknown");
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out("json").expect("json output")).expect("json file"),
+    )
+    .expect("json");
+    let statuses: Vec<&str> = json["targets"][0]["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter_map(|f| f["status"].as_str())
+        .collect();
+    assert_eq!(
+        unknown,
+        statuses.iter().filter(|s| **s == "unknown").count()
     );
     assert!(
-        steps
+        step.summary.contains("PINPROBE-2026-0001"),
+        "{}",
+        step.summary
+    );
+    assert!(
+        step.stdout.contains("1 affected finding(s)"),
+        "{}",
+        step.stdout
+    );
+
+    // Undecided findings alone never fail when fail-on-unknown is never; affected ones still do.
+    let step = run_step(
+        &gh,
+        &[
+            ("INPUT_MODE", "scan"),
+            ("INPUT_TARGET", "fixture"),
+            ("PINPROBE_OFFLINE", "1"),
+            ("INPUT_FAIL_ON_UNKNOWN", "never"),
+            ("INPUT_SARIF", "false"),
+        ],
+        None,
+    );
+    assert_eq!(step.code, 1, "{}", step.stdout);
+
+    let step = run_step(&gh, &[("INPUT_MODE", "audit")], None);
+    assert_eq!(step.code, 2, "{}", step.stdout);
+    assert!(
+        step.stdout.contains("mode must be diff or scan"),
+        "{}",
+        step.stdout
+    );
+}
+
+#[test]
+fn a_push_that_creates_the_branch_reviews_head_against_itself() {
+    let gh = setup();
+    let push = serde_json::json!({
+        "before": "0000000000000000000000000000000000000000",
+        "after": gh.head,
+    });
+    let step = run_step(&gh, &[("PINPROBE_OFFLINE", "1")], Some(push));
+    // Nothing changes, so nothing is introduced; the SARIF still lists HEAD's open finding.
+    assert_eq!(
+        step.outputs.get("introduced").map(String::as_str),
+        Some("0")
+    );
+    assert_ne!(step.code, 1, "{}", step.stdout);
+    let sarif: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(step.outputs.get("sarif").expect("sarif")).expect("sarif file"),
+    )
+    .expect("sarif json");
+    assert!(
+        sarif["runs"][0]["results"]
+            .as_array()
+            .expect("results")
             .iter()
-            .any(|s| s["run"].as_str().is_some_and(|r| r.contains("run.sh")))
+            .any(|r| r["ruleId"] == "PINPROBE-2026-0001"),
+        "{sarif:#}"
     );
 }
 
@@ -388,4 +563,301 @@ fn a_pull_request_that_ignores_its_own_finding_fails_unless_the_workflow_allows_
     // (Other built-in rules stay undecided without a clone: 3, not 1.)
     assert_eq!(step.code, 3, "{}", step.stdout);
     assert_eq!(step.outputs.get("findings").map(String::as_str), Some("0"));
+}
+
+/// A release host on loopback: GET /PATH serves ROOT/PATH (404 when absent), or `status` for
+/// every request when set; every requested path is recorded.
+struct Releases {
+    root: PathBuf,
+    url: String,
+    requests: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+fn serve(root: PathBuf, status: Option<u16>) -> Releases {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    let requests = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (seen, dir) = (requests.clone(), root.clone());
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut reader = BufReader::new(&stream);
+            let mut line = String::new();
+            if reader.read_line(&mut line).is_err() {
+                continue;
+            }
+            let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
+            loop {
+                let mut header = String::new();
+                match reader.read_line(&mut header) {
+                    Ok(n) if n > 2 => continue,
+                    _ => break,
+                }
+            }
+            seen.lock().expect("lock").push(path.clone());
+            let file = dir.join(path.trim_start_matches('/'));
+            let (code, body) = match status {
+                Some(code) => (code, b"no".to_vec()),
+                None if !path.contains("..") && file.is_file() => {
+                    (200, std::fs::read(&file).expect("read"))
+                }
+                None => (404, b"Not Found".to_vec()),
+            };
+            let mut stream = &stream;
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {code} X\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(&body);
+        }
+    });
+    Releases {
+        root,
+        url,
+        requests,
+    }
+}
+
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+fn triple() -> String {
+    format!("{}-unknown-linux-musl", std::env::consts::ARCH)
+}
+
+/// The release archive, pinprobe-VERSION-TRIPLE.tar.gz holding the binary cargo built, packed
+/// once per test run (gzip -1: the debug binary is large) under CARGO_TARGET_TMPDIR.
+fn archive() -> &'static Path {
+    static ARCHIVE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    ARCHIVE.get_or_init(|| {
+        let name = format!("pinprobe-{VERSION}-{}", triple());
+        let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("action-release");
+        let stage = root.join(&name);
+        std::fs::create_dir_all(&stage).expect("mkdir");
+        std::fs::copy(env!("CARGO_BIN_EXE_pinprobe"), stage.join("pinprobe")).expect("copy");
+        let archive = root.join(format!("{name}.tar.gz"));
+        let tar = Command::new("tar")
+            .arg("-C")
+            .arg(&root)
+            .args(["--use-compress-program", "gzip -1", "-cf"])
+            .arg(&archive)
+            .arg(&name)
+            .status()
+            .expect("tar");
+        assert!(tar.success());
+        archive
+    })
+}
+
+/// Publish a release as the release workflow lays it out: vVERSION/pinprobe-VERSION-TRIPLE.tar.gz
+/// and vVERSION/SHA256SUMS, written by sha256sum.
+fn publish(root: &Path) -> PathBuf {
+    let release = root.join(format!("v{VERSION}"));
+    std::fs::create_dir_all(&release).expect("mkdir");
+    let source = archive();
+    let archive = release.join(source.file_name().expect("name"));
+    std::fs::copy(source, &archive).expect("copy");
+    let sums = Command::new("sh")
+        .args(["-c", "sha256sum -- *.tar.gz > SHA256SUMS"])
+        .current_dir(&release)
+        .status()
+        .expect("sha256sum");
+    assert!(sums.success());
+    archive
+}
+
+struct Install {
+    code: i32,
+    stdout: String,
+    outputs: BTreeMap<String, String>,
+    path: String,
+}
+
+fn install(dir: &Path, releases: &str, inputs: &[(&str, &str)]) -> Install {
+    let (output, path) = (dir.join("install_output"), dir.join("install_path"));
+    for f in [&output, &path] {
+        std::fs::write(f, "").expect("write");
+    }
+    let mut cmd = Command::new("bash");
+    cmd.arg(Path::new(ROOT).join(".github/actions/pinprobe/install.sh"))
+        .env("PINPROBE_SOURCE", ROOT)
+        .env("PINPROBE_RELEASES", releases)
+        .env("GITHUB_OUTPUT", &output)
+        .env("GITHUB_PATH", &path)
+        .env("RUNNER_TEMP", dir.join("runner_temp"))
+        .env("INPUT_BUILD_FROM_SOURCE", "false")
+        .env("INPUT_RELEASE_REPOSITORY", "")
+        .env_remove("http_proxy")
+        .env_remove("HTTP_PROXY")
+        .env_remove("all_proxy")
+        .env_remove("ALL_PROXY");
+    for (k, v) in inputs {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("bash runs");
+    Install {
+        code: out.status.code().expect("exited"),
+        stdout: format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+        outputs: std::fs::read_to_string(&output)
+            .expect("output")
+            .lines()
+            .filter_map(|l| l.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        path: std::fs::read_to_string(&path).expect("path"),
+    }
+}
+
+fn supported_platform() -> bool {
+    cfg!(target_os = "linux") && matches!(std::env::consts::ARCH, "x86_64" | "aarch64")
+}
+
+#[test]
+fn the_install_step_runs_the_release_binary_whose_checksum_matches() {
+    if !supported_platform() {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    publish(tmp.path());
+    let releases = serve(tmp.path().to_path_buf(), None);
+    let step = install(tmp.path(), &releases.url, &[]);
+    assert_eq!(step.code, 0, "{}", step.stdout);
+    assert_eq!(
+        step.outputs.get("source").map(String::as_str),
+        Some("release")
+    );
+    assert_eq!(
+        step.outputs.get("version").map(String::as_str),
+        Some(VERSION)
+    );
+    let bin = Path::new(step.path.trim()).join("pinprobe");
+    let out = Command::new(&bin).arg("--version").output().expect("runs");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("pinprobe {VERSION}")
+    );
+    assert_eq!(
+        *releases.requests.lock().expect("lock"),
+        [
+            format!("/v{VERSION}/SHA256SUMS"),
+            format!("/v{VERSION}/pinprobe-{VERSION}-{}.tar.gz", triple())
+        ]
+    );
+    // The cache key is a hash of the files the build reads: stable from run to run.
+    let key = step.outputs.get("cache-key").expect("cache-key").clone();
+    assert!(key.starts_with(step.outputs.get("cache-prefix").expect("prefix")));
+    assert!(key.contains(VERSION));
+    let again = install(
+        tmp.path(),
+        &releases.url,
+        &[("INPUT_BUILD_FROM_SOURCE", "true")],
+    );
+    assert_eq!(again.outputs.get("cache-key"), Some(&key));
+}
+
+#[test]
+fn a_checksum_mismatch_refuses_to_install() {
+    if !supported_platform() {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let archive = publish(tmp.path());
+    // One byte more after SHA256SUMS was written: a corrupted or substituted download.
+    let mut bytes = std::fs::read(&archive).expect("read");
+    bytes.push(0);
+    std::fs::write(&archive, bytes).expect("write");
+    let releases = serve(tmp.path().to_path_buf(), None);
+    let step = install(tmp.path(), &releases.url, &[]);
+    assert_eq!(step.code, 2, "{}", step.stdout);
+    assert!(step.stdout.contains("checksum mismatch"), "{}", step.stdout);
+    assert!(
+        step.stdout.contains("refusing to run it"),
+        "{}",
+        step.stdout
+    );
+    assert_eq!(
+        step.outputs.get("source"),
+        None,
+        "neither installed nor built"
+    );
+    assert_eq!(step.path, "", "nothing on PATH");
+    assert!(!tmp.path().join("runner_temp/pinprobe-install/bin").exists());
+
+    // A release whose SHA256SUMS does not list the archive is refused the same way.
+    std::fs::write(
+        releases.root.join(format!("v{VERSION}/SHA256SUMS")),
+        format!("{}  pinprobe-other.tar.gz\n", "0".repeat(64)),
+    )
+    .expect("write");
+    let step = install(tmp.path(), &releases.url, &[]);
+    assert_eq!(step.code, 2, "{}", step.stdout);
+    assert!(step.stdout.contains("lists no"), "{}", step.stdout);
+}
+
+#[test]
+fn without_a_release_or_when_asked_the_action_builds_from_source() {
+    if !supported_platform() {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    // An empty host: no release for this version.
+    let releases = serve(tmp.path().join("empty"), None);
+    let step = install(tmp.path(), &releases.url, &[]);
+    assert_eq!(step.code, 0, "{}", step.stdout);
+    assert_eq!(
+        step.outputs.get("source").map(String::as_str),
+        Some("build")
+    );
+    assert!(
+        step.stdout.contains(&format!("no release v{VERSION}")),
+        "{}",
+        step.stdout
+    );
+    assert_eq!(step.path, "");
+
+    // build-from-source: the host is never asked.
+    publish(tmp.path());
+    let releases = serve(tmp.path().to_path_buf(), None);
+    let step = install(
+        tmp.path(),
+        &releases.url,
+        &[("INPUT_BUILD_FROM_SOURCE", "true")],
+    );
+    assert_eq!(step.code, 0, "{}", step.stdout);
+    assert_eq!(
+        step.outputs.get("source").map(String::as_str),
+        Some("build")
+    );
+    assert!(releases.requests.lock().expect("lock").is_empty());
+
+    // A host that fails otherwise (500) is an error, not a silent slow path.
+    let broken = serve(tmp.path().to_path_buf(), Some(500));
+    let step = install(tmp.path(), &broken.url, &[]);
+    assert_eq!(step.code, 2, "{}", step.stdout);
+    assert!(step.stdout.contains("HTTP 500"), "{}", step.stdout);
+}
+
+/// The README's copy-paste workflows are the files actionlint checks in CI
+/// (examples/workflows/), byte for byte: one per use (pull request, pre-deploy, image scan).
+#[test]
+fn the_readme_workflows_are_the_linted_examples() {
+    let readme = std::fs::read_to_string(Path::new(ROOT).join("README.md")).expect("README");
+    let blocks: Vec<&str> = readme
+        .split("```yaml\n")
+        .skip(1)
+        .filter_map(|b| b.split_once("```").map(|(code, _)| code))
+        .collect();
+    for example in ["pull-request.yml", "pre-deploy.yml", "image-scan.yml"] {
+        let text =
+            std::fs::read_to_string(Path::new(ROOT).join("examples/workflows").join(example))
+                .expect("example");
+        assert!(
+            blocks.contains(&text.as_str()),
+            "README has no copy of examples/workflows/{example}"
+        );
+    }
 }

@@ -9,7 +9,11 @@ const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/demo-vllm");
 
 #[test]
 fn demo_tree_reports_the_affected_pin_and_exits_1() {
-    let run = pinprobe(&["scan", DEMO]);
+    // Wide enough that no evidence wraps inside its cell (tests/reports.rs checks 100 columns).
+    let run = common::Pinprobe::new(&["scan", DEMO])
+        .env("COLUMNS", "400")
+        .run();
+    assert!(run.stdout.starts_with("AFFECTED: "), "{}", run.stdout);
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     assert!(run.stdout.contains("PINPROBE-2026-0001"));
     assert!(run.stdout.contains("affected"));

@@ -265,6 +265,14 @@ fn exit_codes_count_only_what_the_bump_introduces() {
     );
     assert!(run.stdout.contains("### Pins that changed"));
     assert!(run.stdout.contains("⚠️ kept"));
+    // Kept findings are unchanged by the bump: folded below what it changes.
+    let folded = run
+        .stdout
+        .split("<details>")
+        .nth(1)
+        .expect("folded section");
+    assert!(folded.contains("⚠️ kept"), "{}", run.stdout);
+    assert!(folded.contains("</details>"));
     assert!(run.stdout.contains(&format!("`GIT_TAG {}`", fx.h.fix)));
     assert!(run.stdout.contains("🔇"), "suppressed rows are shown");
 

@@ -37,7 +37,10 @@ fn assert_no_raw_control(what: &str, bytes: &str) {
 fn table_and_markdown_escape_every_control_character() {
     let tree = hostile_tree();
     let path = tree.path().to_str().expect("utf-8");
-    let table = pinprobe(&["scan", path, "--ignore", "/dev/null"]);
+    // Wide enough that the escaped URL does not wrap inside its cell.
+    let table = Pinprobe::new(&["scan", path, "--ignore", "/dev/null"])
+        .env("COLUMNS", "400")
+        .run();
     assert!(
         table.stdout.contains("flash-attention"),
         "{}{}",

@@ -172,3 +172,176 @@ fn ignore_flag_replaces_the_trees_file() {
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("/no/such/file.yaml"), "{}", run.stderr);
 }
+
+// The settings a `.pinprobe.yaml` holds besides its ignore list (src/cli/config.rs): each key
+// through the binary, flags overriding them, unknown keys, and diff reading only BASE's.
+
+/// The demo tree holds one affected (high) finding and undecided ones (high and medium).
+#[test]
+fn fail_thresholds_come_from_the_file_and_flags_override_them() {
+    let tree = demo_with("fail_on: never\n");
+    // Affected passes, and undecided follows fail_on: everything passes.
+    assert_eq!(scan(tree.path(), &[]).code, 0);
+    assert_eq!(
+        scan(tree.path(), &["--fail-on", "low"]).code,
+        1,
+        "the flag wins"
+    );
+    let tree = demo_with("fail_on: never\nfail_on_unknown: high\n");
+    assert_eq!(scan(tree.path(), &[]).code, 3);
+    assert_eq!(
+        scan(tree.path(), &["--fail-on-unknown", "never"]).code,
+        0,
+        "the flag wins"
+    );
+    let tree = demo_with("fail_on: high\nfail_on_unknown: never\n");
+    assert_eq!(scan(tree.path(), &[]).code, 1, "affected still fails");
+    // --config is --ignore: the same file, for every target.
+    let cfg = tree.path().join("team.yaml");
+    std::fs::write(&cfg, "fail_on: never\nfail_on_unknown: never\n").expect("write");
+    let cfg = cfg.to_str().expect("utf-8");
+    assert_eq!(scan(Path::new(DEMO), &["--config", cfg]).code, 0);
+}
+
+#[test]
+fn repositories_are_clones_read_from_the_files_folder_and_a_repo_flag_replaces_one() {
+    let tree = demo_with("repositories:\n  flash-attention: ../no-such-clone\n");
+    let run = scan(tree.path(), &[]);
+    run.assert_error("no-such-clone");
+    assert!(
+        run.stderr
+            .contains(&tree.path().join("../no-such-clone").display().to_string()),
+        "resolved against the file's folder: {}",
+        run.stderr
+    );
+    // A --repo for the same component replaces the file's (here: with another missing path).
+    let run = scan(
+        tree.path(),
+        &["--repo", "flash-attention=/nonexistent/flag-clone"],
+    );
+    run.assert_error("flag-clone");
+}
+
+#[test]
+fn offline_and_mirrors_from_the_file_steer_fetching() {
+    let tree = demo_with("offline: true\n");
+    let run = Pinprobe::new(&["scan", tree.path().to_str().expect("utf-8")])
+        .env_remove("PINPROBE_OFFLINE")
+        .run();
+    // (The known affected pin outranks the undecided rules: exit 1.)
+    assert_eq!(run.code, 1, "{}", run.all());
+    assert!(
+        run.stderr
+            .contains("offline: fetching https://github.com/vllm-project/flash-attention"),
+        "{}",
+        run.stderr
+    );
+    // A mirror to a closed loopback port: the fetch goes there (and fails), never to GitHub.
+    let tree = demo_with("mirrors:\n  https://github.com/: http://127.0.0.1:9/gh/\n");
+    let run = Pinprobe::new(&[
+        "scan",
+        tree.path().to_str().expect("utf-8"),
+        "--fetch-timeout",
+        "5",
+    ])
+    .env_remove("PINPROBE_OFFLINE")
+    .run();
+    assert!(
+        run.stderr
+            .contains("fetching http://127.0.0.1:9/gh/vllm-project/flash-attention"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(run.code, 1, "{}", run.all());
+    assert!(
+        !run.stderr.contains("fetching https://github.com/"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn formats_from_the_file_apply_when_no_format_flag_is_given() {
+    let tree = demo_with("formats:\n  - json=out.json\n  - markdown\n");
+    let run = Pinprobe::new(&["scan", "."]).dir(tree.path()).run();
+    assert_eq!(run.code, 1, "{}", run.all());
+    assert!(
+        run.stdout.starts_with('#'),
+        "markdown on stdout: {}",
+        run.stdout
+    );
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(tree.path().join("out.json")).expect("out.json"),
+    )
+    .expect("json");
+    assert_eq!(json["schema"], 1);
+    // A --format replaces the file's list.
+    std::fs::remove_file(tree.path().join("out.json")).expect("rm");
+    let run = Pinprobe::new(&["scan", ".", "--format", "json"])
+        .dir(tree.path())
+        .run();
+    run.json();
+    assert!(!tree.path().join("out.json").exists());
+}
+
+#[test]
+fn unknown_keys_and_bad_values_are_errors_naming_file_and_line() {
+    for (text, at, what) in [
+        ("ignore: []\nfail_onn: high\n", ":2: ", "fail_onn"),
+        ("fail_on: sometimes\n", ":1: ", "fail_on: `sometimes`"),
+        ("offline: maybe\n", ":1: ", "boolean"),
+        ("formats:\n  - table\n  - yaml\n", ":3: ", "yaml"),
+        ("mirrors:\n  https://github.com/: \"\"\n", ":2: ", "mirrors"),
+    ] {
+        let tree = demo_with(text);
+        let run = scan(tree.path(), &[]);
+        run.assert_error(&format!(".pinprobe.yaml{at}"));
+        assert!(run.stderr.contains(what), "{text:?}: {}", run.stderr);
+    }
+}
+
+/// diff takes every setting from BASE's file: a change that adds `fail_on: never` still fails
+/// on the finding it introduces, even with --allow-head-ignores; BASE's threshold applies, and
+/// a flag overrides it.
+#[test]
+fn diff_reads_settings_at_base_never_at_head() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let repo = tmp.path().join("repo");
+    let out = std::process::Command::new("bash")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/.ci/fixture-bump.sh"))
+        .arg(&repo)
+        .output()
+        .expect("bash");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let base = common::git(&repo, &["rev-parse", "HEAD~1"]);
+    let bump = common::git(&repo, &["rev-parse", "HEAD"]);
+    let lenient = "fail_on: never\nfail_on_unknown: never\n";
+    common::write(&repo, ".pinprobe.yaml", lenient);
+    common::git(&repo, &["add", ".pinprobe.yaml"]);
+    let head = common::commit(&repo, "the bump relaxes its own gate");
+    let diff = |from: &str, to: &str, extra: &[&str]| {
+        let mut args = vec!["diff", from, to, "."];
+        args.extend_from_slice(extra);
+        Pinprobe::new(&args).dir(&repo).run()
+    };
+    assert_eq!(diff(&base, &head, &[]).code, 1);
+    assert_eq!(diff(&base, &head, &["--allow-head-ignores"]).code, 1);
+
+    // BASE holding the same file: its thresholds apply to the bump.
+    common::git(&repo, &["checkout", "-q", "-b", "lenient", &base]);
+    common::write(&repo, ".pinprobe.yaml", lenient);
+    common::git(&repo, &["add", ".pinprobe.yaml"]);
+    let lenient_base = common::commit(&repo, "a lenient policy");
+    common::git(&repo, &["cherry-pick", &bump]);
+    let lenient_head = common::git(&repo, &["rev-parse", "HEAD"]);
+    assert_eq!(diff(&lenient_base, &lenient_head, &[]).code, 0);
+    assert_eq!(
+        diff(&lenient_base, &lenient_head, &["--fail-on", "low"]).code,
+        1,
+        "the flag wins"
+    );
+}

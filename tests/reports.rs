@@ -96,6 +96,43 @@ fn wheels_and_environments() {
     }
 }
 
+/// The terminal table of a real-shaped wheel (vLLM 0.30.0's layout, the buggy FA4 source): a
+/// verdict line first, and no line wider than the width it is laid out for: COLUMNS, or 100
+/// when piped.
+#[test]
+fn a_wheel_table_fits_100_columns() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let files = with_dist_info("vllm", "0.30.0", vllm_files("0.30.0", Sm90Call::Buggy));
+    let wheel = tmp
+        .path()
+        .join("vllm-0.30.0-cp38-abi3-manylinux1_x86_64.whl");
+    write_wheel(&wheel, &files);
+    let wheel = wheel.to_str().expect("utf-8");
+    for (columns, width) in [(None, 100), (Some("100"), 100), (Some("80"), 80)] {
+        let mut cmd = Pinprobe::new(&["scan", wheel]);
+        if let Some(c) = columns {
+            cmd = cmd.env("COLUMNS", c);
+        }
+        let run = cmd.run();
+        assert_eq!(run.code, 1, "{}", run.all());
+        assert!(run.stdout.starts_with("AFFECTED: "), "{}", run.stdout);
+        for line in run.stdout.lines() {
+            assert!(
+                line.chars().count() <= width,
+                "{} chars at COLUMNS={columns:?}: {line}\n{}",
+                line.chars().count(),
+                run.stdout
+            );
+        }
+        if columns.is_none() {
+            let text = run
+                .stdout
+                .replace(&tmp.path().display().to_string(), "[TMP]");
+            insta::assert_snapshot!("wheel_table_100", text);
+        }
+    }
+}
+
 #[test]
 fn image_layouts_and_archives() {
     use common::image::{Compression, Image, Layer, SITE, vllm_install};

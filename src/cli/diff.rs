@@ -1,6 +1,7 @@
 //! `pinprobe diff`: what a pin bump between two revisions of a vLLM source tree introduces,
 //! fixes or keeps.
 
+use super::config::Config;
 use super::output::OutputArgs;
 use crate::exit::FailOn;
 use crate::exit::{self, Exit};
@@ -65,8 +66,8 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     pub rules: Option<PathBuf>,
 
-    /// An ignore file to use instead of BASE's `.pinprobe.yaml`.
-    #[arg(long, value_name = "FILE")]
+    /// A policy file (ignore list and settings) to use instead of BASE's `.pinprobe.yaml`.
+    #[arg(long, visible_alias = "config", value_name = "FILE")]
     pub ignore: Option<PathBuf>,
 
     /// Apply HEAD's `.pinprobe.yaml` (the entries the change adds or edits still show for
@@ -92,13 +93,15 @@ pub struct Args {
     #[command(flatten)]
     pub output: OutputArgs,
 
-    /// Exit 1 when the bump introduces a finding at or above this severity.
-    #[arg(long, value_enum, default_value_t = FailOn::Low, value_name = "SEVERITY")]
-    pub fail_on: FailOn,
+    /// Exit 1 when the bump introduces a finding at or above this severity. [default: `fail_on`
+    /// in BASE's `.pinprobe.yaml` (or --ignore FILE), else low; HEAD's file never sets the gate,
+    /// its clones or its outputs, even with --allow-head-ignores]
+    #[arg(long, value_enum, value_name = "SEVERITY")]
+    pub fail_on: Option<FailOn>,
 
     /// Exit 3 when the bump leaves a finding undecided at or above this severity; `never` lets
-    /// an undecided bump pass while an introduced finding still fails. [default: the --fail-on
-    /// value]
+    /// an undecided bump pass while an introduced finding still fails. [default:
+    /// `fail_on_unknown` in BASE's `.pinprobe.yaml`, else the --fail-on value]
     #[arg(long, value_enum, value_name = "SEVERITY")]
     pub fail_on_unknown: Option<FailOn>,
 
@@ -120,7 +123,9 @@ pub struct Args {
     pub max_db_age: Option<u32>,
 }
 
-pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
+pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
+    let config = Config::for_diff(args.ignore.as_deref(), &args.path, &args.base)?;
+    args.output.formats = config.formats(&args.output.formats);
     let plan = args.output.plan()?;
     let mut rule_edits = Vec::new();
     let in_tree = args
@@ -159,6 +164,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
             bail!("--repo {name} is given more than once");
         }
     }
+    args.repos = config.repos(&args.repos);
     let clones = Clones::open(&args.repos)?;
     // Both revisions' pins, and the rules' commits, are fetched where no clone has them.
     let cache = args
@@ -205,6 +211,9 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     })?;
     Ok(exit::for_diff(
         &review,
-        exit::Gate::new(args.fail_on, args.fail_on_unknown),
+        exit::Gate::new(
+            args.fail_on.or(config.fail_on).unwrap_or(FailOn::Low),
+            args.fail_on_unknown.or(config.fail_on_unknown),
+        ),
     ))
 }

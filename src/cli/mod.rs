@@ -1,5 +1,6 @@
 //! Command-line interface: one file per subcommand, each with its `Args` and a `run`.
 
+pub mod config;
 pub mod diff;
 pub mod docs;
 pub mod fetch_args;

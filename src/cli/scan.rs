@@ -1,5 +1,6 @@
 //! `pinprobe scan`: find the pinned kernel commits in targets and match them against the rules.
 
+use super::config::Config;
 use super::output::OutputArgs;
 use crate::exit::FailOn;
 use crate::exit::{self, Exit};
@@ -77,8 +78,10 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     pub cache: Option<PathBuf>,
 
-    /// An ignore file for every target, instead of each source tree's own `.pinprobe.yaml`.
-    #[arg(long, value_name = "FILE")]
+    /// A policy file (`.pinprobe.yaml`'s format: the ignore list and the settings fail_on,
+    /// fail_on_unknown, repositories, mirrors, offline, formats) for every target, instead of
+    /// each source tree's own `.pinprobe.yaml`. Flags override its settings.
+    #[arg(long, visible_alias = "config", value_name = "FILE")]
     pub ignore: Option<PathBuf>,
 
     /// An OpenVEX document whose `not_affected` statements suppress the findings they name
@@ -87,12 +90,13 @@ pub struct Args {
     pub vex: Option<PathBuf>,
 
     /// Exit 1 on affected findings at or above this severity (`never`: affected findings pass).
-    #[arg(long, value_enum, default_value_t = FailOn::Low, value_name = "SEVERITY")]
-    pub fail_on: FailOn,
+    /// [default: the settings file's `fail_on`, else low]
+    #[arg(long, value_enum, value_name = "SEVERITY")]
+    pub fail_on: Option<FailOn>,
 
     /// Exit 3 on unknown (undecided) findings at or above this severity; `never` lets a build
     /// whose only open findings are undecided pass while affected ones still fail.
-    /// [default: the --fail-on value]
+    /// [default: the settings file's `fail_on_unknown`, else the --fail-on value]
     #[arg(long, value_enum, value_name = "SEVERITY")]
     pub fail_on_unknown: Option<FailOn>,
 
@@ -147,7 +151,9 @@ pub(crate) fn parse_repo(s: &str) -> Result<(String, PathBuf), String> {
     }
 }
 
-pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
+pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
+    let config = Config::for_scan(args.ignore.as_deref(), &args.targets, args.rev.as_deref())?;
+    args.output.formats = config.formats(&args.output.formats);
     let plan = args.output.plan()?;
     let vex = args
         .vex
@@ -169,6 +175,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
             bail!("--repo {name} is given more than once");
         }
     }
+    args.repos = config.repos(&args.repos);
     let clones = Clones::open(&args.repos)?;
     if !(args.registry_timeout.is_finite() && args.registry_timeout > 0.0) {
         bail!("--registry-timeout must be a positive number of seconds");
@@ -177,9 +184,17 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         Some(cache) => fingerprint::load_all(cache).context("loading fingerprint indexes")?,
         None => Vec::new(),
     };
-    let fetch = args
+    let mut fetch = args
         .fetching
         .settings(cache_dir, args.ca_file.clone(), !args.output.quiet)?;
+    if let Some(settings) = &mut fetch {
+        // The config file's mirrors come after the command line's, before git's own rewrites.
+        let at = args.fetching.mirrors.len().min(settings.mirrors.len());
+        for (i, m) in config.mirrors.iter().cloned().enumerate() {
+            settings.mirrors.insert(at + i, m);
+        }
+        settings.offline |= config.offline;
+    }
     let opts = Options {
         rev: args.rev.clone(),
         repos: args.repos.clone(),
@@ -215,7 +230,10 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     })?;
     Ok(exit::for_scan(
         &report,
-        exit::Gate::new(args.fail_on, args.fail_on_unknown),
+        exit::Gate::new(
+            args.fail_on.or(config.fail_on).unwrap_or(FailOn::Low),
+            args.fail_on_unknown.or(config.fail_on_unknown),
+        ),
         args.fail_on_hygiene,
     ))
 }

@@ -13,7 +13,6 @@ use crate::report::markdown::{cell, code};
 use crate::report::sarif::{self, Item};
 use crate::report::{Format, headline};
 use crate::rules::Database;
-use comfy_table::{Cell, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use std::io::Write;
 
 /// Render `review` in `format` to `out`.
@@ -195,6 +194,65 @@ fn summary_line(r: &Review) -> String {
     s
 }
 
+/// Whether the bump changed this finding's status (introduced, fixed, or a move to or from
+/// `unknown`); `kept` findings and findings undecided on both sides are unchanged.
+fn changed(c: &crate::model::Change) -> bool {
+    c.base_status != Some(c.status)
+}
+
+/// One line of the comment's lead: what the bump does to one finding.
+fn lead_line(c: &crate::model::Change) -> String {
+    let verb = match c.change {
+        ChangeKind::Introduced => "introduces",
+        ChangeKind::Fixed => "fixes",
+        ChangeKind::Unknown => "leaves undecided",
+        ChangeKind::Kept => "keeps",
+    };
+    let suppressed = if c.suppressed.is_some() {
+        " (suppressed)"
+    } else {
+        ""
+    };
+    format!(
+        "{} {verb} {} ({}, {}){suppressed}: {}",
+        mark(c.change).split(' ').next().unwrap_or_default(),
+        code(&c.rule),
+        cell(&c.component),
+        c.severity,
+        cell(&c.summary)
+    )
+}
+
+fn findings_table(rows: &[&crate::model::Change], out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "| change | rule | component | severity | base → head | evidence |"
+    )?;
+    writeln!(out, "|---|---|---|---|---|---|")?;
+    for c in rows {
+        let (m, note) = match &c.suppressed {
+            Some(s) => (
+                format!("🔇 {} (suppressed)", c.change),
+                format!(" — suppressed until {}: {}", s.expires, s.reason),
+            ),
+            None => (mark(c.change).to_string(), String::new()),
+        };
+        writeln!(
+            out,
+            "| {m} | {} | {} | {} | {} | {} |",
+            code(&c.rule),
+            cell(&c.component),
+            c.severity,
+            statuses(c),
+            cell(&format!("{} — {}{note}", c.summary, evidence_line(c)))
+        )?;
+    }
+    Ok(())
+}
+
+/// The pull-request comment: what the bump changes first (pins, findings whose status moves,
+/// ignore entries and rules the change edits), then the findings unchanged between base and
+/// head folded in `<details>`.
 fn markdown(r: &Review, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(
         out,
@@ -202,6 +260,35 @@ fn markdown(r: &Review, out: &mut dyn Write) -> std::io::Result<()> {
         code(short(&r.base.rev)),
         code(short(&r.head.rev))
     )?;
+    writeln!(out)?;
+    let (moved, unchanged): (Vec<_>, Vec<_>) = r.changes.iter().partition(|c| changed(c));
+    if r.pins.is_empty() {
+        writeln!(out, "The change moves no pin.")?;
+    }
+    for p in &r.pins {
+        let note = pin_note(p);
+        writeln!(
+            out,
+            "- **{}** {} → {}{}",
+            cell(&p.component),
+            code(&side_text(p.base.as_ref())),
+            code(&side_text(p.head.as_ref())),
+            if note.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", cell(&note))
+            }
+        )?;
+    }
+    for c in &moved {
+        writeln!(out, "- {}", lead_line(c))?;
+    }
+    if moved.is_empty() && !r.pins.is_empty() {
+        writeln!(out, "- no finding changes status")?;
+    }
+    for e in &r.policy_edits {
+        writeln!(out, "- ⚠️ {}", cell(&edit_line(e)))?;
+    }
     writeln!(out)?;
     writeln!(
         out,
@@ -211,10 +298,8 @@ fn markdown(r: &Review, out: &mut dyn Write) -> std::io::Result<()> {
         r.rules_digest,
         super::of_date(r.rules_date.as_deref())
     )?;
-    writeln!(out)?;
-    if r.pins.is_empty() {
-        writeln!(out, "No pin changed.")?;
-    } else {
+    if !r.pins.is_empty() {
+        writeln!(out)?;
         writeln!(out, "### Pins that changed")?;
         writeln!(out)?;
         writeln!(out, "| component | from | to | where | note |")?;
@@ -231,33 +316,11 @@ fn markdown(r: &Review, out: &mut dyn Write) -> std::io::Result<()> {
             )?;
         }
     }
-    if !r.changes.is_empty() {
+    if !moved.is_empty() {
         writeln!(out)?;
-        writeln!(out, "### Findings")?;
+        writeln!(out, "### Findings the bump changes")?;
         writeln!(out)?;
-        writeln!(
-            out,
-            "| change | rule | component | severity | base → head | evidence |"
-        )?;
-        writeln!(out, "|---|---|---|---|---|---|")?;
-        for c in &r.changes {
-            let (m, note) = match &c.suppressed {
-                Some(s) => (
-                    format!("🔇 {} (suppressed)", c.change),
-                    format!(" — suppressed until {}: {}", s.expires, s.reason),
-                ),
-                None => (mark(c.change).to_string(), String::new()),
-            };
-            writeln!(
-                out,
-                "| {m} | {} | {} | {} | {} | {} |",
-                code(&c.rule),
-                cell(&c.component),
-                c.severity,
-                statuses(c),
-                cell(&format!("{} — {}{note}", c.summary, evidence_line(c)))
-            )?;
-        }
+        findings_table(&moved, out)?;
     }
     if !r.policy_edits.is_empty() {
         writeln!(out)?;
@@ -296,6 +359,25 @@ fn markdown(r: &Review, out: &mut dyn Write) -> std::io::Result<()> {
     for w in &r.warnings {
         writeln!(out, "\n> warning: {}", cell(w))?;
     }
+    if !unchanged.is_empty() {
+        let kept = unchanged
+            .iter()
+            .filter(|c| c.change == ChangeKind::Kept)
+            .count();
+        writeln!(out)?;
+        writeln!(out, "<details>")?;
+        writeln!(
+            out,
+            "<summary>{} finding{} unchanged between base and head ({kept} kept affected, {} undecided on both sides)</summary>",
+            unchanged.len(),
+            if unchanged.len() == 1 { "" } else { "s" },
+            unchanged.len() - kept
+        )?;
+        writeln!(out)?;
+        findings_table(&unchanged, out)?;
+        writeln!(out)?;
+        writeln!(out, "</details>")?;
+    }
     Ok(())
 }
 
@@ -310,33 +392,29 @@ fn table(r: &Review, out: &mut dyn Write) -> std::io::Result<()> {
     if r.pins.is_empty() {
         writeln!(out, "no pin changed")?;
     } else {
-        let mut t = Table::new();
-        t.load_preset(UTF8_FULL_CONDENSED)
-            .set_content_arrangement(ContentArrangement::Dynamic)
-            .set_header(["component", "from", "to", "where", "note"]);
+        let mut t = super::table::sized(super::table::width());
+        t.set_header(["component", "from", "to", "where", "note"]);
         for p in &r.pins {
             t.add_row([
-                Cell::new(&p.component),
-                Cell::new(side_text(p.base.as_ref())),
-                Cell::new(side_text(p.head.as_ref())),
-                Cell::new(pin_where(p)),
-                Cell::new(pin_note(p)),
+                super::table::cell(&p.component),
+                super::table::cell(side_text(p.base.as_ref())),
+                super::table::cell(side_text(p.head.as_ref())),
+                super::table::cell(pin_where(p)),
+                super::table::cell(pin_note(p)),
             ]);
         }
         writeln!(out, "{t}")?;
     }
     if !r.changes.is_empty() {
-        let mut t = Table::new();
-        t.load_preset(UTF8_FULL_CONDENSED)
-            .set_content_arrangement(ContentArrangement::Dynamic)
-            .set_header([
-                "change",
-                "rule",
-                "component",
-                "severity",
-                "base -> head",
-                "evidence",
-            ]);
+        let mut t = super::table::sized(super::table::width());
+        t.set_header([
+            "change",
+            "rule",
+            "component",
+            "severity",
+            "base -> head",
+            "evidence",
+        ]);
         for c in &r.changes {
             let (change, note) = match &c.suppressed {
                 Some(s) => (
@@ -346,12 +424,12 @@ fn table(r: &Review, out: &mut dyn Write) -> std::io::Result<()> {
                 None => (c.change.to_string(), String::new()),
             };
             t.add_row([
-                Cell::new(change),
-                Cell::new(&c.rule),
-                Cell::new(&c.component),
-                Cell::new(c.severity.to_string()),
-                Cell::new(statuses(c).replace('→', "->")),
-                Cell::new(format!("{}\n{}{note}", evidence_line(c), c.summary)),
+                super::table::cell(change),
+                super::table::cell(&c.rule),
+                super::table::cell(&c.component),
+                super::table::cell(c.severity.to_string()),
+                super::table::cell(statuses(c).replace('→', "->")),
+                super::table::cell(format!("{}\n{}{note}", evidence_line(c), c.summary)),
             ]);
         }
         writeln!(out, "{t}")?;

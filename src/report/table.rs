@@ -1,17 +1,142 @@
-//! The terminal table: components, then findings with the evidence that decided each.
+//! The terminal table: a one-line verdict per target first, then per target its components and
+//! the decided (or suppressed) findings with the evidence that decided each, the undecided ones
+//! grouped by what would decide them, and the rule database on its own line. Laid out for
+//! [`width`] columns: evidence and paths wrap inside their cells.
 
 use super::headline;
-use crate::model::Report;
+use crate::model::{Finding, Report, Status, TargetReport};
 use comfy_table::{Cell, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use std::io::Write;
+
+/// The width when neither `COLUMNS` nor a terminal says otherwise (piped output, files, CI logs).
+pub const DEFAULT_WIDTH: u16 = 100;
+
+/// The width tables are laid out for: `COLUMNS` when set to a number of at least 40 (shells
+/// export it; set it to choose), else the terminal's when stdout is one, else [`DEFAULT_WIDTH`].
+pub fn width() -> u16 {
+    if let Some(w) = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u16>().ok())
+        .filter(|w| *w >= 40)
+    {
+        return w;
+    }
+    let probe = Table::new();
+    if probe.is_tty() {
+        probe.width().filter(|w| *w >= 40).unwrap_or(DEFAULT_WIDTH)
+    } else {
+        DEFAULT_WIDTH
+    }
+}
+
+/// A table laid out for `width` columns.
+pub(crate) fn sized(width: u16) -> Table {
+    let mut table = Table::new();
+    table
+        .load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(width);
+    table
+}
+
+/// A cell whose control characters are already escaped, so that its width is the width shown
+/// (the whole rendering is escaped again on the way out: a no-op by then).
+pub(crate) fn cell(text: impl AsRef<str>) -> Cell {
+    Cell::new(crate::model::text::printable_lines(text.as_ref(), true))
+}
+
+/// `text` wrapped at spaces to `width` columns, continuation lines indented by `indent`.
+pub(crate) fn wrap(text: &str, width: usize, indent: &str) -> String {
+    let mut out = String::new();
+    let text = crate::model::text::printable_lines(text, true);
+    let text = text.as_str();
+    // The text's own leading spaces stay (an indented line).
+    let body = text.trim_start_matches(' ');
+    let mut line = text[..text.len() - body.len()].to_string();
+    for word in body.split(' ').filter(|w| !w.is_empty()) {
+        let len = line.chars().count();
+        if len > 0 && len + 1 + word.chars().count() > width {
+            out.push_str(&line);
+            out.push('\n');
+            line = indent.to_string();
+        } else if !line.trim_start().is_empty() {
+            line.push(' ');
+        }
+        let room = width.saturating_sub(line.chars().count()).max(1);
+        let mut chars: Vec<char> = word.chars().collect();
+        // A word longer than a line (a URL, a path) is cut where the line ends.
+        while chars.len() > room && line.chars().count() <= indent.chars().count() {
+            let rest = chars.split_off(room.min(chars.len()));
+            line.extend(chars);
+            out.push_str(&line);
+            out.push('\n');
+            line = indent.to_string();
+            chars = rest;
+        }
+        line.extend(chars);
+    }
+    out.push_str(&line);
+    out
+}
+
+/// The one-line verdict of a target: what its unsuppressed findings add up to.
+fn verdict(target: &TargetReport) -> String {
+    let open = |s: Status| {
+        target
+            .findings
+            .iter()
+            .filter(|f| f.status == s && f.suppressed.is_none())
+            .count()
+    };
+    let (affected, unknown, not_affected) = (
+        open(Status::Affected),
+        open(Status::Unknown),
+        open(Status::NotAffected),
+    );
+    let suppressed = target
+        .findings
+        .iter()
+        .filter(|f| f.suppressed.is_some())
+        .count();
+    let word = if affected > 0 {
+        "AFFECTED"
+    } else if unknown > 0 || target.undecided.is_some() {
+        "UNDECIDED"
+    } else {
+        "not affected"
+    };
+    let mut line = format!(
+        "{word}: {} ({}): {affected} affected, {unknown} unknown, {not_affected} not affected",
+        target.target, target.kind
+    );
+    if suppressed > 0 {
+        line.push_str(&format!(", {suppressed} suppressed"));
+    }
+    line
+}
 
 fn short(s: &str) -> &str {
     if s.len() == 40 { &s[..12] } else { s }
 }
 
+/// Render `report` for [`width`] columns.
 pub fn render(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
+    render_at(report, width(), out)
+}
+
+/// Render `report` for `width` columns.
+pub fn render_at(report: &Report, width: u16, out: &mut dyn Write) -> std::io::Result<()> {
+    let cols = usize::from(width);
     for target in &report.targets {
-        writeln!(out, "{} ({})", target.target, target.kind)?;
+        writeln!(out, "{}", wrap(&verdict(target), cols, "  "))?;
+    }
+    for target in &report.targets {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{}",
+            wrap(&format!("{} ({})", target.target, target.kind), cols, "  ")
+        )?;
         if let Some(image) = &target.image {
             writeln!(
                 out,
@@ -26,11 +151,10 @@ pub fn render(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
             )?;
         }
         if !target.components.is_empty() {
-            let mut table = Table::new();
-            table
-                .load_preset(UTF8_FULL_CONDENSED)
-                .set_content_arrangement(ContentArrangement::Dynamic)
-                .set_header(["component", "repository", "pin", "where", "notes"]);
+            let mut table = sized(width);
+            // Three columns, two lines each: the repository under its component, the notes
+            // under the place, so that 100 columns hold them.
+            table.set_header(["component / repository", "pin", "where / notes"]);
             for pin in &target.components {
                 let mut notes = Vec::new();
                 if !pin.patches.is_empty() {
@@ -61,23 +185,29 @@ pub fn render(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
                     (None, Some(r)) => r.clone(),
                     (None, None) => pin.url.clone().unwrap_or_else(|| "-".into()),
                 };
+                let mut place = place(target, &pin.file, pin.line);
+                if !notes.is_empty() {
+                    place.push('\n');
+                    place.push_str(&notes.join("; "));
+                }
                 table.add_row([
-                    Cell::new(&pin.component),
-                    Cell::new(pin.repo.as_deref().unwrap_or("-")),
-                    Cell::new(pin_text),
-                    Cell::new(place(target, &pin.file, pin.line)),
-                    Cell::new(notes.join("; ")),
+                    cell(match &pin.repo {
+                        Some(repo) => format!("{}\n{repo}", pin.component),
+                        None => pin.component.clone(),
+                    }),
+                    cell(pin_text),
+                    cell(place),
                 ]);
             }
             writeln!(out, "{table}")?;
         }
-        if !target.findings.is_empty() {
-            let mut table = Table::new();
-            table
-                .load_preset(UTF8_FULL_CONDENSED)
-                .set_content_arrangement(ContentArrangement::Dynamic)
-                .set_header(["status", "rule", "component", "severity", "evidence"]);
-            for f in &target.findings {
+        // Undecided findings, unsuppressed: grouped below by what would decide them.
+        let grouped = |f: &&Finding| f.status == Status::Unknown && f.suppressed.is_none();
+        let listed: Vec<&Finding> = target.findings.iter().filter(|f| !grouped(f)).collect();
+        if !listed.is_empty() {
+            let mut table = sized(width);
+            table.set_header(["status / severity", "rule / component", "evidence"]);
+            for f in listed {
                 let by = f
                     .decided_by
                     .map(|k| {
@@ -98,26 +228,49 @@ pub fn render(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
                     None => (f.status.to_string(), String::new()),
                 };
                 table.add_row([
-                    Cell::new(status),
-                    Cell::new(&f.rule),
-                    Cell::new(&f.component),
-                    Cell::new(f.severity.to_string()),
-                    Cell::new(format!("{by}{}\n{}{note}", headline(f), f.summary)),
+                    cell(format!("{status}\n{}", f.severity)),
+                    cell(format!("{}\n{}", f.rule, f.component)),
+                    cell(format!("{by}{}\n{}{note}", headline(f), f.summary)),
                 ]);
             }
             writeln!(out, "{table}")?;
         }
+        let mut groups: Vec<(String, Vec<&Finding>)> = Vec::new();
+        for f in target.findings.iter().filter(grouped) {
+            let why = format!("{}: {}", f.component, headline(f));
+            match groups.iter_mut().find(|(w, _)| *w == why) {
+                Some((_, members)) => members.push(f),
+                None => groups.push((why, vec![f])),
+            }
+        }
+        for (why, members) in &groups {
+            let n = members.len();
+            let head = format!(
+                "unknown, {n} finding{} undecided; {why}",
+                if n == 1 { "" } else { "s" }
+            );
+            writeln!(out, "{}", wrap(&head, cols, "    "))?;
+            for f in members {
+                let line = format!("  {} {}: {}", f.rule, f.severity, f.summary);
+                writeln!(out, "{}", wrap(&line, cols, "      "))?;
+            }
+        }
         if let Some(why) = &target.undecided {
-            writeln!(out, "undecided: {why}")?;
+            writeln!(out, "{}", wrap(&format!("undecided: {why}"), cols, "  "))?;
         }
         for w in &target.warnings {
-            writeln!(out, "warning: {w}")?;
+            writeln!(out, "{}", wrap(&format!("warning: {w}"), cols, "  "))?;
         }
     }
     let (affected, unknown, not_affected) = report.counts();
+    writeln!(out)?;
     writeln!(
         out,
-        "{affected} affected, {unknown} unknown, {not_affected} not affected (rules {}{})",
+        "{affected} affected, {unknown} unknown, {not_affected} not affected"
+    )?;
+    writeln!(
+        out,
+        "rules {}{}",
         short_digest(&report.rules_digest),
         super::of_date(report.rules_date.as_deref())
     )

@@ -11,6 +11,22 @@
 //!     expires: 2026-12-31             # required: YYYY-MM-DD, the last day it suppresses
 //! ```
 //!
+//! The same file may hold run settings, which the CLI merges under its own flags (a flag wins):
+//!
+//! ```yaml
+//! fail_on: high                       # --fail-on
+//! fail_on_unknown: never              # --fail-on-unknown
+//! repositories:                       # --repo NAME=PATH (a relative PATH is from this file's folder)
+//!   flash-attention: ../flash-attention
+//! mirrors:                            # --mirror FROM=TO (scan)
+//!   https://github.com/: https://git.internal/github/
+//! offline: true                       # --offline (scan)
+//! formats: [table, json=pinprobe.json, sarif=pinprobe.sarif]   # --format, when none is given
+//! ```
+//!
+//! Every key is checked here for its shape (unknown keys are errors naming the file and line);
+//! the values the CLI owns (severities, format names) are checked there, with the same line.
+//!
 //! [`apply`] is the one place a policy touches findings, after evaluation, for `scan` and
 //! `diff` alike: a matched finding keeps its status and gains [`Suppression`]; renderers show
 //! it as suppressed, the exit code and SARIF results leave it out. An expired entry suppresses
@@ -60,13 +76,83 @@ pub struct Policy {
     /// Where it came from, as shown in messages.
     pub file: String,
     pub entries: Vec<Entry>,
+    /// The run settings beside the ignore list.
+    pub settings: Settings,
 }
 
-#[derive(Deserialize)]
+/// A setting's value and the line it sits on (for errors the CLI raises about the value).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Setting<T> {
+    pub value: T,
+    pub line: usize,
+}
+
+/// The run settings a policy file may hold; every one is optional.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Settings {
+    /// A severity name or `never`, as `--fail-on` takes it.
+    pub fail_on: Option<Setting<String>>,
+    pub fail_on_unknown: Option<Setting<String>>,
+    /// Component name -> clone path, as written (the CLI resolves it against the file's folder).
+    pub repositories: Vec<Setting<(String, String)>>,
+    /// URL prefix FROM -> TO.
+    pub mirrors: Vec<Setting<(String, String)>>,
+    pub offline: Option<bool>,
+    /// `NAME[=FILE]`, as `--format` takes it.
+    pub formats: Vec<Setting<String>>,
+}
+
+impl Settings {
+    /// Whether the file sets anything besides its ignore list.
+    pub fn is_empty(&self) -> bool {
+        *self == Settings::default()
+    }
+}
+
+#[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 struct RawFile {
     #[serde(default)]
     ignore: Vec<Spanned<RawEntry>>,
+    #[serde(default)]
+    fail_on: Option<Spanned<String>>,
+    #[serde(default)]
+    fail_on_unknown: Option<Spanned<String>>,
+    #[serde(default)]
+    repositories: std::collections::BTreeMap<String, Spanned<String>>,
+    #[serde(default)]
+    mirrors: std::collections::BTreeMap<String, Spanned<String>>,
+    #[serde(default)]
+    offline: Option<bool>,
+    #[serde(default)]
+    formats: Vec<Spanned<String>>,
+}
+
+fn setting<T>(spanned: Spanned<T>) -> Setting<T> {
+    Setting {
+        line: spanned.referenced.line() as usize,
+        value: spanned.value,
+    }
+}
+
+/// A parse error as `message` with its line, without the parser's source snippet.
+fn parse_error(e: &serde_saphyr::Error) -> (Option<usize>, String) {
+    let line = e.location().map(|l| l.line() as usize).filter(|l| *l > 0);
+    let text = e.without_snippet().to_string().replace('\n', " ");
+    // "error: line 2 column 1: unknown field ..." -> "unknown field ..."
+    let message = match text.strip_prefix("error: line ") {
+        Some(rest) => rest
+            .split_once(": ")
+            .map(|(_, m)| m.to_string())
+            .unwrap_or(text.clone()),
+        None => text.clone(),
+    };
+    // The line is said once, before the message.
+    let message = match message.rsplit_once(" at line ") {
+        Some((m, rest)) if rest.starts_with(|c: char| c.is_ascii_digit()) => m.to_string(),
+        _ => message,
+    };
+    (line, message)
 }
 
 #[derive(Deserialize)]
@@ -94,10 +180,42 @@ impl Policy {
             message,
         };
         let raw: RawFile = if text.trim().is_empty() {
-            RawFile { ignore: Vec::new() }
+            RawFile::default()
         } else {
-            serde_saphyr::from_str(text)
-                .map_err(|e| invalid(None, e.to_string().replace('\n', " ")))?
+            serde_saphyr::from_str(text).map_err(|e| {
+                let (line, message) = parse_error(&e);
+                invalid(line, message)
+            })?
+        };
+        let pairs =
+            |key: &str, map: std::collections::BTreeMap<String, Spanned<String>>, what: &str| {
+                map.into_iter()
+                    .map(|(name, spanned)| {
+                        let s = setting(spanned);
+                        if name.trim().is_empty() || s.value.trim().is_empty() {
+                            return Err(invalid(
+                                Some(s.line).filter(|l| *l > 0),
+                                format!("{key}: each entry needs {what}"),
+                            ));
+                        }
+                        Ok(Setting {
+                            value: (name, s.value),
+                            line: s.line,
+                        })
+                    })
+                    .collect::<Result<Vec<_>, PolicyError>>()
+            };
+        let settings = Settings {
+            fail_on: raw.fail_on.map(setting),
+            fail_on_unknown: raw.fail_on_unknown.map(setting),
+            repositories: pairs(
+                "repositories",
+                raw.repositories,
+                "a component name and a clone path",
+            )?,
+            mirrors: pairs("mirrors", raw.mirrors, "a URL prefix and its replacement")?,
+            offline: raw.offline,
+            formats: raw.formats.into_iter().map(setting).collect(),
         };
         let mut entries = Vec::new();
         for spanned in raw.ignore {
@@ -156,6 +274,7 @@ impl Policy {
         Ok(Policy {
             file: file.to_string(),
             entries,
+            settings,
         })
     }
 
@@ -345,5 +464,53 @@ mod tests {
             assert!(err.to_string().starts_with("p.yaml"), "{err}");
         }
         assert!(Policy::parse("p.yaml", "").is_ok_and(|p| p.entries.is_empty()));
+    }
+
+    #[test]
+    fn settings_keep_their_lines_and_unknown_keys_name_theirs() {
+        let text = "ignore: []\nfail_on: high\nfail_on_unknown: never\nrepositories:\n  flash-attention: ../fa\nmirrors:\n  https://github.com/: http://m/\noffline: true\nformats:\n  - table\n  - json=r.json\n";
+        let p = Policy::parse("p.yaml", text).expect("valid");
+        let s = &p.settings;
+        assert_eq!(
+            s.fail_on,
+            Some(Setting {
+                value: "high".into(),
+                line: 2
+            })
+        );
+        assert_eq!(s.fail_on_unknown.as_ref().map(|s| s.line), Some(3));
+        assert_eq!(
+            s.repositories,
+            [Setting {
+                value: ("flash-attention".into(), "../fa".into()),
+                line: 5
+            }]
+        );
+        assert_eq!(s.mirrors[0].value.1, "http://m/");
+        assert_eq!(s.offline, Some(true));
+        let formats: Vec<(&str, usize)> = s
+            .formats
+            .iter()
+            .map(|f| (f.value.as_str(), f.line))
+            .collect();
+        assert_eq!(formats, [("table", 10), ("json=r.json", 11)]);
+
+        for (text, line) in [
+            ("ignore: []\nfail_onn: high\n", 2),
+            ("offline: maybe\n", 1),
+            ("repositories:\n  flash-attention: \"\"\n", 2),
+            ("formats: json\n", 1),
+        ] {
+            let err = Policy::parse("p.yaml", text).expect_err(text).to_string();
+            assert!(
+                err.starts_with(&format!("p.yaml:{line}: ")),
+                "{text:?}: {err}"
+            );
+            assert!(!err.contains("-->"), "no source snippet: {err}");
+        }
+        let err = Policy::parse("p.yaml", "fail_onn: high\n").expect_err("unknown");
+        assert!(err.to_string().contains("fail_onn"), "{err}");
+        assert!(!err.to_string().contains("column"), "{err}");
+        assert!(Policy::parse("p.yaml", "ignore: []\n").is_ok_and(|p| p.settings.is_empty()));
     }
 }

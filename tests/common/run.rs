@@ -99,7 +99,9 @@ impl Pinprobe {
             .env("DOCKER_CONFIG", scratch.path().join("docker"))
             .env("PINPROBE_CACHE", scratch.path().join("cache"))
             // No test reaches the internet: fetch tests opt back in with env_remove.
-            .env("PINPROBE_OFFLINE", "1");
+            .env("PINPROBE_OFFLINE", "1")
+            // Tables are laid out for COLUMNS (else 100 when piped): the same in every shell.
+            .env_remove("COLUMNS");
         Pinprobe {
             cmd,
             _scratch: scratch,

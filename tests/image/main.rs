@@ -736,7 +736,8 @@ fn registry_basic_auth() {
 fn table_names_the_layer_that_brought_each_file() {
     let dir = tempfile::tempdir().unwrap();
     let target = oci(dir.path(), &standard(), "v1");
-    let run = pinprobe(&["scan", &target], &[]);
+    // Wide enough that the build step does not wrap inside its cell.
+    let run = pinprobe(&["scan", &target], &[("COLUMNS", "400")]);
     assert_eq!(run.code, 1, "an affected image: {}", run.all());
     assert!(run.stdout.contains("layers read: 3 of 3"), "{}", run.stdout);
     assert!(
