@@ -44,8 +44,22 @@ pub struct Args {
     /// What to scan: a vLLM source tree (directory or git work tree), a wheel (`.whl`), a
     /// site-packages directory or virtual environment, or an image (`docker://REF`,
     /// `oci:DIR[:TAG]`, a `docker save` tarball).
-    #[arg(required = true, value_name = "TARGET")]
+    #[arg(required_unless_present = "targets_from", value_name = "TARGET")]
     pub targets: Vec<String>,
+
+    /// Read more targets from FILE, one a line (`-`: stdin); blank lines and lines starting
+    /// with `#` are skipped. They follow the TARGET arguments.
+    #[arg(long, value_name = "FILE")]
+    pub targets_from: Option<PathBuf>,
+
+    /// Targets scanned at once [default: the number of cores]. The report lists them in the
+    /// order given whatever order they finish in; the exit code is the worst over all targets.
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub jobs: Option<u32>,
+
+    /// Registry images (`docker://`) downloaded at once, within --jobs.
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
+    pub registry_jobs: u32,
 
     /// Read the tree at this git revision (commit, tag, branch) through git, without a checkout.
     #[arg(long, value_name = "REV")]
@@ -169,8 +183,46 @@ pub(crate) fn parse_repo(s: &str) -> Result<(String, PathBuf), String> {
     }
 }
 
+/// The targets of a run: the arguments, then `--targets-from` (one a line, `-` for stdin).
+fn targets(args: &Args) -> anyhow::Result<Vec<String>> {
+    let mut targets = args.targets.clone();
+    let Some(file) = &args.targets_from else {
+        return Ok(targets);
+    };
+    let text = if file.as_os_str() == "-" {
+        std::io::read_to_string(std::io::stdin().lock()).context("--targets-from -: stdin")?
+    } else {
+        crate::input::read_text(file, TARGET_LIST_LIMIT)
+            .with_context(|| format!("--targets-from {}", file.display()))?
+    };
+    targets.extend(
+        text.lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(str::to_string),
+    );
+    if targets.is_empty() {
+        bail!("--targets-from {}: no targets in it", file.display());
+    }
+    Ok(targets)
+}
+
+/// The largest target list read from a file (64 MiB: about a million targets).
+const TARGET_LIST_LIMIT: u64 = 64 << 20;
+
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
-    let plan = args.output.plan()?;
+    let mut plan = args.output.plan()?;
+    let targets = targets(&args)?;
+    let jobs = args.jobs.map_or_else(
+        || std::thread::available_parallelism().map_or(1, usize::from),
+        |n| n as usize,
+    );
+    // JSON lines on stdout stream as the targets finish; every other rendering waits for all.
+    let stream = plan
+        .iter()
+        .position(|(f, d)| *f == report::Format::Jsonl && *d == super::output::Destination::Stdout)
+        .map(|i| plan.remove(i))
+        .is_some();
     let vex = args
         .vex
         .as_deref()
@@ -218,16 +270,37 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         insecure_registries: args.insecure_registries.clone(),
         fast_layers: args.fast_layers,
         registry_timeout: Some(std::time::Duration::from_secs_f64(args.registry_timeout)),
-        progress: !args.output.quiet,
+        // One progress bar per terminal: none while several targets run at once.
+        progress: !args.output.quiet && (jobs == 1 || targets.len() == 1),
         fetch,
+        jobs,
+        registry_jobs: args.registry_jobs as usize,
     };
     let req = scan::Request {
-        targets: &args.targets,
+        targets: &targets,
         expect: args.expect.as_deref(),
         ignore: args.ignore.as_deref(),
         today: Date::today(),
     };
-    let mut report = scan::run(&req, &opts, &db, &clones)?;
+    let header = {
+        let mut header = crate::model::Report::new(db.digest.clone(), Vec::new());
+        header.rules_date = db.date.clone();
+        header
+    };
+    let mut line = |target: &crate::model::TargetReport| -> std::io::Result<()> {
+        if !stream {
+            return Ok(());
+        }
+        let mut one = header.clone();
+        one.targets.push(target.clone());
+        if let Some(vex) = &vex {
+            // Its warnings are given once, for the whole report, below.
+            vex.apply(&mut one);
+        }
+        report::render_line(&one, &one.targets[0], out)?;
+        out.flush()
+    };
+    let mut report = scan::run_streaming(&req, &opts, &db, &clones, &mut line)?;
     if let Some(vex) = &vex {
         for w in vex.apply(&mut report) {
             args.output.notice(format_args!("warning: {w}"));
