@@ -24,7 +24,7 @@ pub struct Rendering {
 pub struct OutputArgs {
     /// A format, `NAME` (to stdout, or to --output) or `NAME=FILE`; repeatable, one run writes
     /// them all, e.g. `--format table --format json=out.json --format sarif=out.sarif`. NAME:
-    /// table, json, sarif, markdown, openvex, cyclonedx. At most one format goes to stdout. [default: table]
+    /// table, json, jsonl, sarif, markdown, openvex, cyclonedx. At most one format goes to stdout. [default: table]
     #[arg(long = "format", value_name = "NAME[=FILE]", value_parser = parse_rendering)]
     pub formats: Vec<Rendering>,
 
