@@ -1,5 +1,6 @@
 //! Command-line interface: one file per subcommand, each with its `Args` and a `run`.
 
+pub mod cache;
 pub mod diff;
 pub mod docs;
 pub mod index;
@@ -53,6 +54,8 @@ pub enum Command {
     /// Sweep num_splits through the bundled split-KV decode probe on the GPU.
     #[command(long_about = verify::LONG_ABOUT, after_help = verify::AFTER_HELP)]
     Verify(verify::Args),
+    /// What the content-addressed cache holds, and prune it to a size (LRU).
+    Cache(cache::Args),
     /// Print shell completions (bash, zsh, fish), e.g. `pinprobe completions bash >
     /// ~/.local/share/bash-completion/completions/pinprobe`.
     Completions(docs::CompletionsArgs),
@@ -68,6 +71,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Exit> {
         Command::Rules(args) => rules::run(args, out),
         Command::Index(args) => index::run(args, out),
         Command::Verify(args) => verify::run(args, out),
+        Command::Cache(args) => cache::run(args, out),
         Command::Completions(args) => docs::completions(args, out).map(|()| Exit::Clean),
         Command::Man(args) => docs::man(args, out).map(|()| Exit::Clean),
     }

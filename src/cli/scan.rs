@@ -250,7 +250,11 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         Some(cache) => fingerprint::load_all(cache).context("loading fingerprint indexes")?,
         None => Vec::new(),
     };
-    let fetch = cache_dir.map(|cache| {
+    if let Some(cache) = &cache_dir {
+        // Signature outcomes by file content, shared with other runs.
+        rules::signature::memo::use_store(crate::cache::Store::new(cache));
+    }
+    let fetch = cache_dir.clone().map(|cache| {
         let mut mirrors = args.mirrors.clone();
         mirrors.extend(crate::resolve::fetch::git_config_rewrites());
         crate::resolve::fetch::Settings {
@@ -315,6 +319,13 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     args.output.write(&plan, out, |format, out| {
         report::render(&report, format, &db, out)
     })?;
+    if let Some(cache) = &cache_dir {
+        crate::cache::Store::new(cache).fit(crate::cache::DEFAULT_MAX_BYTES);
+    }
+    if std::env::var_os("PINPROBE_STATS").is_some() {
+        let (computed, reused) = rules::signature::memo::counts();
+        eprintln!("pinprobe: stats: signature outcomes: {computed} computed, {reused} reused");
+    }
     Ok(exit::for_scan(
         &report,
         exit::Gate::new(args.fail_on, args.fail_on_unknown),
