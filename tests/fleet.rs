@@ -211,3 +211,40 @@ fn a_bad_target_stops_the_run_after_the_targets_before_it() {
         assert!(lines.stderr.contains("broken.whl"), "{}", lines.stderr);
     }
 }
+
+#[test]
+fn shards_cover_every_target_exactly_once() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let targets = mixed(tmp.path(), 7);
+    let mut seen: Vec<String> = Vec::new();
+    for shard in 0..3 {
+        let spec = format!("{shard}/3");
+        let run = scan(&["--shard", &spec, "--format", "jsonl"], &targets);
+        for line in run.stdout.lines() {
+            let v: Value = serde_json::from_str(line).expect("JSON line");
+            seen.push(
+                v["targets"][0]["target"]
+                    .as_str()
+                    .expect("target")
+                    .to_string(),
+            );
+        }
+        assert_eq!(
+            run.stdout.lines().count(),
+            targets.iter().skip(shard).step_by(3).count(),
+            "shard {spec}"
+        );
+    }
+    seen.sort();
+    let mut want = targets.clone();
+    want.sort();
+    assert_eq!(seen, want);
+    // A shard past a short list: nothing to do, exit 0.
+    let empty = scan(&["--shard", "5/9", "--format", "json"], &targets[..2]);
+    assert_eq!(empty.code, 0, "{}", empty.stderr);
+    for bad in ["3/3", "1", "a/2", "0/0"] {
+        let run = scan(&["--shard", bad], &targets);
+        assert_eq!(run.code, 2, "{bad}");
+        assert!(run.stderr.contains("--shard"), "{}", run.stderr);
+    }
+}

@@ -57,6 +57,12 @@ pub struct Args {
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub jobs: Option<u32>,
 
+    /// Scan only shard I of N (0 <= I < N) of the target list: the targets at positions I,
+    /// I+N, I+2N, ... of the full list (arguments, then --targets-from). Every shard of the same
+    /// list together covers each target exactly once (a CI matrix, a Kubernetes Indexed Job).
+    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+    pub shard: Option<(usize, usize)>,
+
     /// Registry images (`docker://`) downloaded at once, within --jobs.
     #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
     pub registry_jobs: u32,
@@ -156,6 +162,19 @@ pub struct Args {
     pub fetch_timeout: f64,
 }
 
+fn parse_shard(s: &str) -> Result<(usize, usize), String> {
+    let bad = || format!("`{s}` is not I/N with 0 <= I < N (e.g. 0/4)");
+    let (i, n) = s.split_once('/').ok_or_else(bad)?;
+    let (i, n): (usize, usize) = (
+        i.trim().parse().map_err(|_| bad())?,
+        n.trim().parse().map_err(|_| bad())?,
+    );
+    if i >= n {
+        return Err(bad());
+    }
+    Ok((i, n))
+}
+
 fn parse_mirror(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
         Some((from, to)) if !from.is_empty() && !to.is_empty() => {
@@ -212,7 +231,21 @@ const TARGET_LIST_LIMIT: u64 = 64 << 20;
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     let mut plan = args.output.plan()?;
-    let targets = targets(&args)?;
+    let mut targets = targets(&args)?;
+    if let Some((shard, of)) = args.shard {
+        targets = targets
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| i % of == shard)
+            .map(|(_, t)| t)
+            .collect();
+        if targets.is_empty() {
+            // A shard past the end of a short list has nothing to do: an empty report, exit 0.
+            args.output.notice(format_args!(
+                "--shard {shard}/{of}: no targets in this shard"
+            ));
+        }
+    }
     let jobs = args.jobs.map_or_else(
         || std::thread::available_parallelism().map_or(1, usize::from),
         |n| n as usize,
