@@ -43,7 +43,7 @@ pub struct Cli {
 pub enum Command {
     /// Find pinned kernel commits in a target and match them against the rule database.
     #[command(long_about = scan::LONG_ABOUT, after_help = scan::AFTER_HELP)]
-    Scan(scan::Args),
+    Scan(Box<scan::Args>),
     /// What a pin bump between two git revisions introduces, fixes or keeps.
     #[command(long_about = diff::LONG_ABOUT, after_help = diff::AFTER_HELP)]
     Diff(diff::Args),
@@ -66,7 +66,7 @@ pub enum Command {
 /// Run one subcommand, writing its report to `out`.
 pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Exit> {
     match cli.command {
-        Command::Scan(args) => scan::run(args, out),
+        Command::Scan(args) => scan::run(*args, out),
         Command::Diff(args) => diff::run(args, out),
         Command::Rules(args) => rules::run(args, out),
         Command::Index(args) => index::run(args, out),
