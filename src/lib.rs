@@ -21,9 +21,11 @@
 //! - [`resolve`]: clones through gix: references, ancestry, patch-id, patched trees.
 //! - [`target`]: every input kind opened as a read-only [`target::View`], and which kind a
 //!   target string names ([`target::classify`]); container images in [`target::image`].
+//! - [`cache`]: the content-addressed cache (checked entries, atomic writes, LRU bound).
 //! - [`model`]: the plain data every stage shares.
 //! - [`input`]: the one guarded way to open a file pinprobe is pointed at.
 
+pub mod cache;
 pub mod cli;
 pub mod exit;
 pub mod input;

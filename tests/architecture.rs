@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&str] = &[
     "input",   // the one guarded way to open a file: regular, non-blocking, bounded
     "model",   // plain shared data: pins, findings, evidence, reports, reviews
+    "cache",   // the content-addressed cache: checked entries, atomic writes, LRU bound
     "target",  // every input kind opened as a read-only view; images
     "resolve", // clones through gix: references, ancestry, patch-id
     "pin",     // what a target pins: CMake, shipped copies, fingerprints, URLs, components

@@ -185,3 +185,20 @@ fn no_output_carries_terminal_escapes_with_or_without_no_color() {
         assert!(!run.all().contains('\u{1b}'), "{:?}", run.all());
     }
 }
+
+#[test]
+fn a_format_written_to_a_device_leaves_the_device_in_place() {
+    use std::os::unix::fs::FileTypeExt;
+    // Renaming a finished report over `/dev/null` (as root) would replace the device node with
+    // a regular file, breaking every other process on the machine.
+    let demo = common::run::fixture_path("demo-vllm");
+    let run = Pinprobe::new(&["scan", "-q", ".", "--format", "json=/dev/null"])
+        .dir(&demo)
+        .run();
+    let after = std::fs::metadata("/dev/null").expect("/dev/null");
+    assert!(
+        after.file_type().is_char_device(),
+        "/dev/null is still a device"
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+}

@@ -1,5 +1,6 @@
 //! Command-line interface: one file per subcommand, each with its `Args` and a `run`.
 
+pub mod cache;
 pub mod config;
 pub mod diff;
 pub mod docs;
@@ -44,7 +45,7 @@ pub struct Cli {
 pub enum Command {
     /// Find pinned kernel commits in a target and match them against the rule database.
     #[command(long_about = scan::LONG_ABOUT, after_help = scan::AFTER_HELP)]
-    Scan(scan::Args),
+    Scan(Box<scan::Args>),
     /// What a pin bump between two git revisions introduces, fixes or keeps.
     #[command(long_about = diff::LONG_ABOUT, after_help = diff::AFTER_HELP)]
     Diff(diff::Args),
@@ -55,6 +56,8 @@ pub enum Command {
     /// Sweep num_splits through the bundled split-KV decode probe on the GPU.
     #[command(long_about = verify::LONG_ABOUT, after_help = verify::AFTER_HELP)]
     Verify(verify::Args),
+    /// What the content-addressed cache holds, and prune it to a size (LRU).
+    Cache(cache::Args),
     /// Print shell completions (bash, zsh, fish), e.g. `pinprobe completions bash >
     /// ~/.local/share/bash-completion/completions/pinprobe`.
     Completions(docs::CompletionsArgs),
@@ -65,11 +68,12 @@ pub enum Command {
 /// Run one subcommand, writing its report to `out`.
 pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Exit> {
     match cli.command {
-        Command::Scan(args) => scan::run(args, out),
+        Command::Scan(args) => scan::run(*args, out),
         Command::Diff(args) => diff::run(args, out),
         Command::Rules(args) => rules::run(args, out),
         Command::Index(args) => index::run(args, out),
         Command::Verify(args) => verify::run(args, out),
+        Command::Cache(args) => cache::run(args, out),
         Command::Completions(args) => docs::completions(args, out).map(|()| Exit::Clean),
         Command::Man(args) => docs::man(args, out).map(|()| Exit::Clean),
     }

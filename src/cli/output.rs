@@ -24,7 +24,7 @@ pub struct Rendering {
 pub struct OutputArgs {
     /// A format, `NAME` (to stdout, or to --output) or `NAME=FILE`; repeatable, one run writes
     /// them all, e.g. `--format table --format json=out.json --format sarif=out.sarif`. NAME:
-    /// table, json, sarif, markdown, openvex, cyclonedx. At most one format goes to stdout. [default: table]
+    /// table, json, jsonl, sarif, markdown, openvex, cyclonedx. At most one format goes to stdout. [default: table]
     #[arg(long = "format", value_name = "NAME[=FILE]", value_parser = parse_rendering)]
     pub formats: Vec<Rendering>,
 
@@ -150,8 +150,14 @@ impl OutputArgs {
     }
 }
 
-/// Write `bytes` to a temporary file beside `file`, then rename it over `file`.
+/// Write `bytes` to a temporary file beside `file`, then rename it over `file`. A `file` that
+/// exists and is not a regular file (`/dev/null`, `/dev/stdout`, a FIFO) is written in place:
+/// renaming over it would replace a device node with a regular file.
 fn write_whole(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if std::fs::metadata(file).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        let mut out = std::fs::OpenOptions::new().write(true).open(file)?;
+        return out.write_all(bytes);
+    }
     let dir = match file.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),

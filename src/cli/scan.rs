@@ -48,8 +48,28 @@ pub struct Args {
     /// What to scan: a vLLM source tree (directory or git work tree), a wheel (`.whl`), a
     /// site-packages directory or virtual environment, or an image (`docker://REF`,
     /// `oci:DIR[:TAG]`, a `docker save` tarball).
-    #[arg(required = true, value_name = "TARGET")]
+    #[arg(required_unless_present = "targets_from", value_name = "TARGET")]
     pub targets: Vec<String>,
+
+    /// Read more targets from FILE, one a line (`-`: stdin); blank lines and lines starting
+    /// with `#` are skipped. They follow the TARGET arguments.
+    #[arg(long, value_name = "FILE")]
+    pub targets_from: Option<PathBuf>,
+
+    /// Targets scanned at once [default: the number of cores]. The report lists them in the
+    /// order given whatever order they finish in; the exit code is the worst over all targets.
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub jobs: Option<u32>,
+
+    /// Scan only shard I of N (0 <= I < N) of the target list: the targets at positions I,
+    /// I+N, I+2N, ... of the full list (arguments, then --targets-from). Every shard of the same
+    /// list together covers each target exactly once (a CI matrix, a Kubernetes Indexed Job).
+    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+    pub shard: Option<(usize, usize)>,
+
+    /// Registry images (`docker://`) downloaded at once, within --jobs.
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
+    pub registry_jobs: u32,
 
     /// Read the tree at this git revision (commit, tag, branch) through git, without a checkout.
     #[arg(long, value_name = "REV")]
@@ -140,6 +160,19 @@ pub struct Args {
     pub max_db_age: Option<u32>,
 }
 
+fn parse_shard(s: &str) -> Result<(usize, usize), String> {
+    let bad = || format!("`{s}` is not I/N with 0 <= I < N (e.g. 0/4)");
+    let (i, n) = s.split_once('/').ok_or_else(bad)?;
+    let (i, n): (usize, usize) = (
+        i.trim().parse().map_err(|_| bad())?,
+        n.trim().parse().map_err(|_| bad())?,
+    );
+    if i >= n {
+        return Err(bad());
+    }
+    Ok((i, n))
+}
+
 pub(crate) fn parse_repo(s: &str) -> Result<(String, PathBuf), String> {
     match s.split_once('=') {
         Some((name, path)) if !name.is_empty() && !path.is_empty() => {
@@ -151,10 +184,62 @@ pub(crate) fn parse_repo(s: &str) -> Result<(String, PathBuf), String> {
     }
 }
 
+/// The targets of a run: the arguments, then `--targets-from` (one a line, `-` for stdin).
+fn targets(args: &Args) -> anyhow::Result<Vec<String>> {
+    let mut targets = args.targets.clone();
+    let Some(file) = &args.targets_from else {
+        return Ok(targets);
+    };
+    let text = if file.as_os_str() == "-" {
+        std::io::read_to_string(std::io::stdin().lock()).context("--targets-from -: stdin")?
+    } else {
+        crate::input::read_text(file, TARGET_LIST_LIMIT)
+            .with_context(|| format!("--targets-from {}", file.display()))?
+    };
+    targets.extend(
+        text.lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(str::to_string),
+    );
+    if targets.is_empty() {
+        bail!("--targets-from {}: no targets in it", file.display());
+    }
+    Ok(targets)
+}
+
+/// The largest target list read from a file (64 MiB: about a million targets).
+const TARGET_LIST_LIMIT: u64 = 64 << 20;
+
 pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
-    let config = Config::for_scan(args.ignore.as_deref(), &args.targets, args.rev.as_deref())?;
+    let mut targets = targets(&args)?;
+    let config = Config::for_scan(args.ignore.as_deref(), &targets, args.rev.as_deref())?;
     args.output.formats = config.formats(&args.output.formats);
-    let plan = args.output.plan()?;
+    let mut plan = args.output.plan()?;
+    if let Some((shard, of)) = args.shard {
+        targets = targets
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| i % of == shard)
+            .map(|(_, t)| t)
+            .collect();
+        if targets.is_empty() {
+            // A shard past the end of a short list has nothing to do: an empty report, exit 0.
+            args.output.notice(format_args!(
+                "--shard {shard}/{of}: no targets in this shard"
+            ));
+        }
+    }
+    let jobs = args.jobs.map_or_else(
+        || std::thread::available_parallelism().map_or(1, usize::from),
+        |n| n as usize,
+    );
+    // JSON lines on stdout stream as the targets finish; every other rendering waits for all.
+    let stream = plan
+        .iter()
+        .position(|(f, d)| *f == report::Format::Jsonl && *d == super::output::Destination::Stdout)
+        .map(|i| plan.remove(i))
+        .is_some();
     let vex = args
         .vex
         .as_deref()
@@ -184,9 +269,13 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         Some(cache) => fingerprint::load_all(cache).context("loading fingerprint indexes")?,
         None => Vec::new(),
     };
+    if let Some(cache) = &cache_dir {
+        // Signature outcomes by file content, shared with other runs.
+        rules::signature::memo::use_store(crate::cache::Store::new(cache));
+    }
     let mut fetch = args
         .fetching
-        .settings(cache_dir, args.ca_file.clone(), !args.output.quiet)?;
+        .settings(cache_dir.clone(), args.ca_file.clone(), !args.output.quiet)?;
     if let Some(settings) = &mut fetch {
         // The config file's mirrors come after the command line's, before git's own rewrites.
         let at = args.fetching.mirrors.len().min(settings.mirrors.len());
@@ -204,16 +293,37 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         insecure_registries: args.insecure_registries.clone(),
         fast_layers: args.fast_layers,
         registry_timeout: Some(std::time::Duration::from_secs_f64(args.registry_timeout)),
-        progress: !args.output.quiet,
+        // One progress bar per terminal: none while several targets run at once.
+        progress: !args.output.quiet && (jobs == 1 || targets.len() == 1),
         fetch,
+        jobs,
+        registry_jobs: args.registry_jobs as usize,
     };
     let req = scan::Request {
-        targets: &args.targets,
+        targets: &targets,
         expect: args.expect.as_deref(),
         ignore: args.ignore.as_deref(),
         today: Date::today(),
     };
-    let mut report = scan::run(&req, &opts, &db, &clones)?;
+    let header = {
+        let mut header = crate::model::Report::new(db.digest.clone(), Vec::new());
+        header.rules_date = db.date.clone();
+        header
+    };
+    let mut line = |target: &crate::model::TargetReport| -> std::io::Result<()> {
+        if !stream {
+            return Ok(());
+        }
+        let mut one = header.clone();
+        one.targets.push(target.clone());
+        if let Some(vex) = &vex {
+            // Its warnings are given once, for the whole report, below.
+            vex.apply(&mut one);
+        }
+        report::render_line(&one, &one.targets[0], out)?;
+        out.flush()
+    };
+    let mut report = scan::run_streaming(&req, &opts, &db, &clones, &mut line)?;
     if let Some(vex) = &vex {
         for w in vex.apply(&mut report) {
             args.output.notice(format_args!("warning: {w}"));
@@ -228,6 +338,13 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     args.output.write(&plan, out, |format, out| {
         report::render(&report, format, &db, out)
     })?;
+    if let Some(cache) = &cache_dir {
+        crate::cache::Store::new(cache).fit(crate::cache::DEFAULT_MAX_BYTES);
+    }
+    if std::env::var_os("PINPROBE_STATS").is_some() {
+        let (computed, reused) = rules::signature::memo::counts();
+        eprintln!("pinprobe: stats: signature outcomes: {computed} computed, {reused} reused");
+    }
     Ok(exit::for_scan(
         &report,
         exit::Gate::new(

@@ -20,6 +20,40 @@ pub enum Format {
     Json,
 }
 
+/// Which GPUs `--device` names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Devices {
+    /// One index: the single-GPU report, as before.
+    One(usize),
+    /// Several indexes, in order, each once.
+    List(Vec<usize>),
+    /// Every device the driver reports.
+    All,
+}
+
+fn parse_devices(s: &str) -> Result<Devices, String> {
+    if s.eq_ignore_ascii_case("all") {
+        return Ok(Devices::All);
+    }
+    let index = |p: &str| {
+        p.trim()
+            .parse::<usize>()
+            .map_err(|_| format!("`{p}` is not a device index (N, N,M,... or all)"))
+    };
+    if !s.contains(',') {
+        return index(s).map(Devices::One);
+    }
+    let mut list = Vec::new();
+    for part in s.split(',') {
+        let i = index(part)?;
+        if list.contains(&i) {
+            return Err(format!("device {i} is listed twice"));
+        }
+        list.push(i);
+    }
+    Ok(Devices::List(list))
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum InjectArg {
     /// Reproduce the FA4 SM90 bug: launch every split but partition for one split.
@@ -112,9 +146,11 @@ pub struct Args {
     #[arg(long, default_value_t = 16)]
     pub launches: usize,
 
-    /// CUDA device index
-    #[arg(long, default_value_t = 0)]
-    pub device: usize,
+    /// CUDA device: an index, a comma-separated list (`0,1`) or `all`. With a list or `all`
+    /// the probe runs on each GPU one after another; the report has one verdict per GPU and
+    /// the host's (any GPU flat: the host is flat)
+    #[arg(long, default_value = "0", value_name = "N|LIST|all", value_parser = parse_devices)]
+    pub device: Devices,
 
     /// Run a known bug as the probe under test (the verdict is then about the bug)
     #[arg(long, value_enum, value_name = "BUG")]
@@ -170,7 +206,11 @@ impl Args {
             splits: self.splits.clone(),
             rounds: self.rounds,
             launches: self.launches,
-            device: self.device,
+            device: match self.device {
+                Devices::One(i) => i,
+                Devices::List(ref l) => l.first().copied().unwrap_or(0),
+                Devices::All => 0,
+            },
             inject: self
                 .inject
                 .map(|InjectArg::IgnoreSplits| Inject::IgnoreSplits),
@@ -194,6 +234,21 @@ impl Args {
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     let opts = args.options()?;
+    let devices = match &args.device {
+        Devices::One(_) => None,
+        Devices::List(list) => Some(list.clone()),
+        Devices::All => match verify::device_count() {
+            Ok(n) => Some((0..n).collect()),
+            Err(VerifyError::NoGpu(why)) => {
+                eprintln!("pinprobe: no usable GPU: {}", printable(&why.to_string()));
+                return Ok(exit::NO_GPU);
+            }
+            Err(e) => return Err(e).context("verify"),
+        },
+    };
+    if let Some(devices) = devices {
+        return run_host(&args, &opts, &devices, out);
+    }
     // Progress and the table carry text from the driver, the artifact and its harness: no
     // control character of theirs reaches the terminal (JSON escapes its own).
     let mut progress = PrintableWriter::new(std::io::stderr().lock());
@@ -217,4 +272,61 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         eprintln!("plot written to {}", printable(&path.display().to_string()));
     }
     Ok(exit::for_verify(report.verdict))
+}
+
+/// `--device all` or a list: each GPU in turn, then the host's verdict.
+fn run_host(
+    args: &Args,
+    opts: &Options,
+    devices: &[usize],
+    out: &mut dyn Write,
+) -> anyhow::Result<Exit> {
+    let mut progress = PrintableWriter::new(std::io::stderr().lock());
+    let host = match verify::run_host(opts, devices, &mut progress) {
+        Ok(r) => r,
+        Err(VerifyError::NoGpu(why)) => {
+            drop(progress);
+            eprintln!("pinprobe: no usable GPU: {}", printable(&why.to_string()));
+            return Ok(exit::NO_GPU);
+        }
+        Err(e) => return Err(e).context("verify"),
+    };
+    drop(progress);
+    match args.format {
+        Format::Table => render::render_host_table(&host, &mut PrintableWriter::new(&mut *out))?,
+        Format::Json => render::render_host_json(&host, out)?,
+    }
+    out.flush()?;
+    if let Some(path) = &args.plot {
+        for gpu in &host.gpus {
+            // One plot per GPU: PATH with `.gpuN` before its extension.
+            let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+            let name = match (stem, path.extension()) {
+                (Some(stem), Some(ext)) => {
+                    format!("{stem}.gpu{}.{}", gpu.device.ordinal, ext.to_string_lossy())
+                }
+                (Some(stem), None) => format!("{stem}.gpu{}", gpu.device.ordinal),
+                _ => format!("verify.gpu{}.svg", gpu.device.ordinal),
+            };
+            let file = path.with_file_name(name);
+            render::render_svg(gpu, &file)?;
+            eprintln!("plot written to {}", printable(&file.display().to_string()));
+        }
+    }
+    Ok(exit::for_verify(host.verdict))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Devices, parse_devices};
+
+    #[test]
+    fn devices_parse() {
+        assert_eq!(parse_devices("1"), Ok(Devices::One(1)));
+        assert_eq!(parse_devices("ALL"), Ok(Devices::All));
+        assert_eq!(parse_devices("0, 1"), Ok(Devices::List(vec![0, 1])));
+        assert!(parse_devices("0,0").is_err());
+        assert!(parse_devices("gpu0").is_err());
+        assert!(parse_devices("0,").is_err());
+    }
 }

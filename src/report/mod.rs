@@ -22,6 +22,9 @@ pub enum Format {
     Table,
     /// Versioned JSON (`"schema": 1`).
     Json,
+    /// JSON lines: one compact schema-1 report per target, each with that one target (`scan`
+    /// streams them to stdout as targets finish, in the order given).
+    Jsonl,
     /// SARIF 2.1.0 for code scanning.
     Sarif,
     /// Markdown for pull-request comments and job summaries.
@@ -45,11 +48,22 @@ pub fn render(
     match format {
         Format::Table => escaped(out, |buf| table::render(report, buf)),
         Format::Json => json_escaped(out, |buf| json::render(report, buf)),
+        Format::Jsonl => json_escaped(out, |buf| json::render_lines(report, buf)),
         Format::Sarif => json_escaped(out, |buf| sarif::render(report, db, buf)),
         Format::Markdown => escaped(out, |buf| markdown::render(report, buf)),
         Format::OpenVex => json_escaped(out, |buf| vex::render(report, db, buf)),
         Format::CycloneDx => json_escaped(out, |buf| cyclonedx::render(report, db, buf)),
     }
+}
+
+/// The JSON line of one target (as [`Format::Jsonl`] writes it), under `report`'s tool, rule
+/// database digest and date: for streaming targets as they finish.
+pub fn render_line(
+    report: &Report,
+    target: &crate::model::TargetReport,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    json_escaped(out, |buf| json::render_line(report, target, buf))
 }
 
 /// ` of YYYY-MM-DD` after the rule database's digest, when the database has a date.

@@ -40,6 +40,10 @@ pub fn render(
             serde_json::to_writer_pretty(&mut *buf, review)?;
             writeln!(buf)
         }),
+        Format::Jsonl => super::json_escaped(out, |buf| {
+            serde_json::to_writer(&mut *buf, review)?;
+            writeln!(buf)
+        }),
         Format::Sarif => super::json_escaped(out, |out| {
             let items: Vec<Item> = review
                 .head_report

@@ -14,6 +14,7 @@ mod fetched;
 mod hygiene;
 pub mod ledger;
 pub mod policy;
+pub mod pool;
 pub mod vex;
 
 use crate::pin;
@@ -51,6 +52,10 @@ pub struct Options {
     /// Fetch pinned history missing from every clone into the cache (`None`: never; the
     /// settings say whether offline).
     pub fetch: Option<fetch::Settings>,
+    /// Targets scanned at once (`--jobs`; 0 and 1: one after another on the calling thread).
+    pub jobs: usize,
+    /// Registry images (`docker://`) scanned at once, within `jobs` (`--registry-jobs`; 0: 1).
+    pub registry_jobs: usize,
 }
 
 impl Options {
@@ -84,12 +89,26 @@ pub struct Request<'a> {
     pub today: Date,
 }
 
-/// Scan every target of `req`, in order, and apply drift and the ignore policy.
+/// Scan every target of `req` and apply drift and the ignore policy; the report lists the
+/// targets in the order given (whatever order a pool of `opts.jobs` finished them in).
 pub fn run(
     req: &Request,
     opts: &Options,
     db: &Database,
     clones: &Clones,
+) -> Result<Report, ScanError> {
+    run_streaming(req, opts, db, clones, &mut |_| Ok(()))
+}
+
+/// [`run`], handing each target's finished report (drift, ignore files applied) to `each` in
+/// the order given, as soon as it and every target before it are done. The first error (in
+/// target order) ends the run: no target after it starts, and it is returned.
+pub fn run_streaming(
+    req: &Request,
+    opts: &Options,
+    db: &Database,
+    clones: &Clones,
+    each: &mut dyn FnMut(&TargetReport) -> std::io::Result<()>,
 ) -> Result<Report, ScanError> {
     let expected = match req.expect {
         Some(tree) => Some((
@@ -101,43 +120,109 @@ pub fn run(
         )),
         None => None,
     };
-    let mut targets = Vec::new();
-    for target in req.targets {
-        let mut report = scan_target(target, opts, db, clones).map_err(|e| {
-            // Name the target once: most errors already start with its path.
-            if e.to_string().contains(target.as_str()) {
-                e
-            } else {
-                ScanError::In {
-                    target: crate::target::image::reference::redact_userinfo(target).into_owned(),
-                    source: Box::new(e),
-                }
-            }
-        })?;
-        if let Some((tree, declared)) = &expected {
-            let drift = drift::check(tree, &declared.components, &report.components);
-            report.findings.extend(drift);
+    let ignore = req.ignore.map(policy::Policy::load).transpose()?;
+    let expected = expected.as_ref().map(|(tree, declared)| (*tree, declared));
+    let one = |clones: &Clones, target: &String| {
+        scan_listed(target, req, opts, db, clones, expected, ignore.as_ref())
+    };
+    let jobs = opts.jobs.clamp(1, req.targets.len().max(1));
+    let mut results: Vec<Result<TargetReport, ScanError>> = Vec::new();
+    let mut sink_err = None;
+    let mut sink = |_: usize, result: Result<TargetReport, ScanError>| {
+        if let (Ok(report), None) = (&result, &sink_err)
+            && let Err(e) = each(report)
+        {
+            sink_err = Some(e);
         }
-        let is_tree = matches!(target::classify(target), target::TargetKind::SourceTree(_));
-        if req.ignore.is_none() && (opts.rev.is_some() || is_tree) {
-            // The tree's own ignore file, at the revision scanned.
-            if let Some(found) = policy::from_tree(Path::new(target), opts.rev.as_deref())? {
-                let outcome = policy::apply(&found, &mut [&mut report], req.today, true);
-                report.warnings.extend(outcome.warnings);
+        results.push(result);
+    };
+    if jobs == 1 {
+        for target in req.targets {
+            let result = one(clones, target);
+            let failed = result.is_err();
+            sink(0, result);
+            if failed {
+                break;
             }
         }
-        targets.push(report);
+    } else {
+        // Open git repositories cannot be shared between threads: each worker opens its own.
+        let paths: Vec<(String, PathBuf)> = clones
+            .iter()
+            .map(|(name, repo)| (name.to_string(), repo.path().to_path_buf()))
+            .collect();
+        let registry = pool::Permits::new(opts.registry_jobs.max(1));
+        pool::ordered(
+            req.targets,
+            jobs,
+            || Clones::open(&paths),
+            |clones, target| {
+                let _permit = target.starts_with("docker://").then(|| registry.take());
+                one(clones, target)
+            },
+            Result::is_err,
+            &mut sink,
+        )?;
     }
-    if let Some(file) = req.ignore {
-        let loaded = policy::Policy::load(file)?;
+    if let Some(e) = sink_err {
+        return Err(ScanError::Output(e));
+    }
+    let mut targets = Vec::with_capacity(results.len());
+    for result in results {
+        targets.push(result?);
+    }
+    if let Some(loaded) = &ignore {
+        // Applied again over every target (it is idempotent) for the warnings about entries
+        // that matched no target.
         let mut all: Vec<&mut TargetReport> = targets.iter_mut().collect();
-        let outcome = policy::apply(&loaded, &mut all, req.today, true);
+        let outcome = policy::apply(loaded, &mut all, req.today, true);
         if let Some(first) = targets.first_mut() {
             first.warnings.extend(outcome.warnings);
         }
     }
     let mut report = Report::new(db.digest.clone(), targets);
     report.rules_date = db.date.clone();
+    Ok(report)
+}
+
+/// One target of the list: scanned, its drift from `--expect`, its own ignore file, and the
+/// `--ignore` file (warnings about unused entries come once all targets are done).
+fn scan_listed(
+    target: &str,
+    req: &Request,
+    opts: &Options,
+    db: &Database,
+    clones: &Clones,
+    expected: Option<(&str, &TargetReport)>,
+    ignore: Option<&policy::Policy>,
+) -> Result<TargetReport, ScanError> {
+    let mut report = scan_target(target, opts, db, clones).map_err(|e| {
+        // Name the target once: most errors already start with its path.
+        if e.to_string().contains(target) {
+            e
+        } else {
+            ScanError::In {
+                target: crate::target::image::reference::redact_userinfo(target).into_owned(),
+                source: Box::new(e),
+            }
+        }
+    })?;
+    if let Some((tree, declared)) = expected {
+        let drift = drift::check(tree, &declared.components, &report.components);
+        report.findings.extend(drift);
+    }
+    let is_tree = matches!(target::classify(target), target::TargetKind::SourceTree(_));
+    if req.ignore.is_none() && (opts.rev.is_some() || is_tree) {
+        // The tree's own ignore file, at the revision scanned.
+        if let Some(found) = policy::from_tree(Path::new(target), opts.rev.as_deref())? {
+            let outcome = policy::apply(&found, &mut [&mut report], req.today, true);
+            report.warnings.extend(outcome.warnings);
+        }
+    }
+    if let Some(loaded) = ignore {
+        // Its warnings (expired entries) are given once, after the last target.
+        policy::apply(loaded, &mut [&mut report], req.today, false);
+    }
     Ok(report)
 }
 
@@ -155,6 +240,9 @@ pub enum ScanError {
     Unsupported { target: String, message: String },
     #[error(transparent)]
     Policy(#[from] policy::PolicyError),
+    /// Writing a streamed target report failed.
+    #[error("writing the report: {0}")]
+    Output(std::io::Error),
     /// An error of one target, naming it (displayed as its context: the cause follows).
     #[error("scanning {target}")]
     In {

@@ -37,7 +37,7 @@ use std::io::Write;
 use std::time::Instant;
 
 use coverage::Coverage;
-pub use probe::{compile_cubin, driver_present};
+pub use probe::{compile_cubin, device_count, driver_present};
 use report::{DeployedInfo, Point, Report, SeriesReport, ShapeReport, Thresholds};
 use stats::{Checks, Row, Verdict};
 
@@ -320,6 +320,30 @@ pub fn run(opts: &Options, progress: &mut dyn Write) -> Result<Report, VerifyErr
             Err(VerifyError::Panic(msg.replace('\n', " ")))
         }
     }
+}
+
+/// [`run`] on each of `devices`, one after another (a GPU's timing is never shared with work on
+/// another), and the host's verdict over them ([`stats::overall`]: any GPU flat makes the host
+/// flat, any invalid makes it invalid).
+pub fn run_host(
+    opts: &Options,
+    devices: &[usize],
+    progress: &mut dyn Write,
+) -> Result<report::HostReport, VerifyError> {
+    let mut gpus = Vec::with_capacity(devices.len());
+    for &device in devices {
+        let one = Options {
+            device,
+            ..opts.clone()
+        };
+        gpus.push(run(&one, progress)?);
+    }
+    let verdicts: Vec<Verdict> = gpus.iter().map(|r| r.verdict).collect();
+    Ok(report::HostReport {
+        schema: 1,
+        verdict: stats::overall(&verdicts),
+        gpus,
+    })
 }
 
 fn run_gpu(opts: &Options, progress: &mut dyn Write) -> Result<Report, VerifyError> {

@@ -62,6 +62,24 @@ pub fn driver_present() -> bool {
     unsafe { sys::is_culib_present() }
 }
 
+/// How many devices the driver reports; no driver or no device is [`VerifyError::NoGpu`].
+pub fn device_count() -> Result<usize, VerifyError> {
+    if !driver_present() {
+        return Err(VerifyError::NoGpu(
+            "no NVIDIA driver found (libcuda.so could not be loaded)".into(),
+        ));
+    }
+    match CudaContext::device_count() {
+        Ok(n) if n > 0 => Ok(n as usize),
+        Ok(_) => Err(VerifyError::NoGpu(
+            "the NVIDIA driver reports no device".into(),
+        )),
+        Err(e) => Err(VerifyError::NoGpu(format!(
+            "the NVIDIA driver found no usable device ({e})"
+        ))),
+    }
+}
+
 impl Device {
     /// Open device `ordinal`. No driver, no device, or a device older than SM80 (bf16 MMA) is
     /// [`VerifyError::NoGpu`].

@@ -14,6 +14,34 @@ use super::report::*;
 use super::stats::{Estimate, Verdict};
 
 /// JSON, pretty-printed, newline-terminated.
+/// Every GPU's table, then the host's verdict.
+pub fn render_host_table(host: &HostReport, out: &mut dyn Write) -> std::io::Result<()> {
+    for (i, gpu) in host.gpus.iter().enumerate() {
+        if i > 0 {
+            writeln!(out)?;
+        }
+        writeln!(out, "== GPU {} ==", gpu.device.ordinal)?;
+        render_table(gpu, out)?;
+    }
+    let each: Vec<String> = host
+        .gpus
+        .iter()
+        .map(|g| format!("GPU {} {}", g.device.ordinal, g.verdict.as_str()))
+        .collect();
+    writeln!(
+        out,
+        "\nhost verdict over {} GPUs: {} ({})",
+        host.gpus.len(),
+        host.verdict.as_str().to_uppercase(),
+        each.join(", ")
+    )
+}
+
+pub fn render_host_json(host: &HostReport, out: &mut dyn Write) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, host)?;
+    writeln!(out)
+}
+
 pub fn render_json(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
     serde_json::to_writer_pretty(&mut *out, report)?;
     writeln!(out)

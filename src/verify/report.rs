@@ -9,6 +9,17 @@ use super::sdpa::SdpaResult;
 use super::stats::{self, Estimate, Scaling, Verdict};
 use super::{Inject, MAX_REL_ERROR, Shape};
 
+/// `verify --device all` (or a list): one [`Report`] per GPU, run one after another, and the
+/// host's verdict over them.
+#[derive(Debug, Clone, Serialize)]
+pub struct HostReport {
+    pub schema: u32,
+    /// Over all GPUs, as over shapes ([`stats::overall`]).
+    pub verdict: Verdict,
+    /// In the order the GPUs ran.
+    pub gpus: Vec<Report>,
+}
+
 /// Everything one `pinprobe verify` run found.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {

@@ -82,6 +82,7 @@ impl Run {
 /// A command line for the binary, built up and then [`run`](Pinprobe::run).
 pub struct Pinprobe {
     cmd: Command,
+    input: Option<Vec<u8>>,
     _scratch: tempfile::TempDir,
 }
 
@@ -104,6 +105,7 @@ impl Pinprobe {
             .env_remove("COLUMNS");
         Pinprobe {
             cmd,
+            input: None,
             _scratch: scratch,
         }
     }
@@ -136,8 +138,30 @@ impl Pinprobe {
         self.env("PINPROBE_CACHE", dir)
     }
 
+    /// Feed `bytes` to the run's stdin (else it reads an empty stdin).
+    pub fn stdin(mut self, bytes: impl Into<Vec<u8>>) -> Pinprobe {
+        self.input = Some(bytes.into());
+        self
+    }
+
     pub fn run(mut self) -> Run {
-        let out = self.cmd.output().expect("pinprobe runs");
+        use std::io::Write as _;
+        use std::process::Stdio;
+        let mut child = self
+            .cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("pinprobe runs");
+        let input = self.input.take().unwrap_or_default();
+        let mut pipe = child.stdin.take().expect("stdin piped");
+        // Written from a thread: a large input must not block while the child fills stdout.
+        let feeder = std::thread::spawn(move || {
+            let _ = pipe.write_all(&input);
+        });
+        let out = child.wait_with_output().expect("pinprobe runs");
+        let _ = feeder.join();
         Run {
             code: out.status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),

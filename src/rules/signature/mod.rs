@@ -39,6 +39,7 @@
 
 mod compile;
 mod matcher;
+pub mod memo;
 pub mod symbols;
 #[cfg(test)]
 mod tests;
@@ -170,7 +171,7 @@ pub struct ArgMatcher {
 
 /// One place where a condition matched. `exists` conditions give one each (the first matching
 /// node); `absent` conditions have no place to point at and give none.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Hit {
     pub condition: String,
     pub file: String,
@@ -179,7 +180,7 @@ pub struct Hit {
 }
 
 /// What evaluating a signature found.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum Outcome {
     /// Every condition holds: the bug's shape is in the source.
@@ -217,7 +218,31 @@ impl Signature {
     }
 
     /// Evaluate the signature over `source`; see the module docs for how outcomes combine.
+    /// Every file is read once; an outcome on the same file contents is reused ([`memo`]).
     pub fn evaluate(&self, source: &dyn SourceFiles) -> Outcome {
+        let files = self.files();
+        let read: Vec<(&str, Result<Option<String>, String>)> =
+            files.iter().map(|f| (f.as_str(), source.read(f))).collect();
+        let texts: Option<Vec<(&str, &str)>> = read
+            .iter()
+            .map(|(f, r)| match r {
+                Ok(Some(text)) => Some((*f, text.as_str())),
+                _ => None,
+            })
+            .collect();
+        // Missing or unreadable files are not remembered: they cost no parse.
+        let key = texts.map(|texts| memo::key(self, &texts));
+        if let Some(hit) = key.as_ref().and_then(memo::get) {
+            return hit;
+        }
+        let outcome = self.evaluate_read(&Read(read));
+        if let Some(key) = key {
+            memo::put(key, &outcome);
+        }
+        outcome
+    }
+
+    fn evaluate_read(&self, source: &dyn SourceFiles) -> Outcome {
         let compiled = match compile::compile(self) {
             Ok(compiled) => compiled,
             Err(e) => {
@@ -284,6 +309,18 @@ impl Signature {
         } else {
             Outcome::Present { hits }
         }
+    }
+}
+
+/// Files already read, served again without a second read.
+struct Read<'a>(Vec<(&'a str, Result<Option<String>, String>)>);
+
+impl SourceFiles for Read<'_> {
+    fn read(&self, path: &str) -> Result<Option<String>, String> {
+        self.0
+            .iter()
+            .find(|(f, _)| *f == path)
+            .map_or(Ok(None), |(_, r)| r.clone())
     }
 }
 
