@@ -228,7 +228,10 @@ mod tests {
         assert_eq!(FailOn::Critical.threshold(), Some(Severity::Critical));
         assert_eq!(FailOn::Never.threshold(), None);
         let g = Gate::new(FailOn::High, None);
-        assert_eq!((g.affected, g.unknown), (Some(Severity::High), Some(Severity::High)));
+        assert_eq!(
+            (g.affected, g.unknown),
+            (Some(Severity::High), Some(Severity::High))
+        );
         let g = Gate::new(FailOn::High, Some(FailOn::Never));
         assert_eq!((g.affected, g.unknown), (Some(Severity::High), None));
     }
@@ -237,7 +240,11 @@ mod tests {
     fn scan_affected_outranks_unknown_outranks_clean() {
         let affected = finding(FA4, Status::Affected, Severity::High);
         let unknown = finding("PINPROBE-2026-0002", Status::Unknown, Severity::High);
-        let clean = finding("PINPROBE-2026-0003", Status::NotAffected, Severity::Critical);
+        let clean = finding(
+            "PINPROBE-2026-0003",
+            Status::NotAffected,
+            Severity::Critical,
+        );
         let all = report(vec![clean.clone(), unknown.clone(), affected.clone()]);
         assert_eq!(for_scan(&all, LOW, false), Exit::Findings);
         let undecided = report(vec![clean.clone(), unknown]);
@@ -246,34 +253,65 @@ mod tests {
         assert_eq!(for_scan(&report(Vec::new()), LOW, false), Exit::Clean);
         // An unknown finding never counts as affected, nor an affected one as unknown.
         let only_affected = report(vec![affected]);
-        assert_eq!(for_scan(&only_affected, gate(FailOn::Never, FailOn::Low), false), Exit::Clean);
+        assert_eq!(
+            for_scan(&only_affected, gate(FailOn::Never, FailOn::Low), false),
+            Exit::Clean
+        );
     }
 
     #[test]
     fn scan_thresholds_are_inclusive_and_separate() {
         let high = report(vec![finding(FA4, Status::Affected, Severity::High)]);
-        assert_eq!(for_scan(&high, gate(FailOn::High, FailOn::Never), false), Exit::Findings);
-        assert_eq!(for_scan(&high, gate(FailOn::Medium, FailOn::Never), false), Exit::Findings);
-        assert_eq!(for_scan(&high, gate(FailOn::Critical, FailOn::Low), false), Exit::Clean);
+        assert_eq!(
+            for_scan(&high, gate(FailOn::High, FailOn::Never), false),
+            Exit::Findings
+        );
+        assert_eq!(
+            for_scan(&high, gate(FailOn::Medium, FailOn::Never), false),
+            Exit::Findings
+        );
+        assert_eq!(
+            for_scan(&high, gate(FailOn::Critical, FailOn::Low), false),
+            Exit::Clean
+        );
         let unknown = report(vec![finding(FA4, Status::Unknown, Severity::Medium)]);
-        assert_eq!(for_scan(&unknown, gate(FailOn::Low, FailOn::Medium), false), Exit::Undecided);
-        assert_eq!(for_scan(&unknown, gate(FailOn::Low, FailOn::High), false), Exit::Clean);
-        assert_eq!(for_scan(&unknown, gate(FailOn::Low, FailOn::Never), false), Exit::Clean);
+        assert_eq!(
+            for_scan(&unknown, gate(FailOn::Low, FailOn::Medium), false),
+            Exit::Undecided
+        );
+        assert_eq!(
+            for_scan(&unknown, gate(FailOn::Low, FailOn::High), false),
+            Exit::Clean
+        );
+        assert_eq!(
+            for_scan(&unknown, gate(FailOn::Low, FailOn::Never), false),
+            Exit::Clean
+        );
     }
 
     #[test]
     fn scan_leaves_out_suppressed_findings() {
         let mut affected = finding(FA4, Status::Affected, Severity::Critical);
         affected.suppressed = Some(suppression());
-        assert_eq!(for_scan(&report(vec![affected.clone()]), LOW, false), Exit::Clean);
+        assert_eq!(
+            for_scan(&report(vec![affected.clone()]), LOW, false),
+            Exit::Clean
+        );
         let mut unknown = finding(FA4, Status::Unknown, Severity::Critical);
         unknown.suppressed = Some(suppression());
-        assert_eq!(for_scan(&report(vec![affected, unknown]), LOW, false), Exit::Clean);
+        assert_eq!(
+            for_scan(&report(vec![affected, unknown]), LOW, false),
+            Exit::Clean
+        );
     }
 
     #[test]
     fn scan_counts_hygiene_only_when_asked() {
-        let hygiene = report(vec![finding("hygiene/tag-pin", Status::Affected, Severity::High)]);
+        let hygiene = report(vec![finding(
+            "hygiene/tag-pin",
+            Status::Affected,
+            Severity::High,
+        )]);
         assert_eq!(for_scan(&hygiene, LOW, false), Exit::Clean);
         assert_eq!(for_scan(&hygiene, LOW, true), Exit::Findings);
         // A real rule counts whatever `hygiene_fails` says.
@@ -287,7 +325,10 @@ mod tests {
         let mut r = report(Vec::new());
         r.targets[0].undecided = Some("no pin found".to_string());
         assert_eq!(for_scan(&r, LOW, false), Exit::Undecided);
-        assert_eq!(for_scan(&r, gate(FailOn::Low, FailOn::Never), false), Exit::Clean);
+        assert_eq!(
+            for_scan(&r, gate(FailOn::Low, FailOn::Never), false),
+            Exit::Clean
+        );
         r.targets[0].findings = vec![finding(FA4, Status::Affected, Severity::High)];
         assert_eq!(for_scan(&r, LOW, false), Exit::Findings);
     }
@@ -335,13 +376,25 @@ mod tests {
     #[test]
     fn diff_fails_on_what_the_bump_introduces() {
         let introduced = change(ChangeKind::Introduced, Status::Affected, true);
-        assert_eq!(for_diff(&review(vec![introduced.clone()]), LOW), Exit::Findings);
+        assert_eq!(
+            for_diff(&review(vec![introduced.clone()]), LOW),
+            Exit::Findings
+        );
         let high = gate(FailOn::High, FailOn::High);
-        assert_eq!(for_diff(&review(vec![introduced.clone()]), high), Exit::Findings);
+        assert_eq!(
+            for_diff(&review(vec![introduced.clone()]), high),
+            Exit::Findings
+        );
         let critical = gate(FailOn::Critical, FailOn::Never);
-        assert_eq!(for_diff(&review(vec![introduced.clone()]), critical), Exit::Clean);
+        assert_eq!(
+            for_diff(&review(vec![introduced.clone()]), critical),
+            Exit::Clean
+        );
         let never = gate(FailOn::Never, FailOn::Never);
-        assert_eq!(for_diff(&review(vec![introduced.clone()]), never), Exit::Clean);
+        assert_eq!(
+            for_diff(&review(vec![introduced.clone()]), never),
+            Exit::Clean
+        );
         let mut suppressed = introduced;
         suppressed.suppressed = Some(suppression());
         assert_eq!(for_diff(&review(vec![suppressed]), LOW), Exit::Clean);
@@ -365,12 +418,21 @@ mod tests {
         let unmoved = change(ChangeKind::Unknown, Status::Unknown, false);
         assert_eq!(for_diff(&review(vec![unmoved]), LOW), Exit::Clean);
         let only_affected_gate = gate(FailOn::Low, FailOn::Never);
-        assert_eq!(for_diff(&review(vec![open.clone()]), only_affected_gate), Exit::Clean);
+        assert_eq!(
+            for_diff(&review(vec![open.clone()]), only_affected_gate),
+            Exit::Clean
+        );
         let critical_unknown = gate(FailOn::Low, FailOn::Critical);
-        assert_eq!(for_diff(&review(vec![open.clone()]), critical_unknown), Exit::Clean);
+        assert_eq!(
+            for_diff(&review(vec![open.clone()]), critical_unknown),
+            Exit::Clean
+        );
         // An introduced finding outranks an open unknown one.
         let introduced = change(ChangeKind::Introduced, Status::Affected, true);
-        assert_eq!(for_diff(&review(vec![open, introduced]), LOW), Exit::Findings);
+        assert_eq!(
+            for_diff(&review(vec![open, introduced]), LOW),
+            Exit::Findings
+        );
     }
 
     #[test]
@@ -403,7 +465,11 @@ mod tests {
     fn verify_and_vector_and_lint_codes() {
         assert_eq!(for_verify(Verdict::Scales), Exit::Clean);
         assert_eq!(for_verify(Verdict::Flat), Exit::Findings);
-        for v in [Verdict::Inconclusive, Verdict::Invalid, Verdict::Unsupported] {
+        for v in [
+            Verdict::Inconclusive,
+            Verdict::Invalid,
+            Verdict::Unsupported,
+        ] {
             assert_eq!(for_verify(v), Exit::Undecided);
         }
         assert_eq!(for_vectors(0), Exit::Clean);
