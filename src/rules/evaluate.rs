@@ -842,7 +842,7 @@ mod tests {
     /// c0 ── c1 (adds bug) ── c2 ── c3 (adds fix) ── c4
     ///  │                      ├── s0 ── s1 (cherry-pick of c3's change)
     ///  │                      └── q1 (c3's change, another message: the head of a PR squashed into c3)
-    ///  └── p1 (c1's change, another message: the head of a PR squashed into c1)
+    ///  └── p1 (c1's change, another message: the head of a PR squashed into c1) ── m (merged into c4)
     /// ```
     mod history {
         use super::super::*;
@@ -908,6 +908,19 @@ mod tests {
                 "p1",
                 add(d, "bug.txt", "bug\n", "bug, as its pull request had it"),
             );
+            git(d, &["checkout", "-q", "main"]);
+            git(
+                d,
+                &[
+                    "merge",
+                    "-q",
+                    "--no-ff",
+                    "-m",
+                    "m merges the bug PR",
+                    "bugpr",
+                ],
+            );
+            c.insert("m", git(d, &["rev-parse", "HEAD"]));
             let clone = Repo::open(d).expect("the built history opens");
             Built {
                 _tmp: tmp,
@@ -994,6 +1007,17 @@ mod tests {
             check(&b, &[("introduced", "c1"), ("limit", "c3")], &[
                 ("c0", N), ("c1", A), ("c2", A), ("c3", N), ("c4", N), ("s0", N), ("p1", N),
             ]);
+            // With one introduction, any fix in the pin's history closes it, even one on a
+            // branch that never had the bug (p1, merged at m).
+            #[rustfmt::skip]
+            check(&b, &[("introduced", "c1"), ("fixed", "p1")], &[
+                ("c2", A), ("c4", A), ("p1", N), ("m", N),
+            ]);
+            // A last_affected commit the clone lacks: ancestry cannot tell.
+            #[rustfmt::skip]
+            check(&b, &[("introduced", "c1"), ("last_affected", "1234567890123456789012345678901234567890")], &[
+                ("c0", N), ("c2", U),
+            ]);
             // Re-introduction: the fix closes only the introduction it follows.
             #[rustfmt::skip]
             check(&b, &[("introduced", "c1"), ("fixed", "c2"), ("introduced", "c3")], &[
@@ -1010,10 +1034,27 @@ mod tests {
             let detail = &f.evidence[0].detail;
             assert!(detail.contains("squash-merge"), "{detail}");
             assert!(detail.contains(&b.c["p1"][..12]), "names the pin: {detail}");
+            let f = evaluate(&r, &subject(&b.c["c2"], Some(&b.clone)), &registry());
+            assert_eq!(
+                f.evidence[0].detail,
+                format!(
+                    "pin {} contains introducing commit {} and no fix ({}) or cherry-pick of one",
+                    &b.c["c2"][..12],
+                    &b.c["c1"][..12],
+                    &b.c["c3"][..12]
+                )
+            );
             let f = evaluate(&r, &subject(&b.c["c4"], Some(&b.clone)), &registry());
-            let detail = &f.evidence[0].detail;
             assert_eq!(f.status, N);
-            assert!(detail.contains(&b.c["c3"][..12]), "names the fix: {detail}");
+            // The whole sentence: an entry without a `note` adds nothing to it.
+            assert_eq!(
+                f.evidence[0].detail,
+                format!(
+                    "fix {} is an ancestor of pin {}",
+                    &b.c["c3"][..12],
+                    &b.c["c4"][..12]
+                )
+            );
             // A pin the clone lacks: unknown, and no weaker evidence turns it clean.
             let missing = "1234567890123456789012345678901234567890";
             assert_eq!(status(&r, missing, Some(&b.clone)), U);
@@ -1029,6 +1070,13 @@ mod tests {
             );
             let f = evaluate(&r, &subject(&b.c["c2"], Some(&b.clone)), &registry());
             assert_eq!(f.status, U);
+            assert!(
+                !f.evidence[0]
+                    .detail
+                    .contains("introducing commit not known"),
+                "the note explains a decided answer only: {}",
+                f.evidence[0].detail
+            );
             let f = evaluate(&r, &subject(&b.c["c4"], Some(&b.clone)), &registry());
             assert_eq!((f.status, f.decided_by), (N, Some(EvidenceKind::Ancestry)));
             assert!(
@@ -1235,6 +1283,25 @@ mod tests {
             );
             assert_eq!(f.evidence[0].kind, EvidenceKind::Requirement);
             assert!(f.evidence[0].detail.contains("the code path"));
+            // Two conditions, the first holds and the second fails: the failing one is listed
+            // first, as the finding's reason.
+            let both = format!(
+                "{holds_from_c1}{}",
+                requires(&format!("            - introduced: \"{}\"\n", b.c["c4"]))
+                    .trim_start_matches("  requires:\n")
+            );
+            let r2 = rule(&[("introduced", &b.c["c1"])], "", &both);
+            let f = evaluate_with(&r2, &fa, &reg, &[vllm("c2")]);
+            assert_eq!(
+                (f.status, f.decided_by),
+                (N, Some(EvidenceKind::Requirement))
+            );
+            assert_eq!(
+                (f.evidence[0].kind, f.evidence[0].status),
+                (EvidenceKind::Requirement, N),
+                "{:?}",
+                f.evidence
+            );
             // The requirement fails on a clean pin: still not affected, by the pin's own evidence.
             let clean = subject(&b.c["c0"], Some(&b.clone));
             let f = evaluate_with(&r, &clean, &reg, &[vllm("c4")]);
