@@ -124,7 +124,11 @@ class FlashAttentionForwardSm90:
         return block_info
 "#
     );
-    let place = *u.choose(&["flash_fwd_sm90.py", "flash_fwd_sm90.py", "flash_fwd_hopper.py"])?;
+    let place = *u.choose(&[
+        "flash_fwd_sm90.py",
+        "flash_fwd_sm90.py",
+        "flash_fwd_hopper.py",
+    ])?;
     Ok((text, place))
 }
 
@@ -140,16 +144,24 @@ fn wheel(u: &mut Unstructured) -> Result<(Vec<u8>, String)> {
         ("vllm/__init__.py".into(), Vec::new()),
         (
             "vllm/_version.py".into(),
-            format!("__version__ = version = '{version}'\n__commit_id__ = commit_id = 'g0a1b2c3d4'\n")
-                .into_bytes(),
+            format!(
+                "__version__ = version = '{version}'\n__commit_id__ = commit_id = 'g0a1b2c3d4'\n"
+            )
+            .into_bytes(),
         ),
         ("vllm/vllm_flash_attn/__init__.py".into(), Vec::new()),
         (format!("{CUTE}/__init__.py"), Vec::new()),
-        (format!("{CUTE}/block_info.py"), BLOCK_INFO.as_bytes().to_vec()),
+        (
+            format!("{CUTE}/block_info.py"),
+            BLOCK_INFO.as_bytes().to_vec(),
+        ),
         (format!("{CUTE}/{place}"), sm90_text.clone().into_bytes()),
     ];
     if u.arbitrary()? {
-        files.push((format!("{CUTE}/flash_fwd_sm100.py"), b"# SM100 passes num_splits=num_splits\n".to_vec()));
+        files.push((
+            format!("{CUTE}/flash_fwd_sm100.py"),
+            b"# SM100 passes num_splits=num_splits\n".to_vec(),
+        ));
     }
     let dist = format!("vllm-{version}.dist-info");
     files.push((
@@ -207,6 +219,11 @@ fuzz_target!(|data: &[u8]| {
     assert!(
         !fa4.is_empty() && !fa4.contains(&Status::NotAffected),
         "a wheel that ships the bug shape evaluates {fa4:?} for {FA4}:\n{described}\n{:#?}",
-        report.findings.iter().filter(|f| f.rule == FA4).map(|f| &f.evidence).collect::<Vec<_>>()
+        report
+            .findings
+            .iter()
+            .filter(|f| f.rule == FA4)
+            .map(|f| &f.evidence)
+            .collect::<Vec<_>>()
     );
 });

@@ -20,9 +20,24 @@ const REPOS: &[&str] = &[
 const COMPONENTS: &[&str] = &["flash-attention", "flashmla", "deepgemm"];
 const EVENTS: &[&str] = &["introduced", "fixed", "last_affected", "limit"];
 const TEXTS: &[&str] = &[
-    "plain", "with: colon", "# hash", "quote \" inside", "back\\slash", "tab\there",
-    "ünïcödé ✓", "  leading space", "trailing space  ", "- dash", "&anchor *alias", "{flow}",
-    "[list]", "yes", "null", "0x1F", "1e3", "",
+    "plain",
+    "with: colon",
+    "# hash",
+    "quote \" inside",
+    "back\\slash",
+    "tab\there",
+    "ünïcödé ✓",
+    "  leading space",
+    "trailing space  ",
+    "- dash",
+    "&anchor *alias",
+    "{flow}",
+    "[list]",
+    "yes",
+    "null",
+    "0x1F",
+    "1e3",
+    "",
 ];
 
 fn sha(u: &mut Unstructured) -> Result<String> {
@@ -68,10 +83,18 @@ fn rule_text(u: &mut Unstructured) -> Result<String> {
     y.push_str("affected:\n");
     let which = u.choose_index(REPOS.len())?;
     y.push_str("  - package:\n      ecosystem: GIT\n      name: x\n    ranges:\n");
-    let _ = writeln!(y, "      - type: GIT\n        repo: {}\n        events:", REPOS[which]);
+    let _ = writeln!(
+        y,
+        "      - type: GIT\n        repo: {}\n        events:",
+        REPOS[which]
+    );
     let n = u.int_in_range(1..=5u8)?;
     for i in 0..n {
-        let kind = if i == 0 { "introduced" } else { *u.choose(EVENTS)? };
+        let kind = if i == 0 {
+            "introduced"
+        } else {
+            *u.choose(EVENTS)?
+        };
         let value = if kind == "introduced" && u.ratio(1, 3)? {
             "0".to_string()
         } else {
@@ -79,14 +102,23 @@ fn rule_text(u: &mut Unstructured) -> Result<String> {
         };
         let _ = writeln!(y, "          - {kind}: \"{value}\"");
     }
-    let _ = writeln!(y, "    database_specific:\n      component: {}", COMPONENTS[which]);
+    let _ = writeln!(
+        y,
+        "    database_specific:\n      component: {}",
+        COMPONENTS[which]
+    );
     if u.arbitrary()? {
         y.push_str("      introduced_unknown: true\n");
     }
     if u.arbitrary()? {
         y.push_str("      known_affected_pins:\n");
         for _ in 0..u.int_in_range(1..=3u8)? {
-            let _ = writeln!(y, "        - commit: {}\n          note: {}", sha(u)?, quoted(&text(u)?));
+            let _ = writeln!(
+                y,
+                "        - commit: {}\n          note: {}",
+                sha(u)?,
+                quoted(&text(u)?)
+            );
         }
     }
     if u.arbitrary()? {
@@ -94,7 +126,12 @@ fn rule_text(u: &mut Unstructured) -> Result<String> {
     }
     if u.arbitrary()? {
         let v = |u: &mut Unstructured| -> Result<String> {
-            Ok(format!("{}.{}.{}", u.int_in_range(0..=1u8)?, u.int_in_range(0..=40u8)?, u.int_in_range(0..=9u8)?))
+            Ok(format!(
+                "{}.{}.{}",
+                u.int_in_range(0..=1u8)?,
+                u.int_in_range(0..=40u8)?,
+                u.int_in_range(0..=9u8)?
+            ))
         };
         let _ = writeln!(
             y,
@@ -113,7 +150,12 @@ fn rule_text(u: &mut Unstructured) -> Result<String> {
         y.push_str("  arch: [sm90, sm100]\n");
     }
     if u.arbitrary()? {
-        let _ = writeln!(y, "  symptoms: {}\n  workaround: {}", quoted(&text(u)?), quoted(&text(u)?));
+        let _ = writeln!(
+            y,
+            "  symptoms: {}\n  workaround: {}",
+            quoted(&text(u)?),
+            quoted(&text(u)?)
+        );
     }
     if u.arbitrary()? {
         let _ = writeln!(
@@ -135,7 +177,12 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let yaml = serde_saphyr::to_string(&rule).expect("a parsed rule serialises");
-    let again = pinprobe::rules::load::parse("fuzz.yaml", &yaml, &db.registry)
-        .unwrap_or_else(|e| panic!("the serialised rule does not parse: {e:?}\n{text}\n---\n{yaml}"));
-    assert_eq!(rule, again, "the round trip changed the rule:\n{text}\n---\n{yaml}");
+    let again =
+        pinprobe::rules::load::parse("fuzz.yaml", &yaml, &db.registry).unwrap_or_else(|e| {
+            panic!("the serialised rule does not parse: {e:?}\n{text}\n---\n{yaml}")
+        });
+    assert_eq!(
+        rule, again,
+        "the round trip changed the rule:\n{text}\n---\n{yaml}"
+    );
 });
