@@ -152,3 +152,329 @@ pub fn for_lint(problems: usize) -> Exit {
         Exit::Error
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! Every branch of the mapping from outcomes to exit codes, on reports built here: a gate
+    //! that lets an affected finding through, or fails a clean one, is a false clean (or a
+    //! false alarm) in every CI that runs pinprobe.
+    use super::*;
+    use crate::model::{
+        Change, ChangeKind, Counts, EditKind, Finding, PolicyEdit, PolicyEditKind, Report, Review,
+        Side, Status, Suppression, TargetReport,
+    };
+    use crate::verify::stats::Verdict;
+
+    const FA4: &str = "PINPROBE-2026-0001";
+
+    fn finding(rule: &str, status: Status, severity: Severity) -> Finding {
+        Finding {
+            rule: rule.to_string(),
+            status,
+            severity,
+            summary: String::new(),
+            component: "flash-attention".to_string(),
+            decided_by: None,
+            evidence: Vec::new(),
+            location: None,
+            suppressed: None,
+        }
+    }
+
+    fn suppression() -> Suppression {
+        Suppression {
+            reason: "accepted".to_string(),
+            expires: "2099-01-01".to_string(),
+            entry: ".pinprobe.yaml:3".to_string(),
+        }
+    }
+
+    fn report(findings: Vec<Finding>) -> Report {
+        let mut target = TargetReport::new("tree".to_string(), "directory");
+        target.findings = findings;
+        Report::new(String::new(), vec![target])
+    }
+
+    fn gate(affected: FailOn, unknown: FailOn) -> Gate {
+        Gate::new(affected, Some(unknown))
+    }
+
+    const LOW: Gate = Gate {
+        affected: Some(Severity::Low),
+        unknown: Some(Severity::Low),
+    };
+
+    #[test]
+    fn codes_are_the_contracts() {
+        let codes: Vec<i32> = [
+            Exit::Clean,
+            Exit::Findings,
+            Exit::Error,
+            Exit::Undecided,
+            Exit::NoGpu,
+        ]
+        .into_iter()
+        .map(Exit::code)
+        .collect();
+        assert_eq!(codes, [0, 1, 2, 3, 4]);
+        assert_eq!(NO_GPU.code(), 4);
+    }
+
+    #[test]
+    fn fail_on_thresholds() {
+        assert_eq!(FailOn::Low.threshold(), Some(Severity::Low));
+        assert_eq!(FailOn::Medium.threshold(), Some(Severity::Medium));
+        assert_eq!(FailOn::High.threshold(), Some(Severity::High));
+        assert_eq!(FailOn::Critical.threshold(), Some(Severity::Critical));
+        assert_eq!(FailOn::Never.threshold(), None);
+        let g = Gate::new(FailOn::High, None);
+        assert_eq!(
+            (g.affected, g.unknown),
+            (Some(Severity::High), Some(Severity::High))
+        );
+        let g = Gate::new(FailOn::High, Some(FailOn::Never));
+        assert_eq!((g.affected, g.unknown), (Some(Severity::High), None));
+    }
+
+    #[test]
+    fn scan_affected_outranks_unknown_outranks_clean() {
+        let affected = finding(FA4, Status::Affected, Severity::High);
+        let unknown = finding("PINPROBE-2026-0002", Status::Unknown, Severity::High);
+        let clean = finding(
+            "PINPROBE-2026-0003",
+            Status::NotAffected,
+            Severity::Critical,
+        );
+        let all = report(vec![clean.clone(), unknown.clone(), affected.clone()]);
+        assert_eq!(for_scan(&all, LOW, false), Exit::Findings);
+        let undecided = report(vec![clean.clone(), unknown]);
+        assert_eq!(for_scan(&undecided, LOW, false), Exit::Undecided);
+        assert_eq!(for_scan(&report(vec![clean]), LOW, false), Exit::Clean);
+        assert_eq!(for_scan(&report(Vec::new()), LOW, false), Exit::Clean);
+        // An unknown finding never counts as affected, nor an affected one as unknown.
+        let only_affected = report(vec![affected]);
+        assert_eq!(
+            for_scan(&only_affected, gate(FailOn::Never, FailOn::Low), false),
+            Exit::Clean
+        );
+    }
+
+    #[test]
+    fn scan_thresholds_are_inclusive_and_separate() {
+        let high = report(vec![finding(FA4, Status::Affected, Severity::High)]);
+        assert_eq!(
+            for_scan(&high, gate(FailOn::High, FailOn::Never), false),
+            Exit::Findings
+        );
+        assert_eq!(
+            for_scan(&high, gate(FailOn::Medium, FailOn::Never), false),
+            Exit::Findings
+        );
+        assert_eq!(
+            for_scan(&high, gate(FailOn::Critical, FailOn::Low), false),
+            Exit::Clean
+        );
+        let unknown = report(vec![finding(FA4, Status::Unknown, Severity::Medium)]);
+        assert_eq!(
+            for_scan(&unknown, gate(FailOn::Low, FailOn::Medium), false),
+            Exit::Undecided
+        );
+        assert_eq!(
+            for_scan(&unknown, gate(FailOn::Low, FailOn::High), false),
+            Exit::Clean
+        );
+        assert_eq!(
+            for_scan(&unknown, gate(FailOn::Low, FailOn::Never), false),
+            Exit::Clean
+        );
+    }
+
+    #[test]
+    fn scan_leaves_out_suppressed_findings() {
+        let mut affected = finding(FA4, Status::Affected, Severity::Critical);
+        affected.suppressed = Some(suppression());
+        assert_eq!(
+            for_scan(&report(vec![affected.clone()]), LOW, false),
+            Exit::Clean
+        );
+        let mut unknown = finding(FA4, Status::Unknown, Severity::Critical);
+        unknown.suppressed = Some(suppression());
+        assert_eq!(
+            for_scan(&report(vec![affected, unknown]), LOW, false),
+            Exit::Clean
+        );
+    }
+
+    #[test]
+    fn scan_counts_hygiene_only_when_asked() {
+        let hygiene = report(vec![finding(
+            "hygiene/tag-pin",
+            Status::Affected,
+            Severity::High,
+        )]);
+        assert_eq!(for_scan(&hygiene, LOW, false), Exit::Clean);
+        assert_eq!(for_scan(&hygiene, LOW, true), Exit::Findings);
+        // A real rule counts whatever `hygiene_fails` says.
+        let rule = report(vec![finding(FA4, Status::Affected, Severity::High)]);
+        assert_eq!(for_scan(&rule, LOW, false), Exit::Findings);
+        assert_eq!(for_scan(&rule, LOW, true), Exit::Findings);
+    }
+
+    #[test]
+    fn scan_of_an_undecided_target_fails_closed_unless_unknown_is_never() {
+        let mut r = report(Vec::new());
+        r.targets[0].undecided = Some("no pin found".to_string());
+        assert_eq!(for_scan(&r, LOW, false), Exit::Undecided);
+        assert_eq!(
+            for_scan(&r, gate(FailOn::Low, FailOn::Never), false),
+            Exit::Clean
+        );
+        r.targets[0].findings = vec![finding(FA4, Status::Affected, Severity::High)];
+        assert_eq!(for_scan(&r, LOW, false), Exit::Findings);
+    }
+
+    fn change(kind: ChangeKind, status: Status, pin_changed: bool) -> Change {
+        Change {
+            change: kind,
+            rule: FA4.to_string(),
+            component: "flash-attention".to_string(),
+            status,
+            base_status: None,
+            severity: Severity::High,
+            summary: String::new(),
+            decided_by: None,
+            evidence: Vec::new(),
+            location: None,
+            suppressed: None,
+            pin_changed,
+        }
+    }
+
+    fn review(changes: Vec<Change>) -> Review {
+        let side = |rev: &str| Side {
+            rev: rev.to_string(),
+            target: ".".to_string(),
+        };
+        Review {
+            schema: 1,
+            tool: Report::new(String::new(), Vec::new()).tool,
+            rules_digest: String::new(),
+            rules_date: None,
+            base: side("BASE"),
+            head: side("HEAD"),
+            counts: Counts::default(),
+            pins: Vec::new(),
+            changes,
+            policy_edits: Vec::new(),
+            suggestions: Vec::new(),
+            undecided: None,
+            warnings: Vec::new(),
+            head_report: TargetReport::new(".".to_string(), "directory"),
+        }
+    }
+
+    #[test]
+    fn diff_fails_on_what_the_bump_introduces() {
+        let introduced = change(ChangeKind::Introduced, Status::Affected, true);
+        assert_eq!(
+            for_diff(&review(vec![introduced.clone()]), LOW),
+            Exit::Findings
+        );
+        let high = gate(FailOn::High, FailOn::High);
+        assert_eq!(
+            for_diff(&review(vec![introduced.clone()]), high),
+            Exit::Findings
+        );
+        let critical = gate(FailOn::Critical, FailOn::Never);
+        assert_eq!(
+            for_diff(&review(vec![introduced.clone()]), critical),
+            Exit::Clean
+        );
+        let never = gate(FailOn::Never, FailOn::Never);
+        assert_eq!(
+            for_diff(&review(vec![introduced.clone()]), never),
+            Exit::Clean
+        );
+        let mut suppressed = introduced;
+        suppressed.suppressed = Some(suppression());
+        assert_eq!(for_diff(&review(vec![suppressed]), LOW), Exit::Clean);
+        // Kept and fixed findings are not the bump's doing.
+        let kept = change(ChangeKind::Kept, Status::Affected, true);
+        let fixed = change(ChangeKind::Fixed, Status::NotAffected, true);
+        assert_eq!(for_diff(&review(vec![kept, fixed]), LOW), Exit::Clean);
+    }
+
+    #[test]
+    fn diff_unknown_counts_only_when_open_on_a_moved_pin() {
+        let open = change(ChangeKind::Unknown, Status::Unknown, true);
+        assert_eq!(for_diff(&review(vec![open.clone()]), LOW), Exit::Undecided);
+        // Unknown at BASE, affected at HEAD: still open.
+        let affected = change(ChangeKind::Unknown, Status::Affected, true);
+        assert_eq!(for_diff(&review(vec![affected]), LOW), Exit::Undecided);
+        // Decided clean at HEAD: the bump leaves nothing open.
+        let closed = change(ChangeKind::Unknown, Status::NotAffected, true);
+        assert_eq!(for_diff(&review(vec![closed]), LOW), Exit::Clean);
+        // The pin did not move: not the bump's doing.
+        let unmoved = change(ChangeKind::Unknown, Status::Unknown, false);
+        assert_eq!(for_diff(&review(vec![unmoved]), LOW), Exit::Clean);
+        let only_affected_gate = gate(FailOn::Low, FailOn::Never);
+        assert_eq!(
+            for_diff(&review(vec![open.clone()]), only_affected_gate),
+            Exit::Clean
+        );
+        let critical_unknown = gate(FailOn::Low, FailOn::Critical);
+        assert_eq!(
+            for_diff(&review(vec![open.clone()]), critical_unknown),
+            Exit::Clean
+        );
+        // An introduced finding outranks an open unknown one.
+        let introduced = change(ChangeKind::Introduced, Status::Affected, true);
+        assert_eq!(
+            for_diff(&review(vec![open, introduced]), LOW),
+            Exit::Findings
+        );
+    }
+
+    #[test]
+    fn diff_of_a_head_that_pins_nothing_fails_closed() {
+        let mut r = review(Vec::new());
+        r.undecided = Some("HEAD pins nothing".to_string());
+        assert_eq!(for_diff(&r, LOW), Exit::Undecided);
+        assert_eq!(for_diff(&r, gate(FailOn::Low, FailOn::Never)), Exit::Clean);
+    }
+
+    #[test]
+    fn diff_fails_on_a_policy_edit_without_leave() {
+        let edit = |allowed| PolicyEdit {
+            kind: PolicyEditKind::IgnoreEntry,
+            edit: EditKind::Added,
+            rule: FA4.to_string(),
+            at: ".pinprobe.yaml:3".to_string(),
+            matches: Some(1),
+            allowed,
+        };
+        let mut r = review(Vec::new());
+        r.policy_edits = vec![edit(false)];
+        assert_eq!(for_diff(&r, LOW), Exit::Findings);
+        assert_eq!(for_diff(&r, gate(FailOn::Never, FailOn::Low)), Exit::Clean);
+        r.policy_edits = vec![edit(true)];
+        assert_eq!(for_diff(&r, LOW), Exit::Clean);
+    }
+
+    #[test]
+    fn verify_and_vector_and_lint_codes() {
+        assert_eq!(for_verify(Verdict::Scales), Exit::Clean);
+        assert_eq!(for_verify(Verdict::Flat), Exit::Findings);
+        for v in [
+            Verdict::Inconclusive,
+            Verdict::Invalid,
+            Verdict::Unsupported,
+        ] {
+            assert_eq!(for_verify(v), Exit::Undecided);
+        }
+        assert_eq!(for_vectors(0), Exit::Clean);
+        assert_eq!(for_vectors(2), Exit::Findings);
+        assert_eq!(for_lint(0), Exit::Clean);
+        assert_eq!(for_lint(1), Exit::Error);
+    }
+}

@@ -879,4 +879,503 @@ mod tests {
             (Unknown, None)
         );
     }
+
+    /// OSV GIT semantics, the evidence kinds and `requires` on one real git history built here
+    /// with `git`. Every expectation comes from how the history is built (which commit adds
+    /// which change), never from a rule file:
+    ///
+    /// ```text
+    /// c0 ── c1 (adds bug) ── c2 ── c3 (adds fix) ── c4
+    ///  │                      ├── s0 ── s1 (cherry-pick of c3's change)
+    ///  │                      └── q1 (c3's change, another message: the head of a PR squashed into c3)
+    ///  └── p1 (c1's change, another message: the head of a PR squashed into c1) ── m (merged into c4)
+    /// ```
+    mod history {
+        use super::super::*;
+        use crate::rules::load::{load, parse};
+        use std::collections::BTreeMap;
+        use std::path::Path;
+        use std::process::Command;
+
+        const REPO: &str = "https://github.com/vllm-project/flash-attention";
+
+        fn git(dir: &Path, args: &[&str]) -> String {
+            let out = Command::new("git")
+                .args(args)
+                .current_dir(dir)
+                .env("GIT_AUTHOR_NAME", "Test")
+                .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
+                .env("GIT_COMMITTER_NAME", "Test")
+                .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
+                .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
+                .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("HOME", dir)
+                .output()
+                .expect("git runs (a test prerequisite)");
+            assert!(out.status.success(), "git {args:?}: {out:?}");
+            String::from_utf8_lossy(&out.stdout).trim().to_string()
+        }
+
+        fn add(dir: &Path, file: &str, text: &str, message: &str) -> String {
+            std::fs::write(dir.join(file), text).expect("write");
+            git(dir, &["add", "-A"]);
+            git(dir, &["commit", "-q", "-m", message]);
+            git(dir, &["rev-parse", "HEAD"])
+        }
+
+        struct Built {
+            _tmp: tempfile::TempDir,
+            clone: Repo,
+            c: BTreeMap<&'static str, String>,
+        }
+
+        fn build() -> Built {
+            let tmp = tempfile::tempdir().expect("tempdir");
+            let d = tmp.path();
+            git(d, &["init", "-q", "-b", "main"]);
+            let mut c = BTreeMap::new();
+            c.insert("c0", add(d, "base.txt", "base\n", "c0"));
+            c.insert("c1", add(d, "bug.txt", "bug\n", "c1 introduces the bug"));
+            c.insert("c2", add(d, "other.txt", "other\n", "c2"));
+            c.insert("c3", add(d, "fix.txt", "fix\n", "c3 fixes the bug"));
+            c.insert("c4", add(d, "after.txt", "after\n", "c4"));
+            git(d, &["checkout", "-q", "-b", "side", &c["c2"]]);
+            c.insert("s0", add(d, "side.txt", "side\n", "s0"));
+            git(d, &["cherry-pick", "-x", &c["c3"]]);
+            c.insert("s1", git(d, &["rev-parse", "HEAD"]));
+            git(d, &["checkout", "-q", "-b", "fixpr", &c["c2"]]);
+            c.insert(
+                "q1",
+                add(d, "fix.txt", "fix\n", "fix, as its pull request had it"),
+            );
+            git(d, &["checkout", "-q", "-b", "bugpr", &c["c0"]]);
+            c.insert(
+                "p1",
+                add(d, "bug.txt", "bug\n", "bug, as its pull request had it"),
+            );
+            git(d, &["checkout", "-q", "main"]);
+            git(
+                d,
+                &[
+                    "merge",
+                    "-q",
+                    "--no-ff",
+                    "-m",
+                    "m merges the bug PR",
+                    "bugpr",
+                ],
+            );
+            c.insert("m", git(d, &["rev-parse", "HEAD"]));
+            let clone = Repo::open(d).expect("the built history opens");
+            Built {
+                _tmp: tmp,
+                clone,
+                c,
+            }
+        }
+
+        fn registry() -> Registry {
+            load(None).expect("embedded rules load").0.registry
+        }
+
+        /// A rule whose one GIT range has `events` (kind, commit), and `extra` YAML appended
+        /// to its `database_specific` (indented 2).
+        fn rule(events: &[(&str, &str)], affected_specific: &str, extra: &str) -> Rule {
+            let events: String = events
+                .iter()
+                .map(|(k, v)| format!("          - {k}: \"{v}\"\n"))
+                .collect();
+            let text = format!(
+                "id: TEST-EVAL-1\nsummary: \"test rule\"\naffected:\n  - package:\n      ecosystem: GIT\n      name: flash-attention\n    ranges:\n      - type: GIT\n        repo: {REPO}\n        events:\n{events}    database_specific:\n      component: flash-attention\n{affected_specific}database_specific:\n  severity: high\n  kind: performance\n{extra}"
+            );
+            parse("TEST-EVAL-1.yaml", &text, &registry())
+                .unwrap_or_else(|e| panic!("test rule parses: {e:?}\n{text}"))
+        }
+
+        fn subject<'a>(commit: &str, clone: Option<&'a Repo>) -> Subject<'a> {
+            Subject {
+                component: "flash-attention",
+                commit: ObjectId::from_hex(commit.as_bytes()).ok(),
+                commit_unknown: None,
+                clone,
+                sources: None,
+                sources_label: "the pinned tree".to_string(),
+                packages: Vec::new(),
+                no_clone: None,
+                recorded: Vec::new(),
+                location: None,
+            }
+        }
+
+        fn status(rule: &Rule, commit: &str, clone: Option<&Repo>) -> Status {
+            evaluate(rule, &subject(commit, clone), &registry()).status
+        }
+
+        /// Every named commit's status under `events`, against the expected table.
+        fn check(b: &Built, events: &[(&str, &str)], want: &[(&str, Status)]) {
+            let events: Vec<(&str, &str)> = events
+                .iter()
+                .map(|(k, v)| (*k, b.c.get(v).map_or(*v, String::as_str)))
+                .collect();
+            let r = rule(&events, "", "");
+            let got: Vec<(&str, Status)> = want
+                .iter()
+                .map(|(name, _)| (*name, status(&r, &b.c[name], Some(&b.clone))))
+                .collect();
+            assert_eq!(got, want, "events {events:?}");
+        }
+
+        use Status::{Affected as A, NotAffected as N, Unknown as U};
+
+        #[test]
+        fn git_ranges_follow_osv_on_a_built_history() {
+            let b = build();
+            // introduced + fixed; a cherry-picked fix and the head of the squashed fix PR count
+            // as fixed; the head of the squashed bug PR carries the bug.
+            #[rustfmt::skip]
+            check(&b, &[("introduced", "c1"), ("fixed", "c3")], &[
+                ("c0", N), ("c1", A), ("c2", A), ("c3", N), ("c4", N),
+                ("s0", A), ("s1", N), ("q1", N), ("p1", A),
+            ]);
+            // The whole history from "0".
+            #[rustfmt::skip]
+            check(&b, &[("introduced", "0"), ("fixed", "c3")], &[
+                ("c0", A), ("c2", A), ("c3", N), ("s0", A), ("p1", A),
+            ]);
+            // last_affected: the commit itself is affected, everything after it is not.
+            #[rustfmt::skip]
+            check(&b, &[("introduced", "c1"), ("last_affected", "c2")], &[
+                ("c0", N), ("c1", A), ("c2", A), ("c3", N), ("c4", N), ("s0", N), ("p1", A),
+            ]);
+            // limit: only strict ancestors of the limit are affected.
+            #[rustfmt::skip]
+            check(&b, &[("introduced", "c1"), ("limit", "c3")], &[
+                ("c0", N), ("c1", A), ("c2", A), ("c3", N), ("c4", N), ("s0", N), ("p1", N),
+            ]);
+            // With one introduction, any fix in the pin's history closes it, even one on a
+            // branch that never had the bug (p1, merged at m).
+            #[rustfmt::skip]
+            check(&b, &[("introduced", "c1"), ("fixed", "p1")], &[
+                ("c2", A), ("c4", A), ("p1", N), ("m", N),
+            ]);
+            // A last_affected commit the clone lacks: ancestry cannot tell.
+            #[rustfmt::skip]
+            check(&b, &[("introduced", "c1"), ("last_affected", "1234567890123456789012345678901234567890")], &[
+                ("c0", N), ("c2", U),
+            ]);
+            // Re-introduction: the fix closes only the introduction it follows.
+            #[rustfmt::skip]
+            check(&b, &[("introduced", "c1"), ("fixed", "c2"), ("introduced", "c3")], &[
+                ("c0", N), ("c1", A), ("c2", N), ("c3", A), ("c4", A), ("s0", N),
+            ]);
+        }
+
+        #[test]
+        fn ancestry_evidence_says_why() {
+            let b = build();
+            let r = rule(&[("introduced", &b.c["c1"]), ("fixed", &b.c["c3"])], "", "");
+            let f = evaluate(&r, &subject(&b.c["p1"], Some(&b.clone)), &registry());
+            assert_eq!((f.status, f.decided_by), (A, Some(EvidenceKind::Ancestry)));
+            let detail = &f.evidence[0].detail;
+            assert!(detail.contains("squash-merge"), "{detail}");
+            assert!(detail.contains(&b.c["p1"][..12]), "names the pin: {detail}");
+            let f = evaluate(&r, &subject(&b.c["c2"], Some(&b.clone)), &registry());
+            assert_eq!(
+                f.evidence[0].detail,
+                format!(
+                    "pin {} contains introducing commit {} and no fix ({}) or cherry-pick of one",
+                    &b.c["c2"][..12],
+                    &b.c["c1"][..12],
+                    &b.c["c3"][..12]
+                )
+            );
+            let f = evaluate(&r, &subject(&b.c["c4"], Some(&b.clone)), &registry());
+            assert_eq!(f.status, N);
+            // The whole sentence: an entry without a `note` adds nothing to it.
+            assert_eq!(
+                f.evidence[0].detail,
+                format!(
+                    "fix {} is an ancestor of pin {}",
+                    &b.c["c3"][..12],
+                    &b.c["c4"][..12]
+                )
+            );
+            // A pin the clone lacks: unknown, and no weaker evidence turns it clean.
+            let missing = "1234567890123456789012345678901234567890";
+            assert_eq!(status(&r, missing, Some(&b.clone)), U);
+        }
+
+        #[test]
+        fn an_unknown_introduction_never_makes_ancestry_say_affected() {
+            let b = build();
+            let r = rule(
+                &[("introduced", "0"), ("fixed", &b.c["c3"])],
+                "      introduced_unknown: true\n      note: \"introducing commit not known\"\n",
+                "",
+            );
+            let f = evaluate(&r, &subject(&b.c["c2"], Some(&b.clone)), &registry());
+            assert_eq!(f.status, U);
+            assert!(
+                !f.evidence[0]
+                    .detail
+                    .contains("introducing commit not known"),
+                "the note explains a decided answer only: {}",
+                f.evidence[0].detail
+            );
+            let f = evaluate(&r, &subject(&b.c["c4"], Some(&b.clone)), &registry());
+            assert_eq!((f.status, f.decided_by), (N, Some(EvidenceKind::Ancestry)));
+            assert!(
+                f.evidence[0]
+                    .detail
+                    .contains("introducing commit not known")
+            );
+        }
+
+        #[test]
+        fn event_commits_decide_without_a_clone_unless_a_limit_could_exclude_them() {
+            let b = build();
+            let r = rule(&[("introduced", &b.c["c1"]), ("fixed", &b.c["c3"])], "", "");
+            let f = evaluate(&r, &subject(&b.c["c1"], None), &registry());
+            assert_eq!((f.status, f.decided_by), (A, Some(EvidenceKind::KnownPin)));
+            assert_eq!(status(&r, &b.c["c3"], None), N);
+            // Any other commit cannot be told without a clone.
+            assert_eq!(status(&r, &b.c["c2"], None), U);
+            assert_eq!(status(&r, &b.c["c1"].to_uppercase(), None), A);
+            let r = rule(
+                &[("introduced", &b.c["c1"]), ("last_affected", &b.c["c2"])],
+                "",
+                "",
+            );
+            assert_eq!(status(&r, &b.c["c2"], None), A);
+            let r = rule(&[("introduced", &b.c["c1"]), ("limit", &b.c["c3"])], "", "");
+            assert_eq!(status(&r, &b.c["c1"], None), U);
+            assert_eq!(status(&r, &b.c["c3"], None), N);
+            // With a clone holding the pin, ancestry decides (the limit excludes c3's children).
+            assert_eq!(status(&r, &b.c["c1"], Some(&b.clone)), A);
+        }
+
+        #[test]
+        fn known_pins_and_prefixes() {
+            let b = build();
+            let pins = format!(
+                "      known_affected_pins:\n        - commit: {}\n          note: \"a release\"\n      known_affected_prefixes:\n        - commit: \"{}\"\n",
+                b.c["s0"],
+                &b.c["q1"][..10]
+            );
+            // A range that says nothing about these pins ("introduced" at p1, on its own branch).
+            let r = rule(&[("introduced", &b.c["p1"])], &pins, "");
+            let f = evaluate(&r, &subject(&b.c["s0"], None), &registry());
+            assert_eq!((f.status, f.decided_by), (A, Some(EvidenceKind::KnownPin)));
+            assert!(f.evidence.iter().any(|e| e.detail.contains("a release")));
+            // A prefix counts only through a clone that resolves it to the pin.
+            assert_eq!(status(&r, &b.c["q1"], None), U);
+            let f = evaluate(&r, &subject(&b.c["q1"], Some(&b.clone)), &registry());
+            let known = f.evidence.iter().find(|e| e.kind == EvidenceKind::KnownPin);
+            assert_eq!(known.map(|e| e.status), Some(A), "{:?}", f.evidence);
+            // Ancestry says not affected (q1 does not contain p1): the two disagree.
+            assert_eq!(f.status, U);
+            // Another pin: the prefix gives no evidence; ancestry decides.
+            let f = evaluate(&r, &subject(&b.c["c4"], Some(&b.clone)), &registry());
+            assert!(f.evidence.iter().all(|e| e.kind != EvidenceKind::KnownPin));
+            assert_eq!(f.status, N);
+        }
+
+        #[test]
+        fn a_range_for_another_repository_does_not_apply() {
+            let b = build();
+            let r = rule(&[("introduced", &b.c["c1"])], "", "");
+            let reg = registry();
+            assert!(applies(&r, "flash-attention", &reg));
+            assert!(!applies(&r, "flashmla", &reg));
+            assert!(!applies(&r, "no-such-component", &reg));
+            // Evaluated on another component, the range gives no evidence: unknown, not clean.
+            let mut s = subject(&b.c["c1"], Some(&b.clone));
+            s.component = "flashmla";
+            let f = evaluate(&r, &s, &reg);
+            assert_eq!((f.status, f.evidence.len()), (U, 0));
+        }
+
+        #[test]
+        fn installed_versions_and_recorded_verdicts_are_evidence() {
+            let b = build();
+            let pypi = "  - package:\n      ecosystem: PyPI\n      name: vllm\n    ranges:\n      - type: ECOSYSTEM\n        events:\n          - introduced: \"0.30.0\"\n          - fixed: \"0.33.0\"\n";
+            let mut r = rule(&[("introduced", &b.c["c1"])], "", "");
+            let extra = parse(
+                "v.yaml",
+                &format!("id: TEST-EVAL-2\nsummary: \"t\"\naffected:\n{pypi}database_specific:\n  severity: high\n  kind: performance\n"),
+                &registry(),
+            )
+            .expect("version rule parses");
+            r.affected.extend(extra.affected);
+            let with = |version: &str, eco: &str| {
+                let mut s = subject(&b.c["c2"], None);
+                s.packages = vec![(eco.to_string(), "VLLM".to_string(), version.to_string())];
+                evaluate(&r, &s, &registry())
+            };
+            let f = with("0.31.0", "pypi");
+            assert_eq!(
+                (f.status, f.decided_by),
+                (A, Some(EvidenceKind::VersionRange))
+            );
+            let f = with("0.33.0", "PyPI");
+            assert_eq!(
+                (f.status, f.decided_by),
+                (N, Some(EvidenceKind::VersionRange))
+            );
+            assert_eq!(with("not a version", "PyPI").status, U);
+            // Another ecosystem's package of that name is no evidence.
+            assert_eq!(with("0.31.0", "npm").status, U);
+            // A recorded verdict for this rule counts; one for another rule does not.
+            let recorded = |id: &str, st: Status| {
+                let mut s = subject(&b.c["c2"], None);
+                s.recorded = vec![(
+                    id.to_string(),
+                    Evidence {
+                        kind: EvidenceKind::Recorded,
+                        status: st,
+                        detail: "ledger".to_string(),
+                        file: None,
+                        line: None,
+                    },
+                )];
+                evaluate(&r, &s, &registry())
+            };
+            let f = recorded("test-eval-1", A);
+            assert_eq!((f.status, f.decided_by), (A, Some(EvidenceKind::Recorded)));
+            assert_eq!(recorded("TEST-EVAL-9", A).status, U);
+        }
+
+        struct Mem(BTreeMap<&'static str, &'static str>);
+        impl SourceFiles for Mem {
+            fn read(&self, path: &str) -> Result<Option<String>, String> {
+                Ok(self.0.get(path).map(|t| t.to_string()))
+            }
+        }
+
+        #[test]
+        fn the_signature_decides_first_and_its_doubt_blocks_clean_answers() {
+            let b = build();
+            let sig = "  signature:\n    language: python\n    conditions:\n      - id: call-without-num-splits\n        file: m.py\n        exists: { text: BlockInfo }\n";
+            let r = rule(
+                &[("introduced", &b.c["c1"]), ("fixed", &b.c["c3"])],
+                "",
+                sig,
+            );
+            let on = |files: &Mem, pin: &str| {
+                let mut s = subject(&b.c[pin], Some(&b.clone));
+                s.sources = Some(files);
+                evaluate(&r, &s, &registry())
+            };
+            let buggy = Mem(BTreeMap::from([("m.py", "x = BlockInfo(1)\n")]));
+            let clean = Mem(BTreeMap::from([("m.py", "x = Other(1)\n")]));
+            let missing = Mem(BTreeMap::new());
+            // Ancestry says affected at c2 and not affected at c4; the stronger signature that
+            // sees the shape wins over ancestry's clean answer.
+            let f = on(&buggy, "c4");
+            assert_eq!((f.status, f.decided_by), (A, Some(EvidenceKind::Signature)));
+            let f = on(&buggy, "c2");
+            assert_eq!((f.status, f.decided_by), (A, Some(EvidenceKind::Signature)));
+            assert_eq!(f.evidence[0].file.as_deref(), Some("m.py"));
+            assert_eq!(f.evidence[0].line, Some(1));
+            let f = on(&clean, "c4");
+            assert_eq!((f.status, f.decided_by), (N, Some(EvidenceKind::Signature)));
+            // A clean signature against affected ancestry: they disagree.
+            let f = on(&clean, "c2");
+            assert_eq!((f.status, f.decided_by), (U, None), "disagreement");
+            // The file is gone: undecidable, and ancestry's clean answer does not take over.
+            let f = on(&missing, "c4");
+            assert_eq!(f.status, U, "{:?}", f.evidence);
+            assert_eq!(on(&missing, "c2").status, A);
+            // No sources at all: the signature takes no part; ancestry decides.
+            let f = evaluate(&r, &subject(&b.c["c4"], Some(&b.clone)), &registry());
+            assert_eq!((f.status, f.decided_by), (N, Some(EvidenceKind::Ancestry)));
+            assert!(
+                f.evidence
+                    .iter()
+                    .any(|e| e.kind == EvidenceKind::Signature && e.status == U)
+            );
+        }
+
+        #[test]
+        fn requires_gates_the_finding_on_another_components_pin() {
+            let b = build();
+            let requires = |events: &str| {
+                format!(
+                    "  requires:\n    - component: vllm\n      note: \"the code path\"\n      ranges:\n        - type: GIT\n          repo: https://github.com/vllm-project/vllm\n          events:\n{events}"
+                )
+            };
+            let holds_from_c1 = requires(&format!(
+                "            - introduced: \"{}\"\n            - fixed: \"{}\"\n",
+                b.c["c1"], b.c["c3"]
+            ));
+            let r = rule(&[("introduced", &b.c["c1"])], "", &holds_from_c1);
+            let vllm = |name: &str| OtherPin {
+                component: "vllm".to_string(),
+                commit: ObjectId::from_hex(b.c[name].as_bytes()).ok(),
+                commit_unknown: None,
+                clone: Some(&b.clone),
+            };
+            let fa = subject(&b.c["c2"], Some(&b.clone));
+            let reg = registry();
+            // The condition holds: the pin's verdict stands.
+            let f = evaluate_with(&r, &fa, &reg, &[vllm("c2")]);
+            assert_eq!((f.status, f.decided_by), (A, Some(EvidenceKind::Ancestry)));
+            // It does not hold: not affected, decided by the requirement, its evidence first.
+            let f = evaluate_with(&r, &fa, &reg, &[vllm("c4")]);
+            assert_eq!(
+                (f.status, f.decided_by),
+                (N, Some(EvidenceKind::Requirement))
+            );
+            assert_eq!(f.evidence[0].kind, EvidenceKind::Requirement);
+            assert!(f.evidence[0].detail.contains("the code path"));
+            // Two conditions, the first holds and the second fails: the failing one is listed
+            // first, as the finding's reason.
+            let both = format!(
+                "{holds_from_c1}{}",
+                requires(&format!("            - introduced: \"{}\"\n", b.c["c4"]))
+                    .trim_start_matches("  requires:\n")
+            );
+            let r2 = rule(&[("introduced", &b.c["c1"])], "", &both);
+            let f = evaluate_with(&r2, &fa, &reg, &[vllm("c2")]);
+            assert_eq!(
+                (f.status, f.decided_by),
+                (N, Some(EvidenceKind::Requirement))
+            );
+            assert_eq!(
+                (f.evidence[0].kind, f.evidence[0].status),
+                (EvidenceKind::Requirement, N),
+                "{:?}",
+                f.evidence
+            );
+            // The requirement fails on a clean pin: still not affected, by the pin's own evidence.
+            let clean = subject(&b.c["c0"], Some(&b.clone));
+            let f = evaluate_with(&r, &clean, &reg, &[vllm("c4")]);
+            assert_eq!((f.status, f.decided_by), (N, Some(EvidenceKind::Ancestry)));
+            assert_eq!(f.evidence[0].kind, EvidenceKind::Ancestry);
+            // Cannot be checked: at best unknown, never affected and never clean on that basis.
+            let f = evaluate_with(&r, &fa, &reg, &[]);
+            assert_eq!((f.status, f.decided_by), (U, None));
+            let mut unknown_rev = vllm("c2");
+            unknown_rev.commit = None;
+            unknown_rev.commit_unknown = Some("a plain directory has no revision".to_string());
+            let f = evaluate_with(&r, &fa, &reg, &[unknown_rev]);
+            assert_eq!(f.status, U);
+            assert!(
+                f.evidence
+                    .iter()
+                    .any(|e| e.detail.contains("plain directory"))
+            );
+            let f = evaluate_with(&r, &clean, &reg, &[]);
+            assert_eq!(f.status, N);
+            // The other pin is missing from the clone: unknown.
+            let mut absent = vllm("c2");
+            absent.commit = ObjectId::from_hex(b"1234567890123456789012345678901234567890").ok();
+            assert_eq!(evaluate_with(&r, &fa, &reg, &[absent]).status, U);
+            // Without a clone, the other pin equal to a range event still decides.
+            let mut at_event = vllm("c1");
+            at_event.clone = None;
+            assert_eq!(evaluate_with(&r, &fa, &reg, &[at_event]).status, A);
+        }
+    }
 }
