@@ -273,9 +273,9 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         // Signature outcomes by file content, shared with other runs.
         rules::signature::memo::use_store(crate::cache::Store::new(cache));
     }
-    let mut fetch = args
-        .fetching
-        .settings(cache_dir.clone(), args.ca_file.clone(), !args.output.quiet)?;
+    let mut fetch =
+        args.fetching
+            .settings(cache_dir.clone(), args.ca_file.clone(), !args.output.quiet)?;
     if let Some(settings) = &mut fetch {
         // The config file's mirrors come after the command line's, before git's own rewrites.
         let at = args.fetching.mirrors.len().min(settings.mirrors.len());
