@@ -1005,6 +1005,7 @@ mod tests {
                 no_clone: None,
                 recorded: Vec::new(),
                 location: None,
+                binaries: None,
             }
         }
 
