@@ -306,7 +306,7 @@ fn the_fork_that_merged_the_bug_with_its_revert_is_not_affected() {
 
 fn deepgemm_cmake(repo: &str, tag: &str) -> String {
     format!(
-        "include(FetchContent)\nFetchContent_Declare(\n  deepgemm\n  GIT_REPOSITORY {repo}\n  GIT_TAG {tag}\n  GIT_PROGRESS TRUE\n)\n"
+        "include(FetchContent)\nFetchContent_Declare(\n  deepgemm\n  GIT_REPOSITORY {repo}\n  GIT_TAG {tag}\n  GIT_PROGRESS TRUE\n)\nFetchContent_MakeAvailable(deepgemm)\n"
     )
 }
 
