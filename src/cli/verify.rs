@@ -237,31 +237,18 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     let devices = match &args.device {
         Devices::One(_) => None,
         Devices::List(list) => Some(list.clone()),
-        Devices::All => match verify::device_count() {
+        Devices::All => match measured(|_| verify::device_count())? {
             Ok(n) => Some((0..n).collect()),
-            Err(VerifyError::NoGpu(why)) => {
-                eprintln!("pinprobe: no usable GPU: {}", printable(&why.to_string()));
-                return Ok(exit::NO_GPU);
-            }
-            Err(e) => return Err(e).context("verify"),
+            Err(no_gpu) => return Ok(no_gpu),
         },
     };
     if let Some(devices) = devices {
         return run_host(&args, &opts, &devices, out);
     }
-    // Progress and the table carry text from the driver, the artifact and its harness: no
-    // control character of theirs reaches the terminal (JSON escapes its own).
-    let mut progress = PrintableWriter::new(std::io::stderr().lock());
-    let report = match verify::run(&opts, &mut progress) {
-        Ok(r) => r,
-        Err(VerifyError::NoGpu(why)) => {
-            drop(progress);
-            eprintln!("pinprobe: no usable GPU: {}", printable(&why.to_string()));
-            return Ok(exit::NO_GPU);
-        }
-        Err(e) => return Err(e).context("verify"),
+    let report = match measured(|progress| verify::run(&opts, progress))? {
+        Ok(report) => report,
+        Err(no_gpu) => return Ok(no_gpu),
     };
-    drop(progress);
     match args.format {
         Format::Table => render::render_table(&report, &mut PrintableWriter::new(&mut *out))?,
         Format::Json => render::render_json(&report, out)?,
@@ -274,6 +261,26 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     Ok(exit::for_verify(report.verdict))
 }
 
+/// Run `measure` with its progress on stderr. Progress and the table carry text from the
+/// driver, the artifact and its harness, so both go through [`PrintableWriter`]: no control
+/// character of theirs reaches the terminal (JSON escapes its own). No usable GPU is one line
+/// and [`exit::NO_GPU`] (the inner `Err`).
+fn measured<T>(
+    measure: impl FnOnce(&mut dyn Write) -> Result<T, VerifyError>,
+) -> anyhow::Result<Result<T, Exit>> {
+    let mut progress = PrintableWriter::new(std::io::stderr().lock());
+    let result = measure(&mut progress);
+    drop(progress);
+    match result {
+        Ok(value) => Ok(Ok(value)),
+        Err(VerifyError::NoGpu(why)) => {
+            eprintln!("pinprobe: no usable GPU: {}", printable(&why.to_string()));
+            Ok(Err(exit::NO_GPU))
+        }
+        Err(e) => Err(e).context("verify"),
+    }
+}
+
 /// `--device all` or a list: each GPU in turn, then the host's verdict.
 fn run_host(
     args: &Args,
@@ -281,17 +288,10 @@ fn run_host(
     devices: &[usize],
     out: &mut dyn Write,
 ) -> anyhow::Result<Exit> {
-    let mut progress = PrintableWriter::new(std::io::stderr().lock());
-    let host = match verify::run_host(opts, devices, &mut progress) {
-        Ok(r) => r,
-        Err(VerifyError::NoGpu(why)) => {
-            drop(progress);
-            eprintln!("pinprobe: no usable GPU: {}", printable(&why.to_string()));
-            return Ok(exit::NO_GPU);
-        }
-        Err(e) => return Err(e).context("verify"),
+    let host = match measured(|progress| verify::run_host(opts, devices, progress))? {
+        Ok(host) => host,
+        Err(no_gpu) => return Ok(no_gpu),
     };
-    drop(progress);
     match args.format {
         Format::Table => render::render_host_table(&host, &mut PrintableWriter::new(&mut *out))?,
         Format::Json => render::render_host_json(&host, out)?,
