@@ -734,15 +734,7 @@ impl<'m, 'v> Run<'m, 'v> {
         if !t.taint.is_empty() && self.summarizing > 0 {
             return Err(Stop::NeedsFork);
         }
-        let text: Vec<String> = inv
-            .args
-            .iter()
-            .map(|t| match t.quoting {
-                Quoting::Quoted => format!("\"{}\"", t.text),
-                _ => t.text.clone(),
-            })
-            .collect();
-        let what = format!("{}: {}({})", self.here(inv.line), inv.name, text.join(" "));
+        let what = self.condition_text(inv);
         Ok(self.decide(t, what))
     }
 

@@ -146,37 +146,9 @@ pub(super) fn expand(token: &Token, scope: &dyn Lookup) -> Result<Vec<Arg>, Expa
 
 /// CMake's list splitting: on `;` outside `[]` and not escaped, empty elements dropped.
 pub(super) fn split_list(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut depth = 0usize;
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' if chars.peek() == Some(&';') => {
-                cur.push('\\');
-                cur.push(';');
-                chars.next();
-            }
-            '[' => {
-                depth += 1;
-                cur.push(c);
-            }
-            ']' => {
-                depth = depth.saturating_sub(1);
-                cur.push(c);
-            }
-            ';' if depth == 0 => {
-                if !cur.is_empty() {
-                    out.push(std::mem::take(&mut cur));
-                }
-            }
-            _ => cur.push(c),
-        }
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
+    let mut items = list_items(text);
+    items.retain(|item| !item.is_empty());
+    items
 }
 
 /// Every element of a list value, empty ones kept (as `list()` sees them).
