@@ -370,6 +370,196 @@ releases:
         assert!(Ledger::parse("l.yaml", "schema: [").is_err());
     }
 
+    const PIN: &str = "1111111111111111111111111111111111111111";
+    const OTHER: &str = "2222222222222222222222222222222222222222";
+
+    /// A one-release ledger (vLLM 0.29.0) whose release block is `release` (YAML, indented as
+    /// a list item's fields).
+    fn ledger_with(release: &str) -> String {
+        format!(
+            "schema: 1\ngenerated_by: t\nsource: t\nextracted_with: t\nreleases:\n  - version: \"0.29.0\"\n{release}"
+        )
+    }
+
+    /// One flash-attention pin at `commit` in `configurations`, with `verdicts` (YAML).
+    fn fa_pin_yaml(commit: &str, configurations: &str, verdicts: &str) -> String {
+        let commit_field = if commit == "null" {
+            commit.to_string()
+        } else {
+            format!("\"{commit}\"")
+        };
+        format!(
+            r#"      - component: flash-attention
+        declared_name: vllm-flash-attn
+        command: FetchContent_Declare
+        repo: https://github.com/vllm-project/flash-attention.git
+        reference: "{commit}"
+        commit: {commit_field}
+        file: cmake/external_projects/vllm_flash_attn.cmake
+        line: 42
+        configurations: {configurations}
+        verdicts: {verdicts}
+"#
+        )
+    }
+
+    fn verdict_yaml(rule: &str, status: &str, first: &str) -> String {
+        format!(
+            "\n          - {{rule: {rule}, status: {status}, decided_by: signature, git_ancestry: unknown, clone: x, commits: [\"{first}\"]}}"
+        )
+    }
+
+    fn messages(text: &str) -> Vec<String> {
+        match Ledger::parse("l.yaml", text) {
+            Ok(_) => Vec::new(),
+            Err(problems) => problems.into_iter().map(|p| p.message).collect(),
+        }
+    }
+
+    /// `vllm_commit_full: true` promises a 40-hex commit: an abbreviation there is refused, a
+    /// full SHA is not.
+    #[test]
+    fn a_full_vllm_commit_must_be_a_full_sha() {
+        let pins = format!("    pins:\n{}", fa_pin_yaml(PIN, "[cuda]", "[]"));
+        let short = ledger_with(&format!(
+            "    vllm_commit: \"4bdc8a788\"\n    vllm_commit_full: true\n{pins}"
+        ));
+        let all = messages(&short);
+        assert!(
+            all.iter()
+                .any(|m| m.contains("vllm_commit `4bdc8a788` is not a SHA")),
+            "{all:?}"
+        );
+        let full = ledger_with(&format!(
+            "    vllm_commit: \"{OTHER}\"\n    vllm_commit_full: true\n{pins}"
+        ));
+        assert_eq!(messages(&full), Vec::<String>::new());
+        // Abbreviated and not promised full: accepted.
+        let abbreviated = ledger_with(&format!("    vllm_commit: \"4bdc8a788\"\n{pins}"));
+        assert_eq!(messages(&abbreviated), Vec::<String>::new());
+    }
+
+    /// A recorded verdict is about the pinned commit: one whose commit list starts with another
+    /// commit, or a verdict on a pin that is not a commit (a tag), is refused.
+    #[test]
+    fn a_recorded_verdict_must_name_the_pinned_commit_first() {
+        let wrong_first = ledger_with(&format!(
+            "    pins:\n{}",
+            fa_pin_yaml(
+                PIN,
+                "[cuda]",
+                &verdict_yaml("PINPROBE-2026-0001", "affected", OTHER)
+            )
+        ));
+        let all = messages(&wrong_first);
+        assert!(
+            all.iter()
+                .any(|m| m.contains("does not name the pinned commit first")),
+            "{all:?}"
+        );
+        let on_a_tag = ledger_with(&format!(
+            "    pins:\n{}",
+            fa_pin_yaml(
+                "null",
+                "[cuda]",
+                &verdict_yaml("PINPROBE-2026-0001", "affected", PIN)
+            )
+            .replace("reference: \"null\"", "reference: v2.7.0")
+        ));
+        let all = messages(&on_a_tag);
+        assert!(
+            all.iter()
+                .any(|m| m.contains("does not name the pinned commit first")),
+            "{all:?}"
+        );
+        // Control: the same verdict naming the pin first is accepted.
+        let right = ledger_with(&format!(
+            "    pins:\n{}",
+            fa_pin_yaml(
+                PIN,
+                "[cuda]",
+                &verdict_yaml("PINPROBE-2026-0001", "affected", PIN)
+            )
+        ));
+        assert_eq!(messages(&right), Vec::<String>::new());
+    }
+
+    /// A configuration fetches only the pins declared for it: a ROCm-only pin is not a CUDA
+    /// build's pin.
+    #[test]
+    fn pins_of_keeps_only_the_configuration_asked_for() {
+        let text = ledger_with(&format!(
+            "    pins:\n{}{}",
+            fa_pin_yaml(PIN, "[cuda]", "[]"),
+            fa_pin_yaml(OTHER, "[rocm]", "[]")
+        ));
+        let ledger = Ledger::parse("l.yaml", &text).expect("valid ledger");
+        let release = ledger.release("0.29.0").expect("0.29.0");
+        let commits = |configuration: &str| -> Vec<String> {
+            release
+                .pins_of("flash-attention", configuration)
+                .filter_map(|p| p.commit.clone())
+                .collect()
+        };
+        assert_eq!(commits("cuda"), vec![PIN.to_string()]);
+        assert_eq!(commits("rocm"), vec![OTHER.to_string()]);
+        assert!(commits("cpu").is_empty());
+        assert_eq!(release.pins_of("deepgemm", "cuda").count(), 0);
+    }
+
+    /// Fewer than 7 hex digits on either side identify no commit: neither a match nor a
+    /// mismatch. Seven are enough, whichever side is shorter.
+    #[test]
+    fn vllm_commit_needs_seven_digits_on_both_sides() {
+        let release = |commit: &str| {
+            let text = ledger_with(&format!(
+                "    vllm_commit: \"{commit}\"\n    pins:\n{}",
+                fa_pin_yaml(PIN, "[cuda]", "[]")
+            ));
+            Ledger::parse("l.yaml", &text)
+                .expect("valid ledger")
+                .releases
+                .remove(0)
+        };
+        let six = release("4bdc8a");
+        assert_eq!(six.is_vllm_commit("g4bdc8a788"), None);
+        assert_eq!(six.is_vllm_commit("4bdc8a7"), None);
+        let seven = release("4bdc8a7");
+        assert_eq!(seven.is_vllm_commit("g4bdc8a788"), Some(true));
+        assert_eq!(seven.is_vllm_commit("4BDC8A7"), Some(true));
+        assert_eq!(seven.is_vllm_commit("4bdc8a8"), Some(false));
+        assert_eq!(seven.is_vllm_commit("g4bdc8a"), None);
+    }
+
+    /// The verdict recorded for a rule is found by its id, in any case; a rule with none
+    /// recorded has none.
+    #[test]
+    fn recorded_finds_the_verdict_of_one_rule() {
+        let text = ledger_with(&format!(
+            "    pins:\n{}",
+            fa_pin_yaml(
+                PIN,
+                "[cuda]",
+                &format!(
+                    "{}{}",
+                    verdict_yaml("PINPROBE-2026-0001", "affected", PIN),
+                    verdict_yaml("PINPROBE-2026-0002", "not_affected", PIN)
+                )
+            )
+        ));
+        let ledger = Ledger::parse("l.yaml", &text).expect("valid ledger");
+        let pin = &ledger.releases[0].pins[0];
+        let found = pin
+            .recorded("pinprobe-2026-0001")
+            .map(|v| v.status.as_str());
+        assert_eq!(found, Some("affected"));
+        let found = pin
+            .recorded("PINPROBE-2026-0002")
+            .map(|v| v.status.as_str());
+        assert_eq!(found, Some("not_affected"));
+        assert!(pin.recorded("PINPROBE-2026-0003").is_none());
+    }
+
     #[test]
     fn vllm_commit_matches_abbreviations_either_way() {
         let ledger = builtin();

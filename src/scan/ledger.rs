@@ -251,6 +251,183 @@ mod tests {
         assert!(r.commit.is_none());
     }
 
+    const FA_REPO: &str = "https://github.com/vllm-project/flash-attention.git";
+    /// A commit no rule names (not a known pin, not an event): only the ledger can decide it.
+    const PIN: &str = "1111111111111111111111111111111111111111";
+
+    /// The built-in rules with a one-release ledger: vLLM 0.29.0 (outside the FA4 rule's PyPI
+    /// range) pins flash-attention at [`PIN`], from `repo`, with the FA4 rule's verdict
+    /// recorded as `status`.
+    fn db_with_ledger(status: &str, repo: &str) -> Database {
+        let text = format!(
+            r#"schema: 1
+generated_by: t
+source: t
+extracted_with: t
+releases:
+  - version: "0.29.0"
+    vllm_commit: "4bdc8a788"
+    pins:
+      - component: flash-attention
+        declared_name: vllm-flash-attn
+        command: FetchContent_Declare
+        repo: "{repo}"
+        reference: "{PIN}"
+        commit: "{PIN}"
+        file: cmake/external_projects/vllm_flash_attn.cmake
+        line: 7
+        configurations: [cuda]
+        verdicts:
+          - rule: PINPROBE-2026-0001
+            status: {status}
+            decided_by: signature
+            git_ancestry: unknown
+            clone: vllm-project/flash-attention at {PIN}
+            commits: ["{PIN}"]
+"#
+        );
+        let mut db = db();
+        db.ledger = crate::rules::Ledger::parse("ledger.yaml", &text).expect("valid ledger");
+        db
+    }
+
+    /// A vLLM 0.29.0 source tree (its `vllm/_version.py`) pinning flash-attention at `pin`.
+    fn release_tree(pin: &str) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let write = |rel: &str, text: &str| {
+            let path = dir.path().join(rel);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(path, text).expect("write");
+        };
+        write(
+            "CMakeLists.txt",
+            "cmake_minimum_required(VERSION 3.26)\nproject(vllm_extensions LANGUAGES CXX)\ninclude(cmake/external_projects/vllm_flash_attn.cmake)\n",
+        );
+        write(
+            "cmake/external_projects/vllm_flash_attn.cmake",
+            &format!(
+                "include(FetchContent)\nFetchContent_Declare(\n  vllm-flash-attn\n  GIT_REPOSITORY {FA_REPO}\n  GIT_TAG {pin}\n)\nFetchContent_MakeAvailable(vllm-flash-attn)\n"
+            ),
+        );
+        write(
+            "vllm/_version.py",
+            "__version__ = version = '0.29.0'\n__commit_id__ = commit_id = 'g4bdc8a788'\n",
+        );
+        dir
+    }
+
+    /// The FA4 rule's status when the tree at `dir` is scanned with `db` (no clone).
+    fn fa4_status(dir: &std::path::Path, db: &Database) -> Status {
+        let report = crate::scan::scan_source(
+            dir,
+            &crate::scan::Options::default(),
+            db,
+            &crate::resolve::Clones::default(),
+        )
+        .expect("scan");
+        report
+            .findings
+            .iter()
+            .find(|f| f.rule == "PINPROBE-2026-0001")
+            .map(|f| f.status)
+            .unwrap_or_else(|| panic!("no FA4 finding: {:?}", report.findings))
+    }
+
+    /// Without a clone, nothing else decides the FA4 rule on this pin (no known pin, no event,
+    /// a version outside the PyPI range): a recorded `affected` makes the release's tree
+    /// `affected`, a recorded `not_affected` makes it `not_affected`, and the same tree with
+    /// its pin moved gets neither.
+    #[test]
+    fn a_recorded_verdict_decides_the_release_tree() {
+        let tree = release_tree(PIN);
+        assert_eq!(
+            fa4_status(tree.path(), &db_with_ledger("affected", FA_REPO)),
+            Status::Affected
+        );
+        assert_eq!(
+            fa4_status(tree.path(), &db_with_ledger("not_affected", FA_REPO)),
+            Status::NotAffected
+        );
+        let moved = release_tree("3333333333333333333333333333333333333333");
+        assert_eq!(
+            fa4_status(moved.path(), &db_with_ledger("affected", FA_REPO)),
+            Status::Unknown
+        );
+    }
+
+    /// The evidence of a recorded verdict names the pin (abbreviated) and the clone; the
+    /// ledger's repository is where the pin's history is fetched from, and an empty one
+    /// names none.
+    #[test]
+    fn a_resolution_names_the_pin_and_its_repository() {
+        let db = db_with_ledger("affected", FA_REPO);
+        let r = resolve(&db, Some(&id("0.29.0", None)), "flash-attention", None);
+        assert_eq!(r.commit.as_deref(), Some(PIN));
+        assert_eq!(r.repo.as_deref(), Some(FA_REPO));
+        assert!(r.why_not.is_none(), "{:?}", r.why_not);
+        let [(rule, e)] = r.recorded.as_slice() else {
+            panic!("one recorded verdict: {:?}", r.recorded);
+        };
+        assert_eq!(rule, "PINPROBE-2026-0001");
+        assert_eq!(e.status, Status::Affected);
+        assert_eq!(
+            e.detail,
+            format!(
+                "release ledger: vLLM 0.29.0's flash-attention pin 111111111111 was decided affected by signature in a clone of vllm-project/flash-attention at {PIN} (commits 111111111111)"
+            )
+        );
+        assert_eq!(
+            e.file.as_deref(),
+            Some("cmake/external_projects/vllm_flash_attn.cmake")
+        );
+        assert_eq!(e.line, Some(7));
+        let r = resolve(
+            &db_with_ledger("affected", ""),
+            Some(&id("0.29.0", None)),
+            "flash-attention",
+            None,
+        );
+        assert_eq!(r.commit.as_deref(), Some(PIN));
+        assert_eq!(r.repo, None);
+        // A moved pin: the reason names both commits, abbreviated.
+        let r = resolve(
+            &db,
+            Some(&id("0.29.0", None)),
+            "flash-attention",
+            Some("3333333333333333333333333333333333333333"),
+        );
+        let why = r.why_not.unwrap_or_default();
+        assert!(
+            why.starts_with("the flash-attention pin 333333333333 is not vLLM 0.29.0's (111111111111, rules/ledger.yaml)"),
+            "{why}"
+        );
+    }
+
+    /// Every way the ledger is not used says why (the reason lands in the scan's warnings and
+    /// evidence), and then gives no pin, packages or verdicts.
+    #[test]
+    fn an_unused_ledger_always_says_why() {
+        let db = db();
+        for (release, pin) in [
+            (None, None),
+            (Some(id("9.9.9", None)), None),
+            (Some(id("0.30.0", Some("1234567"))), None),
+            (
+                Some(id("0.33.0", None)),
+                Some("506341a143fcabd4bb79052a7605ada727d6b3f5"),
+            ),
+        ] {
+            let r = resolve(&db, release.as_ref(), "flash-attention", pin);
+            assert!(r.why_not.is_some(), "{release:?}");
+            assert!(r.commit.is_none() && r.packages.is_empty() && r.recorded.is_empty());
+        }
+        let r = resolve(&db, None, "flash-attention", None);
+        assert_eq!(
+            r.why_not.as_deref(),
+            Some("the target has no vllm/_version.py naming its vLLM release")
+        );
+    }
+
     #[test]
     fn recorded_verdicts_become_evidence_with_provenance() {
         let db = db();
