@@ -309,6 +309,70 @@ mod tests {
         ));
     }
 
+    /// A `defined` condition holds only on a symbol the library defines; with an `undefined`
+    /// one beside it, both must hold on the same library.
+    #[test]
+    fn defined_conditions_need_a_definition() {
+        const SM90: &str = "_Z12run_mha_fwd_ILi90EN7cutlass6half_tEEvR16Flash_fwd_params";
+        let mut defined = sig();
+        defined.conditions = vec![SymbolCondition {
+            id: "sm90".into(),
+            undefined: None,
+            defined: Some("^_Z12run_mha_fwd_ILi90E".into()),
+        }];
+        let lib = |s: Vec<DynamicSymbol>| {
+            let mut s = s;
+            s.push(sym("run_mha_fwd", SymbolKind::Defined));
+            Libs(vec![("pkg/_fa3_C.abi3.so".into(), Ok(s))])
+        };
+        let outcome = defined.evaluate(&lib(vec![sym(SM90, SymbolKind::Defined)]));
+        let Outcome::Present { hits } = &outcome else {
+            panic!("expected present, got {outcome:?}");
+        };
+        assert_eq!(hits.len(), 1);
+        assert_eq!(hits[0].condition, format!("sm90 (`{SM90}`)"));
+        assert_eq!(hits[0].file, "pkg/_fa3_C.abi3.so");
+        // Referenced, not defined: the condition fails.
+        for kind in [SymbolKind::Undefined, SymbolKind::UndefinedWeak] {
+            assert!(matches!(
+                defined.evaluate(&lib(vec![sym(SM90, kind)])),
+                Outcome::Absent { .. }
+            ));
+        }
+        // Both kinds of condition on one library: each must hold.
+        let mut both = sig();
+        both.conditions.push(defined.conditions[0].clone());
+        let present = lib(vec![
+            sym(SM80, SymbolKind::Undefined),
+            sym(SM90, SymbolKind::Defined),
+        ]);
+        assert!(matches!(both.evaluate(&present), Outcome::Present { .. }));
+        let outcome = both.evaluate(&lib(vec![sym(SM80, SymbolKind::Undefined)]));
+        let Outcome::Absent { reason } = &outcome else {
+            panic!("expected absent, got {outcome:?}");
+        };
+        assert!(reason.contains("sm90 not met"), "{reason}");
+        assert!(!reason.contains("sm80"), "{reason}");
+    }
+
+    /// A library that only references the anchor (imports it from elsewhere) is not the
+    /// library the rule describes: undecidable, even when the conditions would hold.
+    #[test]
+    fn the_anchor_must_be_defined_in_the_library() {
+        let importer = Libs(vec![(
+            "pkg/_fa3_C.abi3.so".into(),
+            Ok(vec![
+                sym("run_mha_fwd", SymbolKind::Undefined),
+                sym(SM80, SymbolKind::Undefined),
+            ]),
+        )]);
+        let outcome = sig().evaluate(&importer);
+        let Outcome::Undecidable { reason } = &outcome else {
+            panic!("expected undecidable, got {outcome:?}");
+        };
+        assert!(reason.contains("defines no symbol matching"), "{reason}");
+    }
+
     #[test]
     fn validates_patterns_and_conditions() {
         assert!(sig().validate().is_ok());
@@ -321,7 +385,26 @@ mod tests {
         let mut regex = sig();
         regex.conditions[0].undefined = Some("(".into());
         assert!(regex.validate().is_err());
+        // Condition ids name the condition in reasons: empty or repeated ones are refused.
+        let mut repeated = sig();
+        repeated.conditions.push(repeated.conditions[0].clone());
+        let message = repeated.validate().expect_err("repeated id").message;
+        assert!(message.contains("`sm80`"), "{message}");
+        let mut empty = sig();
+        empty.conditions[0].id = String::new();
+        assert!(empty.validate().is_err());
+        let mut two = sig();
+        two.conditions.push(SymbolCondition {
+            id: "sm90".into(),
+            undefined: None,
+            defined: Some("^_Z12run_mha_fwd_ILi90E".into()),
+        });
+        assert!(two.validate().is_ok());
         assert!(name_matches("_fa3_C*.so", "_fa3_C.abi3.so"));
+        assert!(name_matches("_fa3_C*.so", "_fa3_C.so"));
+        // Without a `*` (refused in a rule), a pattern is one exact file name.
+        assert!(name_matches("_fa3_C.so", "_fa3_C.so"));
+        assert!(!name_matches("_fa3_C.so", "_fa3_C.abi3.so"));
         assert!(!name_matches("_fa3_C*.so", "_fa2_C.abi3.so"));
         assert!(!name_matches("ab*ba", "aba"));
     }

@@ -716,3 +716,165 @@ fn splats_and_unknown_callees_are_undecidable() {
         "def k(self):\n    return Other(a, b, c, d, self.is_split_kv)\n",
     ));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Scope in what pinprobe writes out.
+
+/// `scope: shipped` survives serialisation (the OSV export, the outcome cache's key): dropped,
+/// a consumer would evaluate the signature on pinned trees of older layouts. The default scope
+/// is not written.
+#[test]
+fn a_shipped_scope_is_written_out_and_the_default_is_not() {
+    let (db, _) = crate::rules::load(None).expect("built-in rules load");
+    let osv_signature = |id: &str| {
+        let loaded = db.get(id).expect("built-in rule");
+        let doc = crate::rules::osv::to_osv(&loaded.rule, &loaded.file).expect("exports");
+        doc.pointer("/database_specific/signature")
+            .cloned()
+            .expect("the export carries the signature")
+    };
+    let shipped = osv_signature("PINPROBE-2026-0004");
+    assert_eq!(shipped["scope"], "shipped", "{shipped}");
+    let back: Signature = serde_json::from_value(shipped).expect("signature deserialises");
+    assert_eq!(back.scope, Scope::Shipped);
+    let any = osv_signature("PINPROBE-2026-0001");
+    assert!(any.get("scope").is_none(), "{any}");
+    let back: Signature = serde_json::from_value(any).expect("signature deserialises");
+    assert_eq!(back, r1());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Outcomes remembered by content (memo.rs).
+
+/// The same signature on the same bytes is computed once and then reused (the counts the scan
+/// reports with `PINPROBE_STATS`); other bytes get their own outcome, never a remembered one.
+#[test]
+fn an_outcome_is_reused_only_for_the_same_bytes() {
+    let sig = one("exists", "{ kind: call, name: memo_probe }");
+    let text = "memo_probe(1)\n# an_outcome_is_reused_only_for_the_same_bytes\n";
+    let (computed0, _) = memo::counts();
+    let first = on(&sig, text);
+    let (computed1, reused1) = memo::counts();
+    assert!(computed1 > computed0, "computed {computed0} -> {computed1}");
+    let second = on(&sig, text);
+    let (_, reused2) = memo::counts();
+    assert!(reused2 > reused1, "reused {reused1} -> {reused2}");
+    assert_eq!(first, second);
+    assert_eq!(present_lines(&first), [1]);
+    // Other bytes, same signature: computed on them.
+    assert_absent(&on(&sig, "other_probe(1)\n"));
+    assert_eq!(present_lines(&on(&sig, "\nmemo_probe(2)\n")), [2]);
+}
+
+/// With a store named, an outcome is written to the content-addressed cache under its key (a
+/// later process reads it instead of parsing).
+#[test]
+fn an_outcome_is_kept_in_the_store() {
+    use crate::cache::{Kind, Store};
+    let exe = std::env::current_exe().expect("test binary path");
+    let dir = exe
+        .parent()
+        .expect("test binary directory")
+        .join("pinprobe-signature-store-test");
+    let _ = std::fs::remove_dir_all(&dir);
+    memo::use_store(Store::new(&dir));
+    let sig = one("exists", "{ kind: call, name: store_probe }");
+    let text = "store_probe(1)\n# an_outcome_is_kept_in_the_store\n";
+    let outcome = on(&sig, text);
+    assert_eq!(present_lines(&outcome), [1]);
+    let key = memo::key(&sig, &[("m.py", text)]);
+    let stored = Store::new(&dir)
+        .get(Kind::Signature, &key)
+        .expect("the outcome is in the store");
+    let stored: Outcome = serde_json::from_slice(&stored).expect("a stored outcome parses");
+    assert_eq!(stored, outcome);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Argument positions and callee names in the less common shapes.
+
+/// `f(x for x in xs)`: the generator is the call's one positional argument (position 0); no
+/// other position and no keyword exists.
+#[test]
+fn a_bare_generator_is_the_only_positional_argument() {
+    let at = |position: usize| {
+        one(
+            "exists",
+            &format!(
+                "{{ kind: call, arg: {{ position: {position}, value: {{ kind: generator_expression }} }} }}"
+            ),
+        )
+    };
+    let src = "total = sum(x for x in xs)\n";
+    assert_eq!(present_lines(&on(&at(0), src)), [1]);
+    assert_absent(&on(&at(1), src));
+    assert_absent(&on(
+        &one("exists", "{ kind: call, arg: { keyword: x } }"),
+        src,
+    ));
+}
+
+/// Once a `*splat` has been passed, no later argument has a known position: asking for
+/// position 1 is undecidable even when an argument sits there in the text.
+#[test]
+fn positions_after_a_splat_are_unknown() {
+    let sig = one(
+        "exists",
+        "{ kind: call, arg: { position: 1, value: { text: z } } }",
+    );
+    for src in ["f(*xs, y, z)\n", "f(*xs, z, z)\n", "f(w, *xs, z)\n"] {
+        assert!(
+            undecidable_reason(&on(&sig, src)).contains("cannot tell"),
+            "{src}"
+        );
+    }
+    // Before the splat the positions are known.
+    assert_eq!(present_lines(&on(&sig, "f(y, z, *xs)\n")), [1]);
+    assert_absent(&on(&sig, "f(y, w, *xs)\n"));
+}
+
+/// `BI = module.BlockInfo` binds `BI` to `BlockInfo`, as `BI = BlockInfo` does: the bug's call
+/// made through it is found.
+#[test]
+fn an_alias_to_an_attribute_is_followed() {
+    let sm90 = "import flash_attn.cute.block_info as bim\nBI = bim.BlockInfo\ndef k(self):\n    return BI(a, b, c, d, self.is_split_kv)\n";
+    let outcome = sm90_outcome(sm90);
+    assert!(matches!(outcome, Outcome::Present { .. }), "{outcome:?}");
+    let fixed = sm90.replace(
+        "self.is_split_kv)",
+        "self.is_split_kv, num_splits=num_splits)",
+    );
+    assert_absent(&sm90_outcome(&fixed));
+    // Bound to another attribute: not the call.
+    assert_absent(&sm90_outcome(&sm90.replace("bim.BlockInfo", "bim.Other")));
+}
+
+/// A step is one node tested or 64 bytes of text fed to a regex (matcher.rs): a regex over a
+/// long node is charged for the text it reads, so big nodes cannot run a search past its budget.
+#[test]
+fn a_regex_is_charged_for_the_text_it_reads() {
+    use super::matcher::{Found, Search};
+    // One string node of 64,002 bytes: about 1,000 steps of regex.
+    let text = format!("x = \"{}\"\n", "a".repeat(64 * 1000));
+    let tree = tree::SourceTree::parse(text).expect("parses");
+    let nodes = tree.len() as u64;
+    let compiled =
+        compile::compile(&one("exists", "{ kind: string, regex: zzz }")).expect("compiles");
+    let matcher = &compiled[0].matcher;
+    assert_eq!(
+        Search::new(&tree, nodes + 2000).first_match(matcher),
+        Ok(Found::None)
+    );
+    assert!(
+        Search::new(&tree, nodes + 500)
+            .first_match(matcher)
+            .is_err()
+    );
+    // Without the regex the same search needs one step a node.
+    let compiled =
+        compile::compile(&one("exists", "{ kind: string, text: zzz }")).expect("compiles");
+    assert_eq!(
+        Search::new(&tree, nodes).first_match(&compiled[0].matcher),
+        Ok(Found::None)
+    );
+}
