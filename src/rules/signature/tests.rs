@@ -878,3 +878,76 @@ fn a_regex_is_charged_for_the_text_it_reads() {
         Ok(Found::None)
     );
 }
+
+/// `has` looks strictly below the node: a call does not contain itself.
+#[test]
+fn has_is_strictly_below_the_node() {
+    let sig = one("exists", "{ kind: call, has: { kind: call } }");
+    assert_absent(&on(&sig, "f(x)\n"));
+    assert_eq!(present_lines(&on(&sig, "y = 1\nf(\n  g(x))\n")), [2]);
+}
+
+/// A file of exactly the size limit is parsed; one byte more is not.
+#[test]
+fn the_size_limit_is_inclusive() {
+    let at_limit = format!("#{}\n", "a".repeat(tree::MAX_FILE_BYTES - 2));
+    assert_eq!(at_limit.len(), tree::MAX_FILE_BYTES);
+    let sig = one("exists", "{ kind: comment }");
+    assert_eq!(present_lines(&on(&sig, &at_limit)), [1]);
+    let over = format!("#a{}", &at_limit[1..]);
+    assert!(undecidable_reason(&on(&sig, &over)).contains("limit"));
+}
+
+/// Paths are `/`-separated: a Windows-style relative path is refused, and so is an absolute
+/// one (the message says why).
+#[test]
+fn validate_rejects_backslash_and_absolute_paths() {
+    for file in ["'a\\b.py'", "/etc/passwd"] {
+        let yaml = format!(
+            "language: python\nconditions:\n  - id: c\n    file: {file}\n    exists: {{ kind: call }}\n"
+        );
+        let message = invalid(&yaml);
+        assert!(
+            message.contains("relative, `/`-separated"),
+            "{file}: {message}"
+        );
+    }
+}
+
+/// Nesting through `arg.value` counts towards the depth bound like any other key.
+#[test]
+fn validate_bounds_nesting_through_argument_values() {
+    let nested = |depth: usize| {
+        let mut m = Matcher {
+            kind: Some("call".into()),
+            ..Matcher::default()
+        };
+        for _ in 1..depth {
+            m = Matcher {
+                arg: Some(Box::new(ArgMatcher {
+                    position: Some(0),
+                    keyword: None,
+                    value: Some(m),
+                })),
+                ..Matcher::default()
+            };
+        }
+        Signature {
+            language: Language::Python,
+            scope: Default::default(),
+            conditions: vec![Condition {
+                id: "c".into(),
+                file: "m.py".into(),
+                exists: Some(m),
+                absent: None,
+            }],
+        }
+    };
+    nested(64).validate().expect("64 levels are allowed");
+    let message = nested(65)
+        .validate()
+        .expect_err("65 levels are not")
+        .message;
+    assert!(message.contains("deeper than 64"), "{message}");
+    assert!(nested(200).validate().is_err());
+}
