@@ -216,6 +216,11 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     let config = Config::for_scan(args.ignore.as_deref(), &targets, args.rev.as_deref())?;
     args.output.formats = config.formats(&args.output.formats);
     let mut plan = args.output.plan()?;
+    let shard = args.shard.map(|(index, count)| crate::model::Shard {
+        index,
+        count,
+        of_targets: targets.len(),
+    });
     if let Some((shard, of)) = args.shard {
         targets = targets
             .into_iter()
@@ -308,6 +313,7 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     let header = {
         let mut header = crate::model::Report::new(db.digest.clone(), Vec::new());
         header.rules_date = db.date.clone();
+        header.shard = shard;
         header
     };
     let mut line = |target: &crate::model::TargetReport| -> std::io::Result<()> {
@@ -324,6 +330,7 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         out.flush()
     };
     let mut report = scan::run_streaming(&req, &opts, &db, &clones, &mut line)?;
+    report.shard = shard;
     if let Some(vex) = &vex {
         for w in vex.apply(&mut report) {
             args.output.notice(format_args!("warning: {w}"));
