@@ -12,6 +12,7 @@ use common::require;
 mod fault;
 mod reference;
 mod registry;
+mod tags;
 
 use build::{Compression, Image, Layer, SITE};
 use common::{Pinprobe, Run, Sm90Call, block_info_new, fwd_sm90};
