@@ -78,6 +78,14 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 1000, requires = "all_tags", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_tags: u32,
 
+    /// Resume a sweep: record each finished target in FILE (its content digest, the rule
+    /// database digest, the pinprobe version, its report) as it finishes, and reuse the recorded
+    /// report of every target whose content, rules and settings are unchanged since. A run
+    /// stopped at any point (even killed) loses only the targets in flight; the output is the
+    /// same as an uninterrupted run's. One run at a time per FILE (it is locked).
+    #[arg(long, value_name = "FILE")]
+    pub state: Option<PathBuf>,
+
     /// Registry images (`docker://`) downloaded at once, within --jobs.
     #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
     pub registry_jobs: u32,
@@ -330,9 +338,6 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     }
     args.repos = config.repos(&args.repos);
     let clones = Clones::open(&args.repos)?;
-    if !(args.registry_timeout.is_finite() && args.registry_timeout > 0.0) {
-        bail!("--registry-timeout must be a positive number of seconds");
-    }
     let indexes = match &cache_dir {
         Some(cache) => fingerprint::load_all(cache).context("loading fingerprint indexes")?,
         None => Vec::new(),
@@ -367,11 +372,20 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         jobs,
         registry_jobs: args.registry_jobs as usize,
     };
+    let state = args
+        .state
+        .as_deref()
+        .map(|file| scan::state::State::open(file, &opts, &db.digest))
+        .transpose()?;
+    for w in state.iter().flat_map(|s| s.warnings.iter()) {
+        args.output.notice(format_args!("warning: {w}"));
+    }
     let req = scan::Request {
         targets: &targets,
         expect: args.expect.as_deref(),
         ignore: args.ignore.as_deref(),
         today: Date::today(),
+        state: state.as_ref(),
     };
     let header = {
         let mut header = crate::model::Report::new(db.digest.clone(), Vec::new());
@@ -414,6 +428,10 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     if std::env::var_os("PINPROBE_STATS").is_some() {
         let (computed, reused) = rules::signature::memo::counts();
         eprintln!("pinprobe: stats: signature outcomes: {computed} computed, {reused} reused");
+        if let Some(state) = &state {
+            let (reused, scanned) = state.counts();
+            eprintln!("pinprobe: stats: --state: {reused} targets reused, {scanned} scanned");
+        }
     }
     Ok(exit::for_scan(
         &report,

@@ -10,8 +10,10 @@ use common::image as build;
 #[allow(unused_imports)]
 use common::require;
 mod fault;
+mod front;
 mod reference;
 mod registry;
+mod resume;
 mod tags;
 
 use build::{Compression, Image, Layer, SITE};

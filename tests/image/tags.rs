@@ -1,15 +1,13 @@
 //! `--all-tags`: a tag-less `docker://HOST/REPO` expanded through the registry's tag list
 //! (`/v2/<name>/tags/list`, `Link` pages, `n=`), against a real registry with several tags.
 
+use super::front::Front;
 use super::{Image, Layer, SITE, build, pinprobe, registry, registry_opts};
 use crate::common::{Sm90Call, block_info_new, fwd_sm90};
 use build::Compression;
 use pinprobe::target::image::reference::{self, ImageRef};
 use pinprobe::target::image::registry::Registry;
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
 /// An image with vLLM `version` whose FA4 SM90 call has the bug shape or not.
 fn release(version: &str, call: Sm90Call) -> Image {
@@ -60,7 +58,8 @@ fn all_tags_expands_a_repository_through_paged_tag_lists() {
     let sorted = push_fleet(&reg);
     // Debian's registry (distribution 2.8) ignores `n` and lists the tags unsorted, in one
     // answer; a front pages its list as distribution 3, Harbor or GHCR do.
-    let front = PagingFront::start(&reg.host);
+    let front = Front::start(&reg.host);
+    front.page_tags.store(true, Ordering::SeqCst);
     let repo_direct = format!("docker://{}/pp/fleet", reg.host);
     assert_eq!(registry_of(&repo_direct).tags(2, 100).unwrap(), sorted);
     let repo = format!("docker://{}/pp/fleet", front.host);
@@ -144,95 +143,4 @@ fn all_tags_expands_a_repository_through_paged_tag_lists() {
         &[],
     )
     .assert_error("--all-tags");
-}
-
-/// A loopback front for a registry that pages `/v2/pp/fleet/tags/list` by `n=` and `last=` in
-/// the registry's own order, with `Link: <...>; rel="next"`, and passes every other request
-/// through (one request a connection). Counts the tag-list pages it serves.
-struct PagingFront {
-    host: String,
-    pages: Arc<AtomicUsize>,
-}
-
-impl PagingFront {
-    fn start(upstream: &str) -> PagingFront {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let host = listener.local_addr().unwrap().to_string();
-        let pages = Arc::new(AtomicUsize::new(0));
-        let count = pages.clone();
-        let upstream = upstream.to_string();
-        std::thread::spawn(move || {
-            for client in listener.incoming().flatten() {
-                let (upstream, count) = (upstream.clone(), count.clone());
-                std::thread::spawn(move || serve(client, &upstream, &count));
-            }
-        });
-        PagingFront { host, pages }
-    }
-}
-
-fn read_head(stream: &mut TcpStream) -> String {
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
-        head.push(byte[0]);
-    }
-    String::from_utf8_lossy(&head).into_owned()
-}
-
-fn serve(mut client: TcpStream, upstream: &str, pages: &AtomicUsize) {
-    let head = read_head(&mut client);
-    let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
-    let mut server = TcpStream::connect(upstream).unwrap();
-    if let Some(query) = path.strip_prefix("/v2/pp/fleet/tags/list") {
-        pages.fetch_add(1, Ordering::SeqCst);
-        write!(
-            server,
-            "GET /v2/pp/fleet/tags/list HTTP/1.0\r\nHost: {upstream}\r\n\r\n"
-        )
-        .unwrap();
-        let mut answer = String::new();
-        server.read_to_string(&mut answer).unwrap();
-        let body = answer.split_once("\r\n\r\n").map_or("", |(_, b)| b);
-        let all: Vec<String> = serde_json::from_str::<serde_json::Value>(body).unwrap()["tags"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t.as_str().unwrap().to_string())
-            .collect();
-        let param = |name: &str| {
-            query
-                .trim_start_matches('?')
-                .split('&')
-                .find_map(|kv| kv.strip_prefix(&format!("{name}=")).map(str::to_string))
-        };
-        let n: usize = param("n").map_or(all.len(), |n| n.parse().unwrap());
-        let from = param("last").map_or(0, |last| all.iter().position(|t| *t == last).unwrap() + 1);
-        let page: Vec<&String> = all.iter().skip(from).take(n).collect();
-        let link = if from + page.len() < all.len() {
-            format!(
-                "Link: </v2/pp/fleet/tags/list?n={n}&last={}>; rel=\"next\"\r\n",
-                page.last().unwrap()
-            )
-        } else {
-            String::new()
-        };
-        let body = serde_json::json!({"name": "pp/fleet", "tags": page}).to_string();
-        let _ = write!(
-            client,
-            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{link}Connection: close\r\n\r\n{body}",
-            body.len()
-        );
-        return;
-    }
-    let head: String = head
-        .split("\r\n")
-        .filter(|l| !l.to_ascii_lowercase().starts_with("connection:"))
-        .filter(|l| !l.is_empty())
-        .map(|l| format!("{l}\r\n"))
-        .collect();
-    server
-        .write_all(format!("{head}Connection: close\r\n\r\n").as_bytes())
-        .unwrap();
-    let _ = std::io::copy(&mut server, &mut client);
 }
