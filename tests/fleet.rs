@@ -248,3 +248,161 @@ fn shards_cover_every_target_exactly_once() {
         assert!(run.stderr.contains("--shard"), "{}", run.stderr);
     }
 }
+
+fn merge(args: &[&str], reports: &[PathBuf]) -> common::Run {
+    let mut all: Vec<String> = vec!["merge".into()];
+    all.extend(args.iter().map(|s| s.to_string()));
+    all.extend(reports.iter().map(|p| p.display().to_string()));
+    Pinprobe::new(&all).run()
+}
+
+/// Each shard of `targets` scanned into `dir/shard-I.EXT` in `format` (json or jsonl).
+fn shards(dir: &Path, targets: &[String], n: usize, format: &str) -> Vec<PathBuf> {
+    (0..n)
+        .map(|i| {
+            let file = dir.join(format!("shard-{i}.{format}"));
+            let run = scan(
+                &[
+                    "--shard",
+                    &format!("{i}/{n}"),
+                    "--format",
+                    &format!("{format}={}", file.display()),
+                    "--format",
+                    "table",
+                ],
+                targets,
+            );
+            assert!(matches!(run.code, 0 | 1 | 3), "shard {i}: {}", run.stderr);
+            file
+        })
+        .collect()
+}
+
+#[test]
+fn merged_shards_are_the_unsharded_scan_byte_for_byte() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let targets = mixed(tmp.path(), 8);
+    let whole = scan(&["--jobs", "2", "--format", "json"], &targets);
+    assert_eq!(whole.code, 1, "{}", whole.stderr);
+    let whole_sarif = scan(&["--format", "sarif"], &targets);
+    for format in ["jsonl", "json"] {
+        let dir = tmp.path().join(format);
+        std::fs::create_dir(&dir).expect("mkdir");
+        let mut files = shards(&dir, &targets, 3, format);
+        // Given in any order (a shell glob sorts shard 10 before shard 2): the list's order back.
+        files.reverse();
+        let merged = merge(&["--format", "json"], &files);
+        assert_eq!(merged.code, whole.code, "{format}: {}", merged.stderr);
+        assert_eq!(merged.stdout, whole.stdout, "{format}");
+        let sarif = merge(&["--format", "sarif"], &files);
+        assert_eq!(sarif.stdout, whole_sarif.stdout, "{format}");
+        // The exit code follows the gate, as scan's does.
+        let gate = [
+            "--fail-on",
+            "never",
+            "--fail-on-unknown",
+            "low",
+            "--format",
+            "json",
+        ];
+        let lenient = merge(&gate, &files);
+        let scan_lenient = scan(&gate, &targets);
+        assert_eq!((lenient.code, scan_lenient.code), (3, 3));
+    }
+    // Every shard's lines through stdin, concatenated in a shuffled order.
+    let files = shards(tmp.path(), &targets, 3, "jsonl");
+    let mut cat = String::new();
+    for i in [2, 0, 1] {
+        cat.push_str(&std::fs::read_to_string(&files[i]).expect("shard"));
+    }
+    let merged = Pinprobe::new(&["merge", "-", "--format", "json"])
+        .stdin(cat)
+        .run();
+    assert_eq!(merged.stdout, whole.stdout, "{}", merged.stderr);
+    // Unsharded reports are concatenated in the order given.
+    let a = tmp.path().join("a.json");
+    let b = tmp.path().join("b.json");
+    for (file, part) in [(&a, &targets[..3]), (&b, &targets[3..])] {
+        let run = scan(&["--format", &format!("json={}", file.display())], part);
+        assert!(matches!(run.code, 1 | 3), "{}", run.stderr);
+    }
+    let joined = merge(&["--format", "json"], &[a.clone(), b.clone()]);
+    assert_eq!(joined.stdout, whole.stdout, "{}", joined.stderr);
+    assert_eq!(joined.code, 1);
+}
+
+#[test]
+fn merge_refuses_what_one_run_could_not_have_written() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let targets = mixed(tmp.path(), 5);
+    let files = shards(tmp.path(), &targets, 3, "jsonl");
+    // A missing shard, and a shard cut short.
+    merge(&[], &files[..2]).assert_error("shard 2/3 is missing");
+    let short = tmp.path().join("short.jsonl");
+    let first = std::fs::read_to_string(&files[0]).expect("shard 0");
+    std::fs::write(
+        &short,
+        first.lines().next().expect("a line").to_string() + "\n",
+    )
+    .expect("write");
+    merge(&[], &[short, files[1].clone(), files[2].clone()]).assert_error("shard 0/3");
+    // The same shard twice: identical reports are one; a different report is refused.
+    let again = merge(
+        &["--format", "json"],
+        &[
+            files[0].clone(),
+            files[0].clone(),
+            files[1].clone(),
+            files[2].clone(),
+        ],
+    );
+    let once = merge(&["--format", "json"], &files);
+    assert_eq!(again.stdout, once.stdout, "{}", again.stderr);
+    let changed = tmp.path().join("changed.jsonl");
+    std::fs::write(
+        &changed,
+        first.replacen("\"not_affected\"", "\"affected\"", 1),
+    )
+    .expect("write");
+    merge(
+        &[],
+        &[
+            files[0].clone(),
+            changed,
+            files[1].clone(),
+            files[2].clone(),
+        ],
+    )
+    .assert_error("different reports");
+    // Another rule database, another version, garbage, a shard beside an unsharded report.
+    let other_db = tmp.path().join("other-db.jsonl");
+    let digest = serde_json::from_str::<Value>(first.lines().next().expect("line")).expect("json")
+        ["rules_digest"]
+        .as_str()
+        .expect("digest")
+        .to_string();
+    std::fs::write(&other_db, first.replace(&digest, "sha256:0000")).expect("write");
+    merge(&[], &[other_db, files[1].clone(), files[2].clone()]).assert_error("other-db.jsonl");
+    let other_version = tmp.path().join("old.jsonl");
+    std::fs::write(
+        &other_version,
+        first.replace(
+            &format!("\"version\":\"{}\"", env!("CARGO_PKG_VERSION")),
+            "\"version\":\"0.0.1\"",
+        ),
+    )
+    .expect("write");
+    merge(&[], &[other_version, files[1].clone(), files[2].clone()]).assert_error("pinprobe 0.0.1");
+    let garbage = tmp.path().join("garbage.json");
+    std::fs::write(&garbage, "{\"schema\": 1, \"targets\": [").expect("write");
+    merge(&[], &[garbage]).assert_error("garbage.json");
+    let plain = tmp.path().join("plain.json");
+    let run = scan(
+        &["--format", &format!("json={}", plain.display())],
+        &targets[..1],
+    );
+    assert!(matches!(run.code, 1 | 3), "{}", run.stderr);
+    merge(&[], &[files[0].clone(), plain.clone()]).assert_error("plain.json");
+    // One target reported by two unsharded inputs.
+    merge(&[], &[plain.clone(), plain]).assert_error("is in both");
+}

@@ -6,6 +6,7 @@ pub mod diff;
 pub mod docs;
 pub mod fetch_args;
 pub mod index;
+pub mod merge;
 pub mod output;
 pub mod rules;
 pub mod scan;
@@ -49,6 +50,9 @@ pub enum Command {
     /// What a pin bump between two git revisions introduces, fixes or keeps.
     #[command(long_about = diff::LONG_ABOUT, after_help = diff::AFTER_HELP)]
     Diff(diff::Args),
+    /// Combine the JSON reports of a sharded sweep into one report, with scan's exit code.
+    #[command(long_about = merge::LONG_ABOUT, after_help = merge::AFTER_HELP)]
+    Merge(merge::Args),
     /// List, show, lint, test and export the rule database.
     Rules(rules::Args),
     /// Build fingerprint indexes that recover the commit of shipped FlashAttention sources.
@@ -70,6 +74,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Exit> {
     match cli.command {
         Command::Scan(args) => scan::run(*args, out),
         Command::Diff(args) => diff::run(args, out),
+        Command::Merge(args) => merge::run(args, out),
         Command::Rules(args) => rules::run(args, out),
         Command::Index(args) => index::run(args, out),
         Command::Verify(args) => verify::run(args, out),

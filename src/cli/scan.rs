@@ -67,6 +67,25 @@ pub struct Args {
     #[arg(long, value_name = "I/N", value_parser = parse_shard)]
     pub shard: Option<(usize, usize)>,
 
+    /// Images: a `docker://HOST/REPO` without a tag or digest stands for every tag of the
+    /// repository (the registry's tag list, sorted), each tag a target in its place in the
+    /// list. Without it such a reference means `:latest`.
+    #[arg(long)]
+    pub all_tags: bool,
+
+    /// With --all-tags: a repository with more tags than this is an error rather than a sweep
+    /// of that many images.
+    #[arg(long, value_name = "N", default_value_t = 1000, requires = "all_tags", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_tags: u32,
+
+    /// Resume a sweep: record each finished target in FILE (its content digest, the rule
+    /// database digest, the pinprobe version, its report) as it finishes, and reuse the recorded
+    /// report of every target whose content, rules and settings are unchanged since. A run
+    /// stopped at any point (even killed) loses only the targets in flight; the output is the
+    /// same as an uninterrupted run's. One run at a time per FILE (it is locked).
+    #[arg(long, value_name = "FILE")]
+    pub state: Option<PathBuf>,
+
     /// Registry images (`docker://`) downloaded at once, within --jobs.
     #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
     pub registry_jobs: u32,
@@ -208,14 +227,71 @@ fn targets(args: &Args) -> anyhow::Result<Vec<String>> {
     Ok(targets)
 }
 
+/// `--all-tags`: each `docker://HOST/REPO` without a tag or digest replaced, in its place, by
+/// `docker://HOST/REPO:TAG` for every tag the registry lists (sorted).
+fn expand_tags(args: &Args, targets: Vec<String>) -> anyhow::Result<Vec<String>> {
+    use crate::target::image::{self, reference};
+    let opts = image::Options {
+        ca_file: args.ca_file.clone(),
+        insecure_registries: args.insecure_registries.clone(),
+        timeout: std::time::Duration::from_secs_f64(args.registry_timeout),
+        ..image::Options::default()
+    };
+    let mut out = Vec::with_capacity(targets.len());
+    for target in targets {
+        let repo = match reference::parse(&target) {
+            Ok(reference::ImageRef::Registry(r)) if r.tag.is_none() && r.digest.is_none() => r,
+            _ => {
+                out.push(target);
+                continue;
+            }
+        };
+        let shown = reference::redact_userinfo(&target).into_owned();
+        let tags = image::registry::Registry::new(repo, &opts)
+            .and_then(|mut registry| registry.tags(TAG_PAGE, args.max_tags as usize))
+            .map_err(|fault| anyhow::anyhow!("--all-tags {shown}: {fault}"))?;
+        if tags.is_empty() {
+            bail!("--all-tags {shown}: the registry lists no tags");
+        }
+        for tag in tags {
+            let tagged = format!("{target}:{tag}");
+            // A tag the registry lists must still be a tag (no `/`, `@`, control characters).
+            match reference::parse(&tagged) {
+                Ok(reference::ImageRef::Registry(r)) if r.tag.as_deref() == Some(tag.as_str()) => {
+                    out.push(tagged);
+                }
+                _ => bail!(
+                    "--all-tags {shown}: the registry lists `{}`, which is not a valid tag",
+                    crate::model::text::printable(&tag)
+                ),
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Tags asked for per page of the registry's tag list.
+const TAG_PAGE: usize = 100;
+
 /// The largest target list read from a file (64 MiB: about a million targets).
 const TARGET_LIST_LIMIT: u64 = 64 << 20;
 
 pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     let mut targets = targets(&args)?;
+    if !(args.registry_timeout.is_finite() && args.registry_timeout > 0.0) {
+        bail!("--registry-timeout must be a positive number of seconds");
+    }
+    if args.all_tags {
+        targets = expand_tags(&args, targets)?;
+    }
     let config = Config::for_scan(args.ignore.as_deref(), &targets, args.rev.as_deref())?;
     args.output.formats = config.formats(&args.output.formats);
     let mut plan = args.output.plan()?;
+    let shard = args.shard.map(|(index, count)| crate::model::Shard {
+        index,
+        count,
+        of_targets: targets.len(),
+    });
     if let Some((shard, of)) = args.shard {
         targets = targets
             .into_iter()
@@ -262,9 +338,6 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     }
     args.repos = config.repos(&args.repos);
     let clones = Clones::open(&args.repos)?;
-    if !(args.registry_timeout.is_finite() && args.registry_timeout > 0.0) {
-        bail!("--registry-timeout must be a positive number of seconds");
-    }
     let indexes = match &cache_dir {
         Some(cache) => fingerprint::load_all(cache).context("loading fingerprint indexes")?,
         None => Vec::new(),
@@ -299,15 +372,25 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         jobs,
         registry_jobs: args.registry_jobs as usize,
     };
+    let state = args
+        .state
+        .as_deref()
+        .map(|file| scan::state::State::open(file, &opts, &db.digest))
+        .transpose()?;
+    for w in state.iter().flat_map(|s| s.warnings.iter()) {
+        args.output.notice(format_args!("warning: {w}"));
+    }
     let req = scan::Request {
         targets: &targets,
         expect: args.expect.as_deref(),
         ignore: args.ignore.as_deref(),
         today: Date::today(),
+        state: state.as_ref(),
     };
     let header = {
         let mut header = crate::model::Report::new(db.digest.clone(), Vec::new());
         header.rules_date = db.date.clone();
+        header.shard = shard;
         header
     };
     let mut line = |target: &crate::model::TargetReport| -> std::io::Result<()> {
@@ -324,6 +407,7 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         out.flush()
     };
     let mut report = scan::run_streaming(&req, &opts, &db, &clones, &mut line)?;
+    report.shard = shard;
     if let Some(vex) = &vex {
         for w in vex.apply(&mut report) {
             args.output.notice(format_args!("warning: {w}"));
@@ -344,6 +428,10 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     if std::env::var_os("PINPROBE_STATS").is_some() {
         let (computed, reused) = rules::signature::memo::counts();
         eprintln!("pinprobe: stats: signature outcomes: {computed} computed, {reused} reused");
+        if let Some(state) = &state {
+            let (reused, scanned) = state.counts();
+            eprintln!("pinprobe: stats: --state: {reused} targets reused, {scanned} scanned");
+        }
     }
     Ok(exit::for_scan(
         &report,

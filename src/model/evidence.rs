@@ -2,10 +2,12 @@
 //! it supports on its own.
 
 use super::Status;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Kinds of evidence, strongest first (the derive order is the strength order).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum EvidenceKind {
     Signature,
@@ -28,7 +30,7 @@ pub enum EvidenceKind {
 }
 
 /// One piece of evidence and the status it supports on its own.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Evidence {
     pub kind: EvidenceKind,
     pub status: Status,
@@ -40,7 +42,7 @@ pub struct Evidence {
 }
 
 /// Where a finding points (the `GIT_TAG` line, or the shipped file).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Location {
     pub file: String,
     pub line: u32,

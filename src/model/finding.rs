@@ -1,10 +1,10 @@
 //! A rule's verdict on one component ([`Finding`]), and what the ignore policy attaches to it.
 
 use super::{Evidence, EvidenceKind, Location, Severity, Status};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A rule's verdict on one component.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Finding {
     pub rule: String,
     pub status: Status,
@@ -24,7 +24,7 @@ pub struct Finding {
 }
 
 /// What a suppressed finding carries (JSON `suppressed`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Suppression {
     pub reason: String,
     pub expires: String,

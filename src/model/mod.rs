@@ -18,7 +18,7 @@ pub use date::Date;
 pub use evidence::{Evidence, EvidenceKind, Location};
 pub use finding::{Finding, Suppression};
 pub use pin::{FOUND_BY_CMAKE, Fingerprint, Pin, Possible, is_full_sha, purl_encode};
-pub use report::{ImageInfo, LayerInfo, Report, SCHEMA, TargetReport, Tool};
+pub use report::{ImageInfo, LayerInfo, Report, SCHEMA, Shard, TargetReport, Tool};
 pub use review::{
     Change, ChangeKind, Counts, EditKind, PinChange, PinChangeKind, PinSide, PolicyEdit,
     PolicyEditKind, Review, Side, Suggestion,

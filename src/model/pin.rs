@@ -1,7 +1,7 @@
 //! A pinned kernel project ([`Pin`]): where it was found, what it resolves to, and, for shipped
 //! copies, which indexed commits their files match ([`Fingerprint`]).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Whether `s` is a full 40-hex-digit commit SHA (lowercase or uppercase).
 pub fn is_full_sha(s: &str) -> bool {
@@ -12,7 +12,7 @@ pub fn is_full_sha(s: &str) -> bool {
 pub const FOUND_BY_CMAKE: &str = "cmake GIT_TAG";
 
 /// One pinned kernel project.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Pin {
     /// The component name (registry name, else the repository's short name, else the declared name).
     pub component: String,
@@ -40,7 +40,7 @@ pub struct Pin {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,
     /// How the pin was found.
-    pub found_by: &'static str,
+    pub found_by: std::borrow::Cow<'static, str>,
     /// The file of the pinning declaration.
     pub file: String,
     /// The line of `GIT_TAG`'s value (else of the declaration).
@@ -63,7 +63,7 @@ pub struct Pin {
 }
 
 /// One value a CMake pin can take, and what selects it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Possible {
     /// `GIT_TAG` in this configuration; absent when an input can make it any value (`set_by`)
     /// or when there is none (the default branch).
@@ -128,7 +128,7 @@ impl Pin {
             reference_raw: None,
             url: None,
             commit,
-            found_by,
+            found_by: found_by.into(),
             file: file.to_string(),
             line: 0,
             patches: Vec::new(),
@@ -205,7 +205,7 @@ pub fn purl_encode(s: &str) -> String {
 }
 
 /// How a shipped copy's files match a fingerprint index (`pinprobe index build`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Fingerprint {
     pub component: String,
     /// Commits whose files match best, oldest first.

@@ -2,19 +2,20 @@
 //! images the layers each file came from ([`ImageInfo`]).
 
 use super::{Finding, Pin, Status};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 /// The JSON schema version; bump on incompatible changes.
 pub const SCHEMA: u32 = 1;
 
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Tool {
-    pub name: &'static str,
-    pub version: &'static str,
+    pub name: Cow<'static, str>,
+    pub version: Cow<'static, str>,
 }
 
 /// Everything one run found.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Report {
     pub schema: u32,
     pub tool: Tool,
@@ -23,11 +24,32 @@ pub struct Report {
     /// The rule database's date (its latest rule change, `YYYY-MM-DD`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rules_date: Option<String>,
+    /// `scan --shard I/N`: which shard of the target list this report covers (absent for an
+    /// unsharded run), so `pinprobe merge` can put the targets back in the list's order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
     pub targets: Vec<TargetReport>,
 }
 
+/// The shard of a target list one sharded run scanned: the targets at positions `index`,
+/// `index + count`, `index + 2 * count`, ... of a list of `of_targets` targets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Shard {
+    pub index: usize,
+    pub count: usize,
+    /// How many targets the full list holds (every shard's together).
+    pub of_targets: usize,
+}
+
+impl Shard {
+    /// The position in the full list of this shard's `k`-th target.
+    pub fn position(&self, k: usize) -> usize {
+        self.index + k * self.count
+    }
+}
+
 /// What one target holds and what the rules say about it.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TargetReport {
     pub target: String,
     pub kind: String,
@@ -48,7 +70,7 @@ pub struct TargetReport {
 }
 
 /// Where an image target's files came from.
-#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ImageInfo {
     /// The image manifest's digest (`sha256:...`), when the image has one.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -70,7 +92,7 @@ pub struct ImageInfo {
 }
 
 /// One image layer.
-#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LayerInfo {
     pub index: usize,
     /// `sha256:...` of the stored blob (the uncompressed diff id for a legacy `docker save` layer).
@@ -82,6 +104,16 @@ pub struct LayerInfo {
     pub created_by: Option<String>,
     /// Whether the scan read this layer.
     pub scanned: bool,
+}
+
+impl Tool {
+    /// This binary: its name and version.
+    pub fn this() -> Tool {
+        Tool {
+            name: Cow::Borrowed(env!("CARGO_PKG_NAME")),
+            version: Cow::Borrowed(env!("CARGO_PKG_VERSION")),
+        }
+    }
 }
 
 impl ImageInfo {
@@ -119,12 +151,10 @@ impl Report {
     pub fn new(rules_digest: String, targets: Vec<TargetReport>) -> Self {
         Report {
             schema: SCHEMA,
-            tool: Tool {
-                name: env!("CARGO_PKG_NAME"),
-                version: env!("CARGO_PKG_VERSION"),
-            },
+            tool: Tool::this(),
             rules_digest,
             rules_date: None,
+            shard: None,
             targets,
         }
     }

@@ -293,7 +293,7 @@ fn pin_of(
         reference: main.possible.reference.clone(),
         reference_raw: None,
         url: main.url.clone(),
-        found_by: FOUND_BY_CMAKE,
+        found_by: FOUND_BY_CMAKE.into(),
         file: main.possible.file.clone(),
         line: main.possible.line,
         patches: main.patches.clone(),

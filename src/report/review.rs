@@ -32,6 +32,7 @@ pub fn render(
                 tool: review.tool.clone(),
                 rules_digest: review.rules_digest.clone(),
                 rules_date: review.rules_date.clone(),
+                shard: None,
                 targets: vec![review.head_report.clone()],
             };
             super::render(&head, format, db, out)
@@ -56,7 +57,7 @@ pub fn render(
                         .unwrap_or_default(),
                 })
                 .collect();
-            sarif::write(&items, review.tool.version, &review.rules_digest, db, out)
+            sarif::write(&items, &review.tool.version, &review.rules_digest, db, out)
         }),
     }
 }

@@ -47,7 +47,7 @@ pub fn render(report: &Report, db: &Database, out: &mut dyn Write) -> std::io::R
             properties: Vec::new(),
         })
         .collect();
-    write(&items, report.tool.version, &report.rules_digest, db, out)
+    write(&items, &report.tool.version, &report.rules_digest, db, out)
 }
 
 /// Write one SARIF run holding `items` (those affected or unknown and not suppressed).

@@ -187,10 +187,7 @@ pub fn review(req: &Request, db: &Database, clones: &Clones) -> Result<Review, R
     }
     Ok(Review {
         schema: crate::model::SCHEMA,
-        tool: Tool {
-            name: env!("CARGO_PKG_NAME"),
-            version: env!("CARGO_PKG_VERSION"),
-        },
+        tool: Tool::this(),
         rules_digest: db.digest.clone(),
         rules_date: db.date.clone(),
         base: Side {

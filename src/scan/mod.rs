@@ -15,6 +15,7 @@ mod hygiene;
 pub mod ledger;
 pub mod policy;
 pub mod pool;
+pub mod state;
 pub mod vex;
 
 use crate::pin;
@@ -87,6 +88,8 @@ pub struct Request<'a> {
     pub ignore: Option<&'a Path>,
     /// The day ignore entries expire against.
     pub today: Date,
+    /// `--state FILE`: targets finished before are reused, finished ones recorded.
+    pub state: Option<&'a state::State>,
 }
 
 /// Scan every target of `req` and apply drift and the ignore policy; the report lists the
@@ -196,7 +199,11 @@ fn scan_listed(
     expected: Option<(&str, &TargetReport)>,
     ignore: Option<&policy::Policy>,
 ) -> Result<TargetReport, ScanError> {
-    let mut report = scan_target(target, opts, db, clones).map_err(|e| {
+    let scanned = match req.state {
+        Some(state) => state.scan(target, opts, || scan_target(target, opts, db, clones)),
+        None => scan_target(target, opts, db, clones),
+    };
+    let mut report = scanned.map_err(|e| {
         // Name the target once: most errors already start with its path.
         if e.to_string().contains(target) {
             e
@@ -240,6 +247,8 @@ pub enum ScanError {
     Unsupported { target: String, message: String },
     #[error(transparent)]
     Policy(#[from] policy::PolicyError),
+    #[error(transparent)]
+    State(#[from] state::StateError),
     /// Writing a streamed target report failed.
     #[error("writing the report: {0}")]
     Output(std::io::Error),

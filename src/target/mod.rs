@@ -5,6 +5,7 @@
 
 mod dir;
 mod git_tree;
+pub mod identity;
 pub mod image;
 mod mem;
 mod wheel;

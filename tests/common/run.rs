@@ -144,6 +144,23 @@ impl Pinprobe {
         self
     }
 
+    /// Start the run and return at once (empty stdin, stdout and stderr piped), for a test that
+    /// stops it midway: [`Spawned::kill`] is SIGKILL.
+    pub fn spawn(mut self) -> Spawned {
+        use std::process::Stdio;
+        let child = self
+            .cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("pinprobe runs");
+        Spawned {
+            child,
+            _scratch: self._scratch,
+        }
+    }
+
     pub fn run(mut self) -> Run {
         use std::io::Write as _;
         use std::process::Stdio;
@@ -162,6 +179,25 @@ impl Pinprobe {
         });
         let out = child.wait_with_output().expect("pinprobe runs");
         let _ = feeder.join();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+}
+
+/// A run started by [`Pinprobe::spawn`].
+pub struct Spawned {
+    pub child: std::process::Child,
+    _scratch: tempfile::TempDir,
+}
+
+impl Spawned {
+    /// SIGKILL, as a crash or an out-of-memory kill stops a run; what it had written stays.
+    pub fn kill(mut self) -> Run {
+        let _ = self.child.kill();
+        let out = self.child.wait_with_output().expect("pinprobe waited for");
         Run {
             code: out.status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),

@@ -10,8 +10,11 @@ use common::image as build;
 #[allow(unused_imports)]
 use common::require;
 mod fault;
+mod front;
 mod reference;
 mod registry;
+mod resume;
+mod tags;
 
 use build::{Compression, Image, Layer, SITE};
 use common::{Pinprobe, Run, Sm90Call, block_info_new, fwd_sm90};

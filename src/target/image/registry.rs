@@ -406,6 +406,66 @@ impl Registry {
         Ok(manifest::sha256(bytes))
     }
 
+    /// Every tag of the repository through the tag list API (`/v2/<name>/tags/list?n=PAGE`,
+    /// following `Link: <...>; rel="next"` pages, on the registry's own origin only: the
+    /// request carries its credentials), sorted and without duplicates. More than `max` tags
+    /// is an error, and so is a next page that brings no new tag (a loop).
+    pub fn tags(&mut self, page: usize, max: usize) -> Result<Vec<String>, Fault> {
+        #[derive(serde::Deserialize)]
+        struct TagList {
+            #[serde(default)]
+            tags: Option<Vec<String>>,
+        }
+        let what = format!("tag list of {}", self.reference.repository);
+        let mut url = format!(
+            "{}/v2/{}/tags/list?n={}",
+            self.base,
+            self.reference.repository,
+            page.max(1)
+        );
+        let mut tags = std::collections::BTreeSet::new();
+        loop {
+            let resp = self.request(&Request::get(&url, Some("application/json")), &what)?;
+            let next = resp
+                .headers()
+                .get_all("link")
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .find_map(next_link);
+            let bytes = self.read_capped(resp, &what)?;
+            let list: TagList =
+                serde_json::from_slice(&bytes).map_err(|e| Fault::malformed(&what, e))?;
+            let before = tags.len();
+            tags.extend(list.tags.unwrap_or_default());
+            if tags.len() > max {
+                return Err(Fault::Unsupported(format!(
+                    "{what}: more than {max} tags (raise --max-tags, or list the tags wanted)"
+                )));
+            }
+            let Some(next) = next else {
+                break;
+            };
+            if tags.len() == before {
+                return Err(Fault::malformed(
+                    &what,
+                    "a next page that brings no new tag",
+                ));
+            }
+            url = if next.starts_with('/') {
+                format!("{}{next}", self.base)
+            } else {
+                next
+            };
+            if origin(&url) != origin(&self.base) {
+                return Err(Fault::Auth(format!(
+                    "{what}: the next page is on {}: credentials are sent only to the registry",
+                    origin(&url)
+                )));
+            }
+        }
+        Ok(tags.into_iter().collect())
+    }
+
     /// The tag or digest the reference names.
     pub fn reference(&self) -> &RegistryRef {
         &self.reference
@@ -435,6 +495,20 @@ impl Request {
             body: None,
         }
     }
+}
+
+/// The URL of a `Link` header's `rel="next"` entry (RFC 8288: `<URL>; rel="next"`).
+fn next_link(header: &str) -> Option<String> {
+    header.split(',').find_map(|entry| {
+        let (url, params) = entry.trim().strip_prefix('<')?.split_once('>')?;
+        params
+            .split(';')
+            .any(|p| {
+                let p = p.trim().replace(' ', "");
+                p == "rel=\"next\"" || p == "rel=next"
+            })
+            .then(|| url.to_string())
+    })
 }
 
 /// `scheme://host[:port]` of a URL (what "the same server" means for credentials), without
