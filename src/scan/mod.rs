@@ -73,6 +73,7 @@ impl Options {
             fast_layers: self.fast_layers,
             timeout: self.registry_timeout.unwrap_or(defaults.timeout),
             progress: self.progress,
+            libraries: defaults.libraries,
         }
     }
 }
@@ -295,7 +296,16 @@ pub fn scan_target(
             scan_artifact(&view, opts, db, clones)
         }
         target::TargetKind::Image(image) => {
-            let merged = crate::target::image::open(&image, &opts.image())?;
+            let mut image_opts = opts.image();
+            image_opts.libraries = db
+                .rules
+                .iter()
+                .filter_map(|r| r.rule.database_specific.symbols.as_ref())
+                .map(|s| s.library.clone())
+                .collect();
+            image_opts.libraries.sort();
+            image_opts.libraries.dedup();
+            let merged = crate::target::image::open(&image, &image_opts)?;
             let report = scan_artifact(&merged.view, opts, db, clones)?;
             Ok(annotate_image(&image, report, merged))
         }
