@@ -528,7 +528,24 @@ impl Judge<'_> {
         // names the commit, so known pins and the ledger still decide.
         let clone = given.filter(|_| lacks.is_none());
         let commit_text = commit.map(|c| c.to_string());
-        let resolution = ledger::resolve(db, self.release, &pin.component, commit_text.as_deref());
+        let mut resolution =
+            ledger::resolve(db, self.release, &pin.component, commit_text.as_deref());
+        // The recorded verdicts describe the release's build: its pin and its patches.
+        let mut tree_patches = Vec::new();
+        for path in &pin.patches {
+            let bytes = match self.view.read(path) {
+                Err(TargetError::Unreadable { .. }) => None,
+                other => other?,
+            };
+            tree_patches.push((path.clone(), bytes));
+        }
+        if let Some(why) = ledger::recorded_for_tree(&mut resolution, &pin.component, &tree_patches)
+        {
+            warnings.push(format!(
+                "release ledger verdicts not used for {}: {why}",
+                pin.component
+            ));
+        }
         if let (Some(_), Some(why)) = (&self.release, &resolution.why_not)
             && pin.component == "flash-attention"
         {
