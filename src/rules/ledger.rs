@@ -90,7 +90,24 @@ pub struct LedgerPin {
     /// Components whose clone lacked this commit at build time (no verdict recorded).
     #[serde(default)]
     pub clone_lacks_commit: Vec<String>,
+    /// The patch files the declaration's `PATCH_COMMAND` applies (empty: none). `None` when
+    /// the ledger does not record them: then no source tree can show it builds what the
+    /// release built, and the recorded verdicts apply to artifacts of the release only.
+    #[serde(default)]
+    pub patches: Option<Vec<LedgerPatch>>,
 }
+
+/// One patch file a release applies to a pin, relative to the release's tree.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LedgerPatch {
+    pub file: String,
+    /// Hex sha256 of the file's bytes.
+    pub sha256: String,
+}
+
+/// `decided_by` of a verdict read from a release's wheel: the signatures on its shipped files.
+pub const WHEEL_DECIDER: &str = "release-wheel signature";
 
 /// A verdict a clone decided for this pin when the ledger was built.
 #[derive(Debug, Clone, Deserialize)]
@@ -99,14 +116,28 @@ pub struct RecordedVerdict {
     pub rule: String,
     /// `affected` or `not_affected` (an undecided verdict is not recorded as deciding).
     pub status: String,
-    /// `signature` or `ancestry`.
+    /// `signature` or `ancestry` (a clone decided), or [`WHEEL_DECIDER`] (the release's wheel).
     pub decided_by: String,
-    /// The generator's own `git merge-base` evaluation of the rule's ranges.
+    /// The generator's own `git merge-base` evaluation of the rule's ranges (clone verdicts).
+    #[serde(default)]
     pub git_ancestry: String,
     #[serde(default)]
     pub note: Option<String>,
-    /// Which clone, at which HEAD.
+    /// Which clone, at which HEAD (clone verdicts).
+    #[serde(default)]
     pub clone: String,
+    /// The release wheel's file name (wheel verdicts).
+    #[serde(default)]
+    pub wheel: Option<String>,
+    /// Hex sha256 of that wheel.
+    #[serde(default)]
+    pub wheel_sha256: Option<String>,
+    /// The pinprobe that evaluated the signatures on it.
+    #[serde(default)]
+    pub pinprobe: Option<String>,
+    /// The generator's independent check that agreed (Python `ast`, `nm -D`).
+    #[serde(default)]
+    pub checked_by: Option<String>,
     /// The pinned commit, then the rule's range commits the clone held.
     pub commits: Vec<String>,
 }
@@ -164,6 +195,12 @@ impl Ledger {
                             pin.declared_name, verdict.rule, verdict.status
                         )));
                     }
+                    if let Some(why) = verdict.missing_provenance() {
+                        problems.push(diag(format!(
+                            "release {v}: {} verdict for {}: {why}",
+                            pin.declared_name, verdict.rule
+                        )));
+                    }
                     if pin.commit.is_none() || verdict.commits.first() != pin.commit.as_ref() {
                         problems.push(diag(format!(
                             "release {v}: {} verdict for {} does not name the pinned commit first",
@@ -215,6 +252,40 @@ impl Release {
             return None;
         }
         Some(ours.starts_with(&theirs) || theirs.starts_with(&ours))
+    }
+}
+
+impl RecordedVerdict {
+    /// Whether the verdict was read from the release's wheel (else a clone decided it).
+    pub fn from_wheel(&self) -> bool {
+        self.decided_by == WHEEL_DECIDER
+    }
+
+    /// What provenance the verdict lacks, if any: a wheel verdict names the wheel, its sha256
+    /// and the pinprobe that read it; a clone verdict names the clone.
+    fn missing_provenance(&self) -> Option<String> {
+        if self.from_wheel() {
+            let sha = self.wheel_sha256.as_deref().unwrap_or_default();
+            if self.wheel.as_deref().is_none_or(str::is_empty)
+                || sha.len() != 64
+                || !sha.bytes().all(|b| b.is_ascii_hexdigit())
+                || self.pinprobe.as_deref().is_none_or(str::is_empty)
+            {
+                return Some(format!(
+                    "decided by `{WHEEL_DECIDER}` needs `wheel`, a 64-hex `wheel_sha256` and `pinprobe`"
+                ));
+            }
+            None
+        } else if matches!(self.decided_by.as_str(), "signature" | "ancestry") {
+            self.clone
+                .is_empty()
+                .then(|| "a clone's verdict needs `clone`".to_string())
+        } else {
+            Some(format!(
+                "decided_by `{}` (signature, ancestry or {WHEEL_DECIDER})",
+                self.decided_by
+            ))
+        }
     }
 }
 

@@ -488,7 +488,11 @@ impl ShippedLibraries<'_> {
                     Err(e) => Err(ElfError::Io(e.to_string())),
                 }
             };
-        let library = elf::dynamic_symbols(&mut stream);
+        // An image read the library once, from its layer, while it was merged.
+        let library = match self.view.library_symbols(path) {
+            Some(read) => read,
+            None => elf::dynamic_symbols(&mut stream),
+        };
         if !opened {
             return (Err(format!("{path} does not exist")), None);
         }

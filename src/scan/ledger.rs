@@ -7,7 +7,7 @@
 use crate::model::{Evidence, EvidenceKind, Status};
 use crate::pin::shipped::env;
 use crate::rules::Database;
-use crate::rules::ledger::DEFAULT_CONFIGURATION;
+use crate::rules::ledger::{DEFAULT_CONFIGURATION, LedgerPatch};
 use crate::target::{TargetError, View};
 
 /// What a target says of its own vLLM release.
@@ -64,6 +64,9 @@ pub struct Resolution {
     pub packages: Vec<(String, String, String)>,
     /// Verdicts recorded for this pin, by rule id.
     pub recorded: Vec<(String, Evidence)>,
+    /// The patch files the release applies to this pin (`None`: the ledger does not say), for
+    /// [`recorded_for_tree`].
+    pub release_patches: Option<Vec<LedgerPatch>>,
     /// Why the ledger could not be used, for the evidence text (empty when it was).
     pub why_not: Option<String>,
 }
@@ -137,20 +140,34 @@ pub fn resolve(
                 _ => Status::Unknown,
             };
             let commits: Vec<&str> = v.commits.iter().map(|c| short(c)).collect();
+            let detail = if v.from_wheel() {
+                format!(
+                    "release ledger: vLLM {}'s {component} pin {} was decided {} by the signatures on the release's wheel {} (sha256 {}), read by {}, checked by {}",
+                    entry.version,
+                    short(&ledger_commit),
+                    v.status,
+                    v.wheel.as_deref().unwrap_or("?"),
+                    short(v.wheel_sha256.as_deref().unwrap_or("?")),
+                    v.pinprobe.as_deref().unwrap_or("?"),
+                    v.checked_by.as_deref().unwrap_or("nothing else")
+                )
+            } else {
+                format!(
+                    "release ledger: vLLM {}'s {component} pin {} was decided {} by {} in a clone of {} (commits {})",
+                    entry.version,
+                    short(&ledger_commit),
+                    v.status,
+                    v.decided_by,
+                    v.clone,
+                    commits.join(", ")
+                )
+            };
             (
                 v.rule.clone(),
                 Evidence {
                     kind: EvidenceKind::Recorded,
                     status,
-                    detail: format!(
-                        "release ledger: vLLM {}'s {component} pin {} was decided {} by {} in a clone of {} (commits {})",
-                        entry.version,
-                        short(&ledger_commit),
-                        v.status,
-                        v.decided_by,
-                        v.clone,
-                        commits.join(", ")
-                    ),
+                    detail,
                     file: Some(ledger_pin.file.clone()),
                     line: Some(ledger_pin.line),
                 },
@@ -162,8 +179,71 @@ pub fn resolve(
         repo: Some(ledger_pin.repo.clone()).filter(|r| !r.is_empty()),
         packages: vec![("PyPI".into(), "vllm".into(), entry.version.clone())],
         recorded,
+        release_patches: ledger_pin.patches.clone(),
         why_not: None,
     }
+}
+
+/// A source tree's use of the recorded verdicts: they describe the release's build, so they
+/// apply only when the tree declares byte-identical patch files (`tree_patches`: each declared
+/// patch's path and its bytes, `None` when the tree declares it but does not hold it) as well
+/// as the release's pin (which [`resolve`] checked). Otherwise they are dropped and the reason
+/// returned, for a warning. Patches that differ from the ones the ledger records also drop the
+/// version range: the tree then builds something the release did not.
+pub fn recorded_for_tree(
+    resolution: &mut Resolution,
+    component: &str,
+    tree_patches: &[(String, Option<Vec<u8>>)],
+) -> Option<String> {
+    use sha2::{Digest as _, Sha256};
+    let why = match resolution.release_patches.clone() {
+        None if resolution.recorded.is_empty() => None,
+        None => Some(format!(
+            "the release ledger does not record the patches of this {component} pin, so the tree cannot be shown to build what the release built"
+        )),
+        Some(release) => {
+            let mut ours: Vec<(String, Option<String>)> = tree_patches
+                .iter()
+                .map(|(path, bytes)| {
+                    (
+                        path.clone(),
+                        bytes.as_ref().map(|b| hex::encode(Sha256::digest(b))),
+                    )
+                })
+                .collect();
+            ours.sort();
+            let mut theirs: Vec<(String, Option<String>)> = release
+                .iter()
+                .map(|p| (p.file.clone(), Some(p.sha256.to_ascii_lowercase())))
+                .collect();
+            theirs.sort();
+            (ours != theirs).then(|| {
+                let list = |v: &[(String, Option<String>)]| {
+                    if v.is_empty() {
+                        "none".to_string()
+                    } else {
+                        v.iter()
+                            .map(|(p, h)| match h {
+                                Some(h) => format!("{p} ({})", short(h)),
+                                None => format!("{p} (not in the tree)"),
+                            })
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    }
+                };
+                format!(
+                    "the tree's {component} patches ({}) are not the release's ({}, rules/ledger.yaml): the release's recorded verdicts and version describe its build, not this tree's",
+                    list(&ours),
+                    list(&theirs)
+                )
+            })
+            .inspect(|_| resolution.packages.clear())
+        }
+    };
+    if why.is_some() {
+        resolution.recorded.clear();
+    }
+    why
 }
 
 fn short(sha: &str) -> &str {

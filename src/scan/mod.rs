@@ -74,6 +74,7 @@ impl Options {
             fast_layers: self.fast_layers,
             timeout: self.registry_timeout.unwrap_or(defaults.timeout),
             progress: self.progress,
+            libraries: defaults.libraries,
         }
     }
 }
@@ -304,7 +305,16 @@ pub fn scan_target(
             scan_artifact(&view, opts, db, clones)
         }
         target::TargetKind::Image(image) => {
-            let merged = crate::target::image::open(&image, &opts.image())?;
+            let mut image_opts = opts.image();
+            image_opts.libraries = db
+                .rules
+                .iter()
+                .filter_map(|r| r.rule.database_specific.symbols.as_ref())
+                .map(|s| s.library.clone())
+                .collect();
+            image_opts.libraries.sort();
+            image_opts.libraries.dedup();
+            let merged = crate::target::image::open(&image, &image_opts)?;
             let report = scan_artifact(&merged.view, opts, db, clones)?;
             Ok(annotate_image(&image, report, merged))
         }
@@ -527,7 +537,24 @@ impl Judge<'_> {
         // names the commit, so known pins and the ledger still decide.
         let clone = given.filter(|_| lacks.is_none());
         let commit_text = commit.map(|c| c.to_string());
-        let resolution = ledger::resolve(db, self.release, &pin.component, commit_text.as_deref());
+        let mut resolution =
+            ledger::resolve(db, self.release, &pin.component, commit_text.as_deref());
+        // The recorded verdicts describe the release's build: its pin and its patches.
+        let mut tree_patches = Vec::new();
+        for path in &pin.patches {
+            let bytes = match self.view.read(path) {
+                Err(TargetError::Unreadable { .. }) => None,
+                other => other?,
+            };
+            tree_patches.push((path.clone(), bytes));
+        }
+        if let Some(why) = ledger::recorded_for_tree(&mut resolution, &pin.component, &tree_patches)
+        {
+            warnings.push(format!(
+                "release ledger verdicts not used for {}: {why}",
+                pin.component
+            ));
+        }
         if let (Some(_), Some(why)) = (&self.release, &resolution.why_not)
             && pin.component == "flash-attention"
         {

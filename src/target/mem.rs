@@ -1,6 +1,6 @@
 //! An in-memory [`View`]: files collected from somewhere else (an image's layers, a test).
 
-use super::{TargetError, View};
+use super::{TargetError, View, elf};
 use std::collections::BTreeMap;
 
 /// Files held in memory, by `/`-separated relative path.
@@ -11,6 +11,8 @@ pub struct MemView {
     files: BTreeMap<String, Vec<u8>>,
     /// Paths that exist but cannot be read, and why (a link whose target is not held).
     unreadable: BTreeMap<String, String>,
+    /// Shared libraries held only as their dynamic symbols (or why they could not be read).
+    libraries: BTreeMap<String, Result<elf::Library, elf::ElfError>>,
 }
 
 impl MemView {
@@ -20,6 +22,22 @@ impl MemView {
             kind,
             files: BTreeMap::new(),
             unreadable: BTreeMap::new(),
+            libraries: BTreeMap::new(),
+        }
+    }
+
+    /// A shared library held as its dynamic symbols only: listed, [`View::library_symbols`]
+    /// answers for it, and `read` fails (its bytes are not held), so a reader that needs the
+    /// bytes is undecidable rather than clean.
+    pub fn insert_library(
+        &mut self,
+        path: impl Into<String>,
+        symbols: Result<elf::Library, elf::ElfError>,
+    ) {
+        let path = path.into();
+        if !self.files.contains_key(&path) {
+            self.unreadable.remove(&path);
+            self.libraries.insert(path, symbols);
         }
     }
 
@@ -27,7 +45,7 @@ impl MemView {
     /// verdict that needs it is undecidable rather than clean.
     pub fn insert_unreadable(&mut self, path: impl Into<String>, reason: impl Into<String>) {
         let path = path.into();
-        if !self.files.contains_key(&path) {
+        if !self.files.contains_key(&path) && !self.libraries.contains_key(&path) {
             self.unreadable.insert(path, reason.into());
         }
     }
@@ -83,6 +101,7 @@ impl View for MemView {
             .files
             .keys()
             .chain(self.unreadable.keys())
+            .chain(self.libraries.keys())
             .filter(under)
             .cloned()
             .collect();
@@ -109,9 +128,19 @@ impl View for MemView {
         Some(parts.join("/"))
     }
 
+    fn library_symbols(&self, path: &str) -> Option<Result<elf::Library, elf::ElfError>> {
+        self.libraries.get(path).cloned()
+    }
+
     fn read(&self, path: &str) -> Result<Option<Vec<u8>>, TargetError> {
         if let Some(bytes) = self.files.get(path) {
             return Ok(Some(bytes.clone()));
+        }
+        if self.libraries.contains_key(path) {
+            return Err(TargetError::Unreadable {
+                path: format!("{}: {path}", self.describe).into(),
+                message: "a shared library held only as its dynamic symbols (its bytes were streamed past)".into(),
+            });
         }
         match self.unreadable.get(path) {
             Some(reason) => Err(TargetError::Unreadable {

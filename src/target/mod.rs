@@ -4,6 +4,7 @@
 //! `open` picks the input kind from the target string and the file system.
 
 mod dir;
+pub mod elf;
 mod git_tree;
 pub mod identity;
 pub mod image;
@@ -173,6 +174,14 @@ pub trait View {
             }
             None => Ok(false),
         }
+    }
+    /// The dynamic symbols of a shared library that the view read while it was built, with
+    /// the digest and size of the bytes they came from (an image streams each library a symbol
+    /// signature needs once, from its layer, and keeps nothing else of it); `Err` when it
+    /// could not be read. `None` when the view holds no such reading of `path` (then
+    /// [`View::read_stream`] hands over the bytes).
+    fn library_symbols(&self, _path: &str) -> Option<Result<elf::Library, elf::ElfError>> {
+        None
     }
     /// The immediate children of `dir` (names; directories end in `/`), sorted.
     fn children(&self, dir: &str) -> Result<Vec<String>, TargetError> {

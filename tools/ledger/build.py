@@ -43,11 +43,31 @@ this script's own OSV range evaluation with `git merge-base --is-ancestor` (intr
 last_affected / limit; introduced "0" with `introduced_unknown` never says affected by ancestry
 alone): a contradiction aborts the build. Provenance records the clone (name and HEAD commit), the
 pinned commit and the rule's range commits the clone holds.
+
+Release-wheel verdicts: a release's wheel (CACHE/wheel/vllm-VERSION-*.whl) is the build of exactly
+that release's tree (its pins and its PATCH_COMMAND patches), so where it is present the rules
+that signatures decide on its shipped files are recorded as verdicts of the release's
+flash-attention pin, even where no clone holds the pinned commit: `BIN scan WHEEL --format json`
+gives the findings, and each one decided by a signature (source signatures PINPROBE-2026-0001,
+-0004, -0008; ELF `symbols:` signatures -0003, -0007: every rule with a `signature` or `symbols`)
+is checked here by independent means before it is recorded: Python `ast` on the shipped FA4 and
+FA3-interface sources (DESIGN.md's three conditions for -0001; the unguarded or re-raising
+`_vllm_fa3_C` import for -0004; the FP8 `max_offset` / `rescale_threshold` shape for -0008) and
+`nm -D` on the shipped `_vllm_fa3_C*.so` with the rule's own regexes for -0003 / -0007. A
+disagreement aborts the build; a rule with no independent check is not recorded. Provenance:
+`decided_by: release-wheel signature`, the wheel's file name and sha256, the pinprobe version,
+and the check. A clone verdict for the same rule that disagrees aborts the build too.
+
+Patches: every pin records `patches`, the files its PATCH_COMMAND applies (paths relative to the
+sdist, sha256 of their bytes; `[]` when none). A source tree scan uses a pin's recorded verdicts
+only when the tree pins the same commit and declares byte-identical patch files.
 """
 from __future__ import annotations
 
 import argparse
 import ast
+import hashlib
+import math
 import json
 import os
 import re
@@ -55,6 +75,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import zipfile
 from pathlib import Path
 
 import yaml
@@ -62,6 +83,18 @@ import yaml
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
 PIN_COMMANDS = ("FetchContent_Declare", "FetchContent_Populate", "ExternalProject_Add")
+WHEEL_DECIDER = "release-wheel signature"
+FA_PACKAGE = "vllm/vllm_flash_attn/"
+# Keywords of FetchContent_Declare / ExternalProject_Add that end a PATCH_COMMAND's arguments.
+DECLARE_KEYWORDS = {
+    "GIT_REPOSITORY", "GIT_TAG", "GIT_PROGRESS", "GIT_SHALLOW", "GIT_SUBMODULES", "GIT_REMOTE_NAME",
+    "GIT_CONFIG", "URL", "URL_HASH", "URL_MD5", "SOURCE_DIR", "BINARY_DIR", "SOURCE_SUBDIR",
+    "CONFIGURE_COMMAND", "BUILD_COMMAND", "INSTALL_COMMAND", "UPDATE_COMMAND", "TEST_COMMAND",
+    "UPDATE_DISCONNECTED", "CMAKE_ARGS", "CMAKE_CACHE_ARGS", "EXCLUDE_FROM_ALL", "SYSTEM",
+    "OVERRIDE_FIND_PACKAGE", "FIND_PACKAGE_ARGS", "DOWNLOAD_COMMAND", "DOWNLOAD_EXTRACT_TIMESTAMP",
+    "PREFIX", "TMP_DIR", "STAMP_DIR", "LOG_DIR", "DOWNLOAD_DIR", "INSTALL_DIR", "DEPENDS",
+    "BUILD_BYPRODUCTS", "BUILD_ALWAYS", "USES_TERMINAL_DOWNLOAD", "LOG_DOWNLOAD", "LOG_BUILD",
+}
 CONFIGURATIONS = {
     "cuda": {"VLLM_GPU_LANG": "CUDA", "VLLM_TARGET_DEVICE": "cuda"},
     "rocm": {"VLLM_GPU_LANG": "HIP", "VLLM_TARGET_DEVICE": "rocm"},
@@ -278,11 +311,56 @@ def cmake_records(sdist: Path, rel: str, config: dict[str, str], cmake: str):
             for idx, value in enumerate(args[1:], start=1):
                 if value in ("GIT_REPOSITORY", "GIT_TAG", "SOURCE_DIR", "URL") and idx + 1 < len(args):
                     kw[value] = args[idx + 1]
+            kw["PATCH_COMMAND"] = patch_arguments(args)
             records.append((cmd, args[0] if args else "", kw))
         if proc.returncode != 0 and not records:
             raise LedgerError(f"{sdist / rel}: cmake -P failed: {out.strip()[-400:]}")
         return records
     raise LedgerError(f"{sdist / rel}: too many unknown commands for cmake -P stand-ins")
+
+
+def patch_arguments(args: list[str]) -> list[str]:
+    """The arguments of a declaration's PATCH_COMMAND, as CMake evaluated them."""
+    out, inside = [], False
+    for value in args[1:]:
+        if value == "PATCH_COMMAND":
+            inside = True
+        elif value in DECLARE_KEYWORDS:
+            inside = False
+        elif inside:
+            out.append(value)
+    return out
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def patch_files(sdist: Path, arguments: list[str]):
+    """The patch files a PATCH_COMMAND applies: [{file (sdist-relative), sha256}], sorted."""
+    found: dict[str, str] = {}
+    for value in arguments:
+        candidate = value.rsplit("=", 1)[-1]
+        path = Path(candidate)
+        if not path.is_absolute():
+            path = sdist / candidate
+        try:
+            rel = path.resolve().relative_to(sdist.resolve())
+        except ValueError:
+            if candidate.endswith((".patch", ".diff")):
+                raise LedgerError(f"{sdist}: PATCH_COMMAND applies {candidate}, outside the sdist")
+            continue
+        files = [path] if path.is_file() else sorted(path.rglob("*")) if path.is_dir() and rel.parts else []
+        for f in files:
+            if f.is_file() and f.name.endswith((".patch", ".diff")):
+                found[f.resolve().relative_to(sdist.resolve()).as_posix()] = sha256_file(f)
+        if not files and candidate.endswith((".patch", ".diff")):
+            raise LedgerError(f"{sdist}: PATCH_COMMAND applies {candidate}, which the sdist lacks")
+    return [{"file": k, "sha256": v} for k, v in sorted(found.items())]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -446,8 +524,190 @@ def recorded_verdicts(pinprobe: str, sdist: Path, repos: dict[str, str], pins, r
 
 
 # ---------------------------------------------------------------------------------------------
+# Release-wheel verdicts, each checked by independent means.
 
-def release_entry(sdist: Path, cmake: str, components, pinprobe, repos, rules):
+def ast_fa4(z: zipfile.ZipFile):
+    """PINPROBE-2026-0001 from DESIGN.md's three conditions, with `ast` (as tests/real_releases.rs)."""
+    base = FA_PACKAGE + "cute/"
+    bi = ast.parse(z.read(base + "block_info.py"))
+    sm90 = ast.parse(z.read(base + "flash_fwd_sm90.py"))
+    field = overwrite = False
+    for node in ast.walk(bi):
+        if isinstance(node, ast.ClassDef) and node.name == "BlockInfo":
+            for item in node.body:
+                if isinstance(item, ast.AnnAssign) and getattr(item.target, "id", None) == "num_splits":
+                    field = True
+                if isinstance(item, ast.FunctionDef) and item.name == "get_n_block_min_max":
+                    for sub in ast.walk(item):
+                        if isinstance(sub, ast.Assign) \
+                                and any(getattr(t, "id", None) == "num_splits" for t in sub.targets) \
+                                and isinstance(sub.value, ast.Attribute) and sub.value.attr == "num_splits" \
+                                and getattr(sub.value.value, "id", None) == "self":
+                            overwrite = True
+    bad_call = False
+    for node in ast.walk(sm90):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "BlockInfo":
+            kw = {k.arg: k.value for k in node.keywords}
+            split = kw.get("is_split_kv", node.args[4] if len(node.args) > 4 else None)
+            literal_false = isinstance(split, ast.Constant) and split.value is False
+            if split is not None and not literal_false and "num_splits" not in kw:
+                bad_call = True
+    return "affected" if field and overwrite and bad_call else "not_affected"
+
+
+def ast_fa3_import(z: zipfile.ZipFile):
+    """PINPROBE-2026-0004: the `_vllm_fa3_C` import is unguarded or its `except` raises."""
+    iface = ast.parse(z.read(FA_PACKAGE + "flash_attn_interface.py"))
+    affected, guarded = False, set()
+    for node in ast.walk(iface):
+        if isinstance(node, ast.Try):
+            for m in ast.walk(ast.Module(body=node.body, type_ignores=[])):
+                if isinstance(m, ast.ImportFrom) and any(a.name == "_vllm_fa3_C" for a in m.names):
+                    guarded.add(id(m))
+                    if any(isinstance(x, ast.Raise) for h in node.handlers for x in ast.walk(h)):
+                        affected = True
+    for m in ast.walk(iface):
+        if isinstance(m, ast.ImportFrom) and any(a.name == "_vllm_fa3_C" for a in m.names) \
+                and id(m) not in guarded:
+            affected = True
+    return "affected" if affected else "not_affected"
+
+
+def ast_fp8_offset(z: zipfile.ZipFile):
+    """PINPROBE-2026-0008: FP8 P offset by `max_offset = 8` while the FP8 `rescale_threshold`
+    keeps 8 + threshold at or above log2(448), e4m3's largest value."""
+    sm100 = ast.parse(z.read(FA_PACKAGE + "cute/flash_fwd_sm100.py"))
+
+    def is_width(test, n):
+        return f"width == {n}" in ast.unparse(test)
+    offset = any(isinstance(n, ast.Assign) and any(getattr(t, "id", None) == "max_offset" for t in n.targets)
+                 and is_width(n.value, 8) for n in ast.walk(sm100))
+    affected = False
+    for n in ast.walk(sm100):
+        if isinstance(n, ast.Assign) and any(getattr(t, "id", None) == "rescale_threshold" for t in n.targets):
+            v, fp8 = n.value, None
+            while isinstance(v, ast.IfExp):
+                if is_width(v.test, 8):
+                    fp8 = v.body.value
+                    break
+                v = v.orelse
+            if fp8 is None:
+                fp8 = v.value
+            if offset and 8 + fp8 >= math.log2(448):
+                affected = True
+    return "affected" if affected else "not_affected"
+
+
+def nm_symbols(z: zipfile.ZipFile, rule: dict):
+    """A `symbols:` rule judged with `nm -D` on the shipped libraries its pattern names."""
+    spec = rule["database_specific"]["symbols"]
+    pattern = re.compile("^" + re.escape(spec["library"]).replace(r"\*", ".*") + "$")
+    names = [n for n in z.namelist() if n.startswith(FA_PACKAGE) and "/" not in n[len(FA_PACKAGE):]
+             and pattern.match(n[len(FA_PACKAGE):])]
+    if not names:
+        return None
+    anchor = re.compile(spec["anchor"])
+    verdicts = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            path = z.extract(name, tmp)
+            proc = subprocess.run(["nm", "-D", path], capture_output=True, text=True, check=False)
+            os.remove(path)
+            if proc.returncode != 0:
+                return None
+            symbols = []
+            for line in proc.stdout.splitlines():
+                fields = line.split()
+                if len(fields) not in (2, 3):
+                    continue
+                letter, sym = fields[-2], fields[-1].split("@")[0]
+                symbols.append((sym, "U" if letter == "U" else "w" if letter in "wv" else "D"))
+            if not any(k == "D" and anchor.search(n) for n, k in symbols):
+                return None
+            met = all(
+                any(k == ("U" if "undefined" in c else "D") and re.search(c.get("undefined") or c.get("defined"), n)
+                    for n, k in symbols)
+                for c in spec["conditions"])
+            verdicts.append("affected" if met else "not_affected")
+    return "affected" if "affected" in verdicts else "not_affected"
+
+
+def independent_check(rule_id: str, rule: dict, z: zipfile.ZipFile):
+    """(verdict, how) by means other than pinprobe's, or (None, why not)."""
+    spec = rule.get("database_specific") or {}
+    if spec.get("symbols"):
+        return nm_symbols(z, rule), "nm -D on the shipped library, the rule's regexes in Python"
+    checks = {
+        "PINPROBE-2026-0001": (ast_fa4, "Python ast: DESIGN.md's three conditions on the shipped FA4 source"),
+        "PINPROBE-2026-0004": (ast_fa3_import, "Python ast: the _vllm_fa3_C import's guard"),
+        "PINPROBE-2026-0008": (ast_fp8_offset, "Python ast: the FP8 max_offset and rescale_threshold"),
+    }
+    if rule_id not in checks:
+        return None, "no independent check in tools/ledger/build.py"
+    check, how = checks[rule_id]
+    try:
+        return check(z), how
+    except (KeyError, SyntaxError, AttributeError, TypeError) as err:
+        return None, f"{how}: {err}"
+
+
+def wheel_of(cache: Path, version: str):
+    found = sorted((cache / "wheel").glob(f"vllm-{version}-*.whl"))
+    return found[0] if found else None
+
+
+def wheel_verdicts(pinprobe: str, cache: Path, version: str, pins, rules):
+    """Verdicts the release's wheel decides by signature, checked independently (doc comment)."""
+    wheel = wheel_of(cache, version)
+    if not pinprobe or wheel is None:
+        return
+    targets = [p for p in pins if p["component"] == "flash-attention" and p["commit"]
+               and "cuda" in p["configurations"]]
+    if len(targets) != 1:
+        return
+    pin = targets[0]
+    env = dict(os.environ, PINPROBE_OFFLINE="1")
+    proc = subprocess.run([pinprobe, "scan", str(wheel), "--format", "json", "--fail-on", "never"],
+                          capture_output=True, text=True, check=False, env=env)
+    try:
+        report = json.loads(proc.stdout)
+    except json.JSONDecodeError as err:
+        raise LedgerError(f"{wheel}: {pinprobe} printed no JSON: {proc.stderr.strip()[:200]}") from err
+    version_line = subprocess.run([pinprobe, "--version"], capture_output=True, text=True,
+                                  check=False).stdout.strip()
+    digest = sha256_file(wheel)
+    signed = {rid for rid, r in rules.items()
+              if (r.get("database_specific") or {}).get("signature") or (r.get("database_specific") or {}).get("symbols")}
+    z = zipfile.ZipFile(wheel)
+    for f in (f for t in report.get("targets", []) for f in t.get("findings", [])):
+        rid = f.get("rule")
+        if f.get("component") != "flash-attention" or rid not in signed or f.get("decided_by") != "signature" \
+                or f.get("status") not in ("affected", "not_affected"):
+            continue
+        own, how = independent_check(rid, rules[rid], z)
+        if own is None:
+            print(f"build.py: {version} {rid}: not recorded ({how})", file=sys.stderr)
+            continue
+        if own != f["status"]:
+            raise LedgerError(f"{wheel.name}: {rid}: pinprobe's signature says {f['status']}, {how} says {own}")
+        for other in pin.get("verdicts", []):
+            if other["rule"] == rid and other["status"] != own:
+                raise LedgerError(f"{wheel.name}: {rid}: the wheel says {own}, the clone verdict says {other['status']}")
+        pin.setdefault("verdicts", []).append({
+            "rule": rid,
+            "status": own,
+            "decided_by": WHEEL_DECIDER,
+            "wheel": wheel.name,
+            "wheel_sha256": digest,
+            "pinprobe": version_line,
+            "checked_by": how,
+            "commits": [pin["commit"]],
+        })
+
+
+# ---------------------------------------------------------------------------------------------
+
+def release_entry(sdist: Path, cmake: str, components, pinprobe, repos, rules, cache: Path):
     version_file = sdist / "vllm" / "_version.py"
     values = {}
     for node in ast.parse(version_file.read_text(encoding="utf-8")).body:
@@ -488,9 +748,12 @@ def release_entry(sdist: Path, cmake: str, components, pinprobe, repos, rules):
                 repo, tag = kw.get("GIT_REPOSITORY", ""), kw.get("GIT_TAG", "")
                 key = (cmd, name, repo, tag, t["tag_line"])
                 if key in by_key:
+                    if by_key[key]["patches"] != patch_files(sdist, kw.get("PATCH_COMMAND", [])):
+                        raise LedgerError(f"{sdist / rel}: {name} applies different patches per configuration")
                     by_key[key]["configurations"].append(config_name)
                     continue
                 commit = tag.lower() if FULL_SHA.match(tag.lower()) else None
+                patches = patch_files(sdist, kw.get("PATCH_COMMAND", []))
                 by_key[key] = {
                     "component": component_of(components, name, repo),
                     "declared_name": name,
@@ -501,6 +764,7 @@ def release_entry(sdist: Path, cmake: str, components, pinprobe, repos, rules):
                     "file": rel,
                     "line": t["tag_line"],
                     "configurations": [config_name],
+                    "patches": patches,
                 }
         pins.extend(by_key.values())
         for i, t in enumerate(texts):
@@ -508,6 +772,7 @@ def release_entry(sdist: Path, cmake: str, components, pinprobe, repos, rules):
                 unreached.append({"file": rel, "line": t["line"], "command": t["command"],
                                   "declared_name": t["name"]})
     recorded_verdicts(pinprobe, sdist, repos, pins, rules, components)
+    wheel_verdicts(pinprobe, cache, version, pins, rules)
     entry = {
         "version": version,
         "vllm_commit": (commit_id or "")[1:] if (commit_id or "").startswith("g") else commit_id,
@@ -557,7 +822,8 @@ def main() -> int:
     releases = []
     try:
         for sdist in sdists:
-            entry = release_entry(sdist, opts.cmake, components, opts.pinprobe, repos, rules)
+            entry = release_entry(sdist, opts.cmake, components, opts.pinprobe, repos, rules,
+                                  Path(opts.cache))
             if entry:
                 releases.append(entry)
                 print(f"{entry['version']}: {len(entry['pins'])} pins", file=sys.stderr)
@@ -567,9 +833,12 @@ def main() -> int:
     clones = [{"component": name, "clone": clone_label(path),
                "head": git(path, "rev-parse", "HEAD").stdout.strip()} for name, path in repos.items()]
     verdicts_by = None
-    if opts.pinprobe and repos:
+    if opts.pinprobe:
         verdicts_by = subprocess.run([opts.pinprobe, "--version"], capture_output=True, text=True,
-                                     check=False).stdout.strip() + " scan --repo, checked with git"
+                                     check=False).stdout.strip()
+        verdicts_by += " scan --repo, checked with git" if repos else ""
+        if list((Path(opts.cache) / "wheel").glob("vllm-*.whl")):
+            verdicts_by += "; scan of each release wheel, checked with Python ast and nm -D"
     doc = {
         "schema": 1,
         "generated_by": "tools/ledger/build.py (see its doc comment; do not edit by hand)",

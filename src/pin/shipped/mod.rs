@@ -4,7 +4,9 @@
 //! (`flash_attn/cute/*.py`) with vLLM's import rewrite undone, so rule signatures and
 //! fingerprints see the upstream text.
 
-pub mod elf;
+/// The bounded ELF dynamic-symbol reader lives with the views that stream files to it (an image
+/// reads a library once, from its layer); signatures use it from here.
+pub use crate::target::elf;
 pub mod env;
 pub mod record;
 

@@ -18,6 +18,15 @@
 //! sources are also kept wherever they lie (any `*.py` under a `cute/` directory), so a link to
 //! a copy outside `site-packages` finds its files.
 //!
+//! Shared libraries that a symbol signature reads (file names matching one of
+//! [`Options::libraries`](super::Options), such as `_vllm_fa3_C*.so`, 150 MB and more) are never
+//! kept: each is streamed from its tar entry, once, through the bounded ELF reader
+//! ([`crate::target::elf`]), and only its dynamic symbols, sha256 and size are kept (for the
+//! signature and the RECORD check). They merge like kept files (whiteouts, newer layers, hard
+//! and symbolic links); one that cannot be read (garbage, truncated, its tables past the
+//! reader's first-pass prefix, more than [`MAX_LIBRARIES`]) is held as that error, so its
+//! signature is undecidable. A layer whose bytes fail while a library streams is an error.
+//!
 //! Which layers are read:
 //! - By default, **every layer**. The only early stop is one that is provably safe: an opaque
 //!   whiteout at the image root (`/.wh..wh..opq`) in a layer read, which hides everything older.
@@ -39,6 +48,7 @@ use super::manifest::Platform;
 use super::{Fault, Merged, Options, Resolved, Source, progress, provenance};
 use crate::model::ImageInfo;
 use crate::target::MemView;
+use crate::target::elf::{self, ElfError, Library};
 use crate::target::is_interesting;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Read};
@@ -53,6 +63,9 @@ const MAX_LINKS: usize = 1_000_000;
 /// The most bytes kept from one image in all (many interesting files of up to [`MAX_FILE`]
 /// each grew a scan past 1.6 GB): past it the layer is an error.
 pub const MAX_KEPT: u64 = 128 << 20;
+/// The most shared libraries streamed for their symbols from one image; past it a library is
+/// held as unreadable.
+pub const MAX_LIBRARIES: usize = 64;
 /// Packages whose `RECORD` decides an environment's answer (normalized project names).
 const DECIDING: &[&str] = &["vllm", "flash_attn", "flash_attn_4"];
 
@@ -81,7 +94,7 @@ pub fn run(
     };
     let total: u64 = resolved.layers.iter().filter_map(|l| l.size).sum();
     let bar = progress::bar(opts.progress, total);
-    let mut merger = Merger::new(opts.fast_layers);
+    let mut merger = Merger::new(opts.fast_layers).reading_libraries(&opts.libraries);
     if opts.fast_layers {
         warnings.push("--fast-layers: layers older than the newest deciding RECORD's files may not be read; this assumes that RECORD describes the install that matters and that older layers hold no other environment".to_string());
     }
@@ -129,7 +142,11 @@ pub struct Merger {
     fast: bool,
     layer: usize,
     /// Kept files and the layer each came from.
-    files: BTreeMap<String, (Vec<u8>, usize)>,
+    files: BTreeMap<String, (Kept, usize)>,
+    /// File-name patterns (one `*`) of the shared libraries read for their dynamic symbols.
+    library_patterns: Vec<String>,
+    /// How many libraries were streamed, under [`MAX_LIBRARIES`].
+    libraries_read: usize,
     /// Interesting paths settled by a layer read (kept, links, too large).
     seen: BTreeSet<String>,
     /// Non-directories read that hide whatever older layers hold under them.
@@ -150,6 +167,14 @@ pub struct Merger {
     kept: u64,
 }
 
+/// What is kept of one file.
+#[derive(Debug, Clone)]
+enum Kept {
+    Bytes(Vec<u8>),
+    /// A shared library, streamed past: its dynamic symbols, digest and size, or why not.
+    Symbols(Result<Library, ElfError>),
+}
+
 /// What the layer being read settles for older layers (applied when it ends).
 #[derive(Debug, Default)]
 struct Pending {
@@ -167,6 +192,54 @@ impl Merger {
             fast,
             ..Merger::default()
         }
+    }
+
+    /// Also read the shared libraries whose file names match `patterns` (one `*` each), for
+    /// their dynamic symbols only.
+    pub fn reading_libraries(mut self, patterns: &[String]) -> Self {
+        self.library_patterns = patterns.to_vec();
+        self
+    }
+
+    /// Whether `name` is a library a symbol signature reads.
+    fn is_library(&self, name: &str) -> bool {
+        self.library_patterns
+            .iter()
+            .any(|p| matches_one_star(p, name))
+    }
+
+    /// Stream one library's tar entry through the ELF reader, once. An I/O error of the
+    /// layer itself is returned as such (the layer is then an error).
+    fn read_library(&mut self, body: &mut dyn Read) -> io::Result<Result<Library, ElfError>> {
+        if self.libraries_read >= MAX_LIBRARIES {
+            return Ok(Err(ElfError::TooLarge(format!(
+                "more than {MAX_LIBRARIES} libraries in the image; this one was not read"
+            ))));
+        }
+        self.libraries_read += 1;
+        let mut watched = Watched {
+            inner: body,
+            failed: None,
+        };
+        let mut passes = 0;
+        let read = elf::dynamic_symbols(&mut |consume| {
+            passes += 1;
+            if passes > 1 {
+                return Err(ElfError::TooLarge(format!(
+                    "its dynamic symbol tables lie past the first {} bytes, and a layer is streamed once",
+                    elf::PREFIX_BYTES
+                )));
+            }
+            consume(&mut watched)
+        });
+        if let Some((kind, message)) = watched.failed {
+            return Err(io::Error::new(kind, message));
+        }
+        if let Ok(library) = &read {
+            let held: usize = library.symbols.iter().map(|s| s.name.len() + 32).sum();
+            self.keep(held)?;
+        }
+        Ok(read)
     }
 
     /// Start reading layer `index` (0 is the base layer).
@@ -240,9 +313,12 @@ impl Merger {
         self.resolve_links(&mut unreadable);
         let mut view = MemView::new(target, "image");
         let mut layers = BTreeMap::new();
-        for (path, (bytes, layer)) in self.files {
+        for (path, (kept, layer)) in self.files {
             layers.insert(path.clone(), layer);
-            view.insert(path, bytes);
+            match kept {
+                Kept::Bytes(bytes) => view.insert(path, bytes),
+                Kept::Symbols(symbols) => view.insert_library(path, symbols),
+            }
         }
         for (path, reason) in unreadable {
             self.warnings.push(format!("{path}: {reason}"));
@@ -291,7 +367,8 @@ impl Merger {
                     .range(prefix.clone()..)
                     .next()
                     .is_some_and(|(p, _)| p.starts_with(&prefix));
-            if !resolved && is_interesting(link) {
+            let name = link.rsplit('/').next().unwrap_or(link);
+            if !resolved && (is_interesting(link) || self.is_library(name)) {
                 unreadable.insert(
                     link.clone(),
                     format!(
@@ -314,7 +391,10 @@ impl Merger {
         Ok(())
     }
 
-    fn register_record(&mut self, path: &str, bytes: &[u8]) {
+    fn register_record(&mut self, path: &str, kept: &Kept) {
+        let Kept::Bytes(bytes) = kept else {
+            return;
+        };
         let Some(dist_info) = path.strip_suffix("/RECORD") else {
             return;
         };
@@ -376,7 +456,8 @@ impl Sink for Merger {
             }
             return Ok(());
         }
-        if !is_interesting(path) {
+        let library = self.is_library(name);
+        if !is_interesting(path) && !library {
             if may_hold_environment(name) {
                 self.pending.covers.push(path.to_string());
             }
@@ -384,6 +465,11 @@ impl Sink for Merger {
         }
         self.pending.seen.push(path.to_string());
         match &entry.kind {
+            EntryKind::File if library => {
+                let symbols = self.read_library(body)?;
+                self.files
+                    .insert(path.to_string(), (Kept::Symbols(symbols), self.layer));
+            }
             EntryKind::File if entry.size > MAX_FILE => {
                 self.warnings.push(format!(
                     "{path} (layer {}): {} bytes, over the {MAX_FILE}-byte limit; not read",
@@ -394,15 +480,18 @@ impl Sink for Merger {
                 let mut bytes = Vec::with_capacity(entry.size as usize);
                 body.take(MAX_FILE).read_to_end(&mut bytes)?;
                 self.keep(bytes.len())?;
-                self.register_record(path, &bytes);
-                self.files.insert(path.to_string(), (bytes, self.layer));
+                let kept = Kept::Bytes(bytes);
+                self.register_record(path, &kept);
+                self.files.insert(path.to_string(), (kept, self.layer));
             }
             EntryKind::Hardlink(target) => match self.files.get(target) {
-                Some((bytes, layer)) if *layer == self.layer => {
-                    let bytes = bytes.clone();
-                    self.keep(bytes.len())?;
-                    self.register_record(path, &bytes);
-                    self.files.insert(path.to_string(), (bytes, self.layer));
+                Some((kept, layer)) if *layer == self.layer => {
+                    let kept = kept.clone();
+                    if let Kept::Bytes(bytes) = &kept {
+                        self.keep(bytes.len())?;
+                    }
+                    self.register_record(path, &kept);
+                    self.files.insert(path.to_string(), (kept, self.layer));
                 }
                 _ => {
                     self.unresolved.insert(
@@ -417,6 +506,32 @@ impl Sink for Merger {
             EntryKind::Symlink(_) | EntryKind::Other | EntryKind::Dir => {}
         }
         Ok(())
+    }
+}
+
+/// A layer entry's body that remembers its first I/O error (the layer's, not the library's).
+struct Watched<'a> {
+    inner: &'a mut dyn Read,
+    failed: Option<(io::ErrorKind, String)>,
+}
+
+impl Read for Watched<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.inner.read(buf).inspect_err(|e| {
+            if e.kind() != io::ErrorKind::Interrupted {
+                self.failed.get_or_insert((e.kind(), e.to_string()));
+            }
+        })
+    }
+}
+
+/// Whether file name `name` matches `pattern`, which holds one `*` (any run of characters).
+fn matches_one_star(pattern: &str, name: &str) -> bool {
+    match pattern.split_once('*') {
+        Some((head, tail)) => {
+            name.len() >= head.len() + tail.len() && name.starts_with(head) && name.ends_with(tail)
+        }
+        None => pattern == name,
     }
 }
 

@@ -55,6 +55,10 @@ pub struct Options {
     pub timeout: Duration,
     /// Show a progress bar on stderr (only drawn when stderr is a terminal).
     pub progress: bool,
+    /// File-name patterns (one `*`, such as `_vllm_fa3_C*.so`) of the shared libraries that
+    /// symbol signatures read: each is streamed from its layer for its dynamic symbols only
+    /// (see [`merge`]).
+    pub libraries: Vec<String>,
 }
 
 impl Default for Options {
@@ -66,6 +70,7 @@ impl Default for Options {
             fast_layers: false,
             timeout: DEFAULT_TIMEOUT,
             progress: false,
+            libraries: Vec::new(),
         }
     }
 }
