@@ -22,7 +22,7 @@ pub const MAX_LONG_NAME: u64 = 64 << 10;
 pub const MAX_PAX: u64 = 1 << 20;
 
 /// The kind of a tar entry, as the merge needs it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum EntryKind {
     File,
     Dir,

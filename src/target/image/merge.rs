@@ -34,9 +34,9 @@
 //!   whiteout of a dist-info that never existed, stops the scan above the real install. The
 //!   report's `stopped_early` and a warning say so.
 
-use super::layer::{self, Entry, EntryKind, Expect, Sink};
+use super::layer::{Entry, EntryKind, Expect, Sink};
 use super::manifest::Platform;
-use super::{Fault, Merged, Options, Resolved, Source, progress, provenance};
+use super::{Fault, Merged, Options, Resolved, Source, extract, progress, provenance};
 use crate::model::ImageInfo;
 use crate::target::MemView;
 use crate::target::is_interesting;
@@ -100,8 +100,13 @@ pub fn run(
             diff_id: layer.diff_id.clone(),
             size: layer.size,
         };
-        let mut reader = source.open_layer(layer)?;
-        info.bytes_read += layer::stream(&mut reader, &expect, &bar, &mut merger)?;
+        let read = extract::read(source, layer, &expect, &bar)?;
+        read.extract.replay(&mut merger).map_err(|e| Fault::Layer {
+            digest: expect.name.clone(),
+            message: e.to_string(),
+        })?;
+        info.bytes_read += read.bytes_read;
+        info.layers[idx].cached = read.cached;
         info.layers[idx].scanned = true;
         info.layers_scanned += 1;
         if let Some(reason) = merger.end_layer() {
@@ -417,6 +422,41 @@ impl Sink for Merger {
             EntryKind::Symlink(_) | EntryKind::Other | EntryKind::Dir => {}
         }
         Ok(())
+    }
+}
+
+/// What the merge needs of one layer entry, whatever the other layers hold: what an
+/// [`super::extract::Extract`] records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Relevance {
+    /// Nothing: the merge never looks at it.
+    Skip,
+    /// Its path and kind (a whiteout, a link, a path that may hide an environment, a file over
+    /// [`MAX_FILE`]).
+    Meta,
+    /// Its path, kind and data (an interesting file of at most [`MAX_FILE`] bytes).
+    Body,
+}
+
+/// What [`Merger`] reads of `entry` (the same tests, in the same order, as its [`Sink`]).
+pub fn relevance(entry: &Entry<'_>) -> Relevance {
+    let path = entry.path;
+    let name = path.rsplit_once('/').map_or(path, |(_, n)| n);
+    if name.starts_with(".wh.") {
+        return Relevance::Meta;
+    }
+    match &entry.kind {
+        EntryKind::Dir => Relevance::Skip,
+        EntryKind::Symlink(_) => Relevance::Meta,
+        _ if !is_interesting(path) => {
+            if may_hold_environment(name) {
+                Relevance::Meta
+            } else {
+                Relevance::Skip
+            }
+        }
+        EntryKind::File if entry.size <= MAX_FILE => Relevance::Body,
+        _ => Relevance::Meta,
     }
 }
 
