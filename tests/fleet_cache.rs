@@ -1,11 +1,18 @@
 //! The content-addressed cache end to end: signature outcomes are computed once per distinct
-//! file content (in one run and across runs), damaged entries are detected, dropped and rebuilt
-//! without changing a verdict, and several processes sharing one cache at once agree.
+//! file content (in one run and across runs), image layers are read once per digest (in one run
+//! with parallel workers, and across runs) and registry manifests and configs fetched by digest
+//! once, damaged entries of every kind are detected, dropped and rebuilt without changing a
+//! verdict, and several processes sharing one cache at once agree.
 
 mod common;
+#[path = "image/registry.rs"]
+mod registry;
 
 use common::Sm90Call;
 use common::artifact::{vllm_files, with_dist_info, write_wheel};
+use common::image::{self as build, Compression, Image, Layer, SITE};
+#[allow(unused_imports)]
+use common::require;
 use common::run::{Pinprobe, Run};
 use std::path::{Path, PathBuf};
 
@@ -45,8 +52,15 @@ fn outcomes(run: &Run) -> (u64, u64) {
 }
 
 fn entries(cache: &Path) -> Vec<PathBuf> {
+    entries_under(&cache.join("cas"))
+        .into_iter()
+        .filter(|p| !p.starts_with(cache.join("cas/.locks")))
+        .collect()
+}
+
+fn entries_under(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    let mut dirs = vec![cache.join("cas")];
+    let mut dirs = vec![dir.to_path_buf()];
     while let Some(dir) = dirs.pop() {
         for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
             if e.path().is_dir() {
@@ -192,4 +206,300 @@ fn several_processes_share_one_cache_at_once() {
         assert!(cache_info(&cache).contains("failing their check: 0"));
         assert_eq!(entries(&cache).len(), 3, "no stray temporary files");
     }
+}
+
+/// Three images on one shared base layer (the vLLM install), each with its own top layer.
+fn shared_base_images(dir: &Path) -> Vec<String> {
+    let install = build::vllm_install(
+        SITE,
+        "0.30.0",
+        &common::block_info_new(),
+        &common::fwd_sm90(Sm90Call::Buggy),
+    );
+    let base = Layer::new("RUN pip install vllm==0.30.0", Compression::Gzip)
+        .files(install)
+        .file("etc/os-release", "ID=debian\n")
+        .symlink("opt/venv", "/usr/local");
+    let built: Vec<(String, build::Built)> = (0..3)
+        .map(|i| {
+            let top = Layer::new(&format!("COPY app{i} /app"), Compression::Zstd)
+                .file("app/main.py", format!("print({i})\n"));
+            (
+                format!("img{i}"),
+                Image::new(vec![base.clone(), top]).build(),
+            )
+        })
+        .collect();
+    let tagged: Vec<(&str, &build::Built)> = built.iter().map(|(t, b)| (t.as_str(), b)).collect();
+    build::write_oci(dir, &tagged);
+    built
+        .iter()
+        .map(|(tag, _)| format!("oci:{}:{tag}", dir.display()))
+        .collect()
+}
+
+fn scan_images(cache: &Path, targets: &[String], extra: &[&str]) -> Run {
+    let mut args = vec!["scan".to_string(), "--format".into(), "json".into()];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args.extend(targets.iter().cloned());
+    Pinprobe::new(&args).cache(cache).run()
+}
+
+/// The report without what may differ between a cold and a warm cache: the bytes read and
+/// whether each layer came from the cache.
+fn without_reads(run: &Run) -> serde_json::Value {
+    let mut json = run.json();
+    for t in json["targets"].as_array_mut().expect("targets") {
+        let image = t["image"].as_object_mut().expect("an image object");
+        image.remove("bytes_read");
+        for l in image["layers"].as_array_mut().expect("layers") {
+            l.as_object_mut().expect("layer").remove("cached");
+        }
+    }
+    json
+}
+
+/// Per target: (bytes read, each layer's `cached`).
+fn reads(run: &Run) -> Vec<(u64, Vec<bool>)> {
+    run.json()["targets"]
+        .as_array()
+        .expect("targets")
+        .iter()
+        .map(|t| {
+            let image = &t["image"];
+            let cached = image["layers"]
+                .as_array()
+                .expect("layers")
+                .iter()
+                .map(|l| l["cached"].as_bool().unwrap_or(false))
+                .collect();
+            (image["bytes_read"].as_u64().expect("bytes_read"), cached)
+        })
+        .collect()
+}
+
+/// An entry as the store writes it, around `payload` (its checksum valid).
+fn checked_entry(payload: &[u8]) -> Vec<u8> {
+    use sha2::Digest;
+    let digest = hex::encode(sha2::Sha256::digest(payload));
+    let mut entry = format!("pinprobe-cache 1\n{digest} {}\n", payload.len()).into_bytes();
+    entry.extend_from_slice(payload);
+    entry
+}
+
+#[test]
+fn a_shared_layer_is_read_once_and_a_warm_rescan_reads_no_layer() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let cache = tmp.path().join("cache");
+    let targets = shared_base_images(&tmp.path().join("layout"));
+    // Three workers race for the base layer: one reads it, the others wait and take its extract.
+    let cold = scan_images(&cache, &targets, &["--jobs", "3"]);
+    assert_eq!(cold.code, 1, "{}", cold.stderr);
+    cold.assert_fa4_affected();
+    let first = reads(&cold);
+    let base_reads = first.iter().filter(|(_, c)| !c[0]).count();
+    assert_eq!(base_reads, 1, "the base layer read once: {first:?}");
+    assert!(first.iter().all(|(_, c)| !c[1]), "each top layer read");
+    // The bytes read add up to the distinct layers' size.
+    let layout = tmp.path().join("layout");
+    let json = cold.json();
+    let mut distinct = std::collections::BTreeMap::new();
+    for t in json["targets"].as_array().expect("targets") {
+        for l in t["image"]["layers"].as_array().expect("layers") {
+            distinct.insert(l["digest"].to_string(), l["size"].as_u64().expect("size"));
+        }
+    }
+    let total: u64 = first.iter().map(|(b, _)| b).sum();
+    assert_eq!(total, distinct.values().sum::<u64>(), "{layout:?}");
+    assert!(cache_info(&cache).contains("layer: 4 entries"));
+    // A warm re-scan reads no layer and reports the same, byte for byte, but for the reads.
+    let warm = scan_images(&cache, &targets, &["--jobs", "3"]);
+    assert_eq!(warm.code, 1, "{}", warm.stderr);
+    assert!(
+        reads(&warm)
+            .iter()
+            .all(|(b, c)| *b == 0 && c.iter().all(|c| *c)),
+        "{:?}",
+        reads(&warm)
+    );
+    assert_eq!(without_reads(&warm), without_reads(&cold));
+    // Without the cache's reads the report is the private-cache answer.
+    let private = scan_images(&tmp.path().join("private"), &targets, &["--jobs", "1"]);
+    assert_eq!(without_reads(&private), without_reads(&cold));
+}
+
+#[test]
+fn damaged_layer_extracts_are_dropped_and_the_layers_read_again() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let cache = tmp.path().join("cache");
+    let targets = shared_base_images(&tmp.path().join("layout"));
+    // A wheel scan leaves a signature entry: a valid entry of the wrong kind.
+    let wheel = wheel(tmp.path(), "w", "0.30.0", Sm90Call::Buggy);
+    assert_eq!(scan(&cache, &[wheel]).code, 1);
+    let signature = entries_under(&cache.join("cas/signature"))
+        .into_iter()
+        .next()
+        .expect("a signature entry");
+    let signature = std::fs::read(signature).expect("read");
+    let clean = scan_images(&cache, &targets, &["--jobs", "1"]);
+    assert_eq!(clean.code, 1, "{}", clean.stderr);
+    let cold_reads = reads(&clean);
+    let layer_entries = || entries_under(&cache.join("cas/layer"));
+    assert_eq!(layer_entries().len(), 4);
+    type Damage = Box<dyn Fn(&[Vec<u8>], usize) -> Vec<u8>>;
+    let damages: Vec<(&str, Damage)> = vec![
+        (
+            "truncated",
+            Box::new(|all, i| all[i][..all[i].len() / 2].to_vec()),
+        ),
+        (
+            "one bit flipped",
+            Box::new(|all, i| {
+                let mut b = all[i].clone();
+                let at = b.len() - 3;
+                b[at] ^= 0x04;
+                b
+            }),
+        ),
+        ("garbage", Box::new(|_, _| b"garbage\n\x00\xff".to_vec())),
+        (
+            "another layer's valid extract",
+            Box::new(|all, i| all[(i + 1) % all.len()].clone()),
+        ),
+        (
+            "a valid entry of another kind",
+            Box::new(move |_, _| signature.clone()),
+        ),
+        (
+            "a valid entry whose payload is no extract",
+            Box::new(|_, _| checked_entry(b"{\"digest\":null}")),
+        ),
+    ];
+    for (what, damage) in &damages {
+        let files = layer_entries();
+        let originals: Vec<Vec<u8>> = files
+            .iter()
+            .map(|f| std::fs::read(f).expect("read"))
+            .collect();
+        for (i, f) in files.iter().enumerate() {
+            std::fs::write(f, damage(&originals, i)).expect("damage");
+        }
+        let rerun = scan_images(&cache, &targets, &["--jobs", "1"]);
+        assert_eq!(rerun.code, 1, "{what}: {}", rerun.stderr);
+        assert_eq!(without_reads(&rerun), without_reads(&clean), "{what}");
+        assert_eq!(reads(&rerun), cold_reads, "{what}: every layer read again");
+        assert!(
+            cache_info(&cache).contains("failing their check: 0"),
+            "{what}"
+        );
+        assert_eq!(layer_entries().len(), 4, "{what}: rebuilt");
+        let rebuilt: Vec<Vec<u8>> = files
+            .iter()
+            .map(|f| std::fs::read(f).expect("read"))
+            .collect();
+        assert_eq!(rebuilt, originals, "{what}: the same entries rebuilt");
+    }
+}
+
+#[test]
+fn several_processes_scanning_images_that_share_layers_agree() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let cache = tmp.path().join("cache");
+    let targets = shared_base_images(&tmp.path().join("layout"));
+    let reference = scan_images(&tmp.path().join("private"), &targets, &["--jobs", "1"]);
+    assert_eq!(reference.code, 1, "{}", reference.stderr);
+    for round in 0..2 {
+        let runs: Vec<Run> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..4)
+                .map(|i| {
+                    let mut mine = targets.clone();
+                    mine.rotate_left(i % targets.len());
+                    let cache = &cache;
+                    s.spawn(move || (mine.clone(), scan_images(cache, &mine, &["--jobs", "2"])))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("thread"))
+                .map(|(mine, run)| {
+                    assert_eq!(run.code, 1, "{}", run.stderr);
+                    let got = without_reads(&run);
+                    let want = without_reads(&reference);
+                    for t in got["targets"].as_array().expect("targets") {
+                        let w = want["targets"]
+                            .as_array()
+                            .expect("targets")
+                            .iter()
+                            .find(|w| w["target"] == t["target"])
+                            .expect("same target");
+                        assert_eq!(t, w, "round {round}: {mine:?}");
+                    }
+                    run
+                })
+                .collect()
+        });
+        // Processes wait on each other's layers: across all of them, each distinct layer read
+        // once in the first round, none in the second.
+        let read: usize = runs
+            .iter()
+            .flat_map(reads)
+            .map(|(_, c)| c.iter().filter(|c| !**c).count())
+            .sum();
+        assert_eq!(read, if round == 0 { 4 } else { 0 }, "round {round}");
+        assert!(cache_info(&cache).contains("failing their check: 0"));
+        assert_eq!(
+            entries_under(&cache.join("cas/layer")).len(),
+            4,
+            "no stray files"
+        );
+    }
+}
+
+#[test]
+fn registry_manifests_and_configs_by_digest_come_from_the_cache() {
+    if !registry::available() {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let cache = tmp.path().join("cache");
+    let layout = tmp.path().join("layout");
+    shared_base_images(&layout);
+    let reg = registry::Registry::start(None);
+    reg.push(&layout, "img0", "team/vllm", None);
+    let by_tag = reg.reference("team/vllm", "img0");
+    let host = reg.host.clone();
+    let flags = ["--insecure-registry", host.as_str()];
+    let cold = scan_images(&cache, std::slice::from_ref(&by_tag), &flags);
+    assert_eq!(cold.code, 1, "{}", cold.stderr);
+    let manifest = cold.json()["targets"][0]["image"]["manifest"]
+        .as_str()
+        .expect("manifest digest")
+        .to_string();
+    let by_digest = format!("docker://{host}/team/vllm@{manifest}");
+    let warm = scan_images(&cache, std::slice::from_ref(&by_digest), &flags);
+    assert_eq!(warm.code, 1, "{}", warm.stderr);
+    assert_eq!(reads(&warm), vec![(0, vec![true, true])]);
+    // With the registry gone, the image by digest is still scanned whole from the cache; the
+    // tag is asked of the registry every time (tags move).
+    drop(reg);
+    let offline = scan_images(&cache, std::slice::from_ref(&by_digest), &flags);
+    assert_eq!(offline.code, 1, "{}", offline.stderr);
+    assert_eq!(
+        offline.json()["targets"][0]["findings"],
+        cold.json()["targets"][0]["findings"]
+    );
+    let tag = scan_images(&cache, std::slice::from_ref(&by_tag), &flags);
+    assert_eq!(tag.code, 2, "{}", tag.stdout);
+    // A blob entry is checked against its digest on every read: swapped (each a valid entry
+    // of the other blob), it is not trusted, and with the registry gone the scan fails.
+    let blobs = entries_under(&cache.join("cas/blob"));
+    assert_eq!(blobs.len(), 2, "the manifest and the config");
+    let a = std::fs::read(&blobs[0]).expect("read");
+    let b = std::fs::read(&blobs[1]).expect("read");
+    std::fs::write(&blobs[0], &b).expect("swap");
+    std::fs::write(&blobs[1], &a).expect("swap");
+    let swapped = scan_images(&cache, std::slice::from_ref(&by_digest), &flags);
+    assert_eq!(swapped.code, 2, "{}", swapped.stdout);
+    // The manifest, read first, is dropped (the config was never reached).
+    assert_eq!(entries_under(&cache.join("cas/blob")).len(), 1, "dropped");
 }

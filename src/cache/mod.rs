@@ -12,11 +12,19 @@
 //! - Reading an entry marks it used (its modification time); [`Store::prune`] deletes
 //!   unreadable entries, then the least recently used ones until the cache fits its bound.
 //!
+//! - [`Store::get_or_make`] makes a missing entry once: threads of one process wanting the
+//!   same key wait for the first (in-process), and processes take an exclusive lock on the
+//!   key's lock file (`cas/.locks/KIND/HEX`) before making it, so two workers never both
+//!   download and read the same layer. A waiter then reads the entry like any other reader
+//!   (checked).
+//!
 //! The cache only ever saves work: every failure to read or write it is a miss.
 
 use sha2::{Digest, Sha256};
+use std::collections::HashSet;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Condvar, Mutex, PoisonError};
 use std::time::SystemTime;
 
 /// What an entry holds; each kind has its own directory.
@@ -24,14 +32,21 @@ use std::time::SystemTime;
 pub enum Kind {
     /// A source signature's outcome on exact file contents (`rules::signature`).
     Signature,
+    /// The files an image scan keeps from one layer, by the layer's digest
+    /// (`target::image::extract`).
+    Layer,
+    /// A registry manifest or config by its digest (`target::image::registry`).
+    Blob,
 }
 
 impl Kind {
-    const ALL: [Kind; 1] = [Kind::Signature];
+    const ALL: [Kind; 3] = [Kind::Signature, Kind::Layer, Kind::Blob];
 
     pub fn name(self) -> &'static str {
         match self {
             Kind::Signature => "signature",
+            Kind::Layer => "layer",
+            Kind::Blob => "blob",
         }
     }
 }
@@ -124,6 +139,61 @@ impl Store {
                 None
             }
         }
+    }
+
+    /// Delete the entry under `key` (one that passed its check but is not what its key names).
+    pub fn remove(&self, kind: Kind, key: &Key) {
+        let _ = std::fs::remove_file(self.path(kind, key));
+    }
+
+    /// The entry under `key` that `decode` accepts, else the one `make` makes (then stored),
+    /// and whether it came from the cache. An entry `decode` refuses (it passed its checksum
+    /// but is not what the key names) is deleted and made again. Only one maker at a time per
+    /// key: other threads of this process wait for it, and other processes wait on the key's
+    /// lock file; each then reads the entry made (checked), or makes it itself when there is
+    /// none (the maker failed, or the cache is not writable).
+    pub fn get_or_make<T, E>(
+        &self,
+        kind: Kind,
+        key: &Key,
+        decode: impl Fn(&[u8]) -> Option<T>,
+        make: impl FnOnce() -> Result<(T, Vec<u8>), E>,
+    ) -> Result<(T, bool), E> {
+        let checked = || {
+            let payload = self.get(kind, key)?;
+            let value = decode(&payload);
+            if value.is_none() {
+                self.remove(kind, key);
+            }
+            value
+        };
+        if let Some(hit) = checked() {
+            return Ok((hit, true));
+        }
+        let _flight = Flight::begin(self.path(kind, key));
+        let _lock = self.lock(kind, key);
+        if let Some(hit) = checked() {
+            return Ok((hit, true));
+        }
+        let (value, payload) = make()?;
+        let _ = self.put(kind, key, &payload);
+        Ok((value, false))
+    }
+
+    /// An exclusive lock on `key`'s lock file, held until the file is dropped (`None` when
+    /// the lock file cannot be made: then there is no cross-process exclusion, only the cost
+    /// of making an entry twice).
+    fn lock(&self, kind: Kind, key: &Key) -> Option<std::fs::File> {
+        let dir = self.root.join(".locks").join(kind.name());
+        std::fs::create_dir_all(&dir).ok()?;
+        let file = std::fs::File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(dir.join(key.hex()))
+            .ok()?;
+        file.lock().ok()?;
+        Some(file)
     }
 
     /// Store `payload` under `key`: written to a temporary file in the entry's directory, then
@@ -221,6 +291,33 @@ impl Store {
     }
 }
 
+/// Entries being made by a thread of this process (by entry path).
+static FLIGHTS: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
+static LANDED: Condvar = Condvar::new();
+
+/// This thread's turn to make one entry: other threads of the process wanting the same entry
+/// wait until it is dropped.
+struct Flight(PathBuf);
+
+impl Flight {
+    fn begin(path: PathBuf) -> Flight {
+        let mut flights = FLIGHTS.lock().unwrap_or_else(PoisonError::into_inner);
+        while flights.get_or_insert_default().contains(&path) {
+            flights = LANDED.wait(flights).unwrap_or_else(PoisonError::into_inner);
+        }
+        flights.get_or_insert_default().insert(path.clone());
+        Flight(path)
+    }
+}
+
+impl Drop for Flight {
+    fn drop(&mut self) {
+        let mut flights = FLIGHTS.lock().unwrap_or_else(PoisonError::into_inner);
+        flights.get_or_insert_default().remove(&self.0);
+        LANDED.notify_all();
+    }
+}
+
 /// Whether the entry file at `path` passes its check (a temporary file never does).
 fn is_good(path: &Path) -> bool {
     let stray = path
@@ -284,7 +381,10 @@ mod tests {
             Some(&b"payload"[..])
         );
         let size = entry(b"payload").len() as u64;
-        assert_eq!(store.info().kinds, vec![("signature", 1, size)]);
+        assert_eq!(
+            store.info().kinds,
+            vec![("signature", 1, size), ("layer", 0, 0), ("blob", 0, 0)]
+        );
     }
 
     #[test]
@@ -316,6 +416,63 @@ mod tests {
             assert_eq!(store.get(Kind::Signature, &key), Some(payload.clone()));
             std::fs::remove_file(&path).expect("rm");
         }
+    }
+
+    #[test]
+    fn an_entry_is_made_once_by_concurrent_askers_and_a_refused_one_is_remade() {
+        let (_dir, store) = store();
+        let key = Key::of(&[b"layer"]);
+        let made = std::sync::atomic::AtomicU32::new(0);
+        let got: Vec<(Vec<u8>, bool)> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8)
+                .map(|_| {
+                    s.spawn(|| {
+                        store.get_or_make(
+                            Kind::Layer,
+                            &key,
+                            |p| Some(p.to_vec()),
+                            || {
+                                made.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                                std::thread::sleep(std::time::Duration::from_millis(50));
+                                Ok::<_, ()>((b"x".to_vec(), b"x".to_vec()))
+                            },
+                        )
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("thread").expect("made"))
+                .collect()
+        });
+        assert_eq!(made.into_inner(), 1, "made once");
+        assert_eq!(got.iter().filter(|(_, hit)| !hit).count(), 1);
+        assert!(got.iter().all(|(v, _)| v == b"x"));
+        // An entry that passes its checksum but that `decode` refuses is deleted and remade.
+        let (v, hit) = store
+            .get_or_make(
+                Kind::Layer,
+                &key,
+                |p| (p == b"y").then(|| p.to_vec()),
+                || Ok::<_, ()>((b"y".to_vec(), b"y".to_vec())),
+            )
+            .expect("made");
+        assert_eq!((v, hit), (b"y".to_vec(), false));
+        assert_eq!(store.get(Kind::Layer, &key), Some(b"y".to_vec()));
+        // A failed maker stores nothing.
+        let other = Key::of(&[b"other"]);
+        assert!(
+            store
+                .get_or_make(
+                    Kind::Layer,
+                    &other,
+                    |p| Some(p.to_vec()),
+                    || Err::<(Vec<u8>, Vec<u8>), _>(())
+                )
+                .is_err()
+        );
+        assert_eq!(store.get(Kind::Layer, &other), None);
+        assert_eq!(store.info().bad, 0, "lock files are not entries");
     }
 
     #[test]

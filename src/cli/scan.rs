@@ -345,6 +345,8 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     if let Some(cache) = &cache_dir {
         // Signature outcomes by file content, shared with other runs.
         rules::signature::memo::use_store(crate::cache::Store::new(cache));
+        // Image layer extracts and registry blobs by digest, likewise.
+        crate::target::image::use_cache(crate::cache::Store::new(cache));
     }
     let mut fetch =
         args.fetching

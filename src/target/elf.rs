@@ -11,6 +11,7 @@
 //! name past its string table are errors, never a partial table.
 
 use base64::Engine;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::io::Read;
 
@@ -27,7 +28,7 @@ const SHDR_SIZE: u64 = 64;
 const SYM_SIZE: u64 = 24;
 
 /// How a dynamic symbol binds, as far as loading is concerned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum SymbolKind {
     /// Defined in this library (`nm -D`: T, W, D, B, R, V, i, u, ...).
     Defined,
@@ -39,7 +40,7 @@ pub enum SymbolKind {
 }
 
 /// One entry of `.dynsym` (the null symbol at index 0 is left out).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DynamicSymbol {
     /// The raw (mangled) name.
     pub name: String,
@@ -47,7 +48,7 @@ pub struct DynamicSymbol {
 }
 
 /// A library's dynamic symbols, with the digest of the bytes they were read from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Library {
     pub symbols: Vec<DynamicSymbol>,
     /// `sha256=<urlsafe base64, no padding>`, as RECORD writes it.
@@ -56,7 +57,7 @@ pub struct Library {
 }
 
 /// Why a library's dynamic symbols could not be read.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
 pub enum ElfError {
     #[error("not an ELF file")]
     NotElf,

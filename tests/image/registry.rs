@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 pub struct Registry {
     pub host: String,
     child: Child,
-    _dir: tempfile::TempDir,
+    _dir: Option<tempfile::TempDir>,
 }
 
 impl Drop for Registry {
@@ -37,6 +37,14 @@ impl Registry {
     /// Start a registry; with `user`, only that user (bcrypt htpasswd) may pull or push.
     pub fn start(user: Option<(&str, &str)>) -> Registry {
         let dir = tempfile::tempdir().unwrap();
+        let mut registry = Registry::start_in(dir.path(), user);
+        registry._dir = Some(dir);
+        registry
+    }
+
+    /// Start a registry whose configuration and storage live in `dir` (kept afterwards).
+    pub fn start_in(dir: &Path, user: Option<(&str, &str)>) -> Registry {
+        std::fs::create_dir_all(dir).unwrap();
         let port = {
             let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
             l.local_addr().unwrap().port()
@@ -49,17 +57,17 @@ impl Registry {
                 .output()
                 .expect("htpasswd (apache2-utils) is installed");
             assert!(out.status.success());
-            std::fs::write(dir.path().join("htpasswd"), &out.stdout).unwrap();
+            std::fs::write(dir.join("htpasswd"), &out.stdout).unwrap();
             auth = format!(
                 "auth:\n  htpasswd:\n    realm: pinprobe-test\n    path: {}\n",
-                dir.path().join("htpasswd").display()
+                dir.join("htpasswd").display()
             );
         }
         let config = format!(
             "version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: {host}\n{auth}",
-            dir.path().join("storage").display()
+            dir.join("storage").display()
         );
-        let config_path = dir.path().join("config.yml");
+        let config_path = dir.join("config.yml");
         std::fs::write(&config_path, config).unwrap();
         let child = Command::new("docker-registry")
             .arg("serve")
@@ -79,7 +87,7 @@ impl Registry {
         Registry {
             host,
             child,
-            _dir: dir,
+            _dir: None,
         }
     }
 

@@ -22,7 +22,7 @@ pub const MAX_LONG_NAME: u64 = 64 << 10;
 pub const MAX_PAX: u64 = 1 << 20;
 
 /// The kind of a tar entry, as the merge needs it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum EntryKind {
     File,
     Dir,
@@ -46,6 +46,19 @@ pub struct Entry<'a> {
 /// Receives a layer's entries in order; reads `body` only for the entries it keeps.
 pub trait Sink {
     fn entry(&mut self, entry: &Entry<'_>, body: &mut dyn Read) -> io::Result<()>;
+
+    /// A shared-library entry whose dynamic symbols were already read (an extract replayed):
+    /// by default refused, since a sink that reads no libraries never asked for one.
+    fn library(
+        &mut self,
+        entry: &Entry<'_>,
+        _read: Result<crate::target::elf::Library, crate::target::elf::ElfError>,
+    ) -> io::Result<()> {
+        Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{}: a library record this reader does not take", entry.path),
+        ))
+    }
 }
 
 /// What a layer's bytes must match.

@@ -43,9 +43,9 @@
 //!   whiteout of a dist-info that never existed, stops the scan above the real install. The
 //!   report's `stopped_early` and a warning say so.
 
-use super::layer::{self, Entry, EntryKind, Expect, Sink};
+use super::layer::{Entry, EntryKind, Expect, Sink};
 use super::manifest::Platform;
-use super::{Fault, Merged, Options, Resolved, Source, progress, provenance};
+use super::{Fault, Merged, Options, Resolved, Source, extract, progress, provenance};
 use crate::model::ImageInfo;
 use crate::target::MemView;
 use crate::target::elf::{self, ElfError, Library};
@@ -113,8 +113,13 @@ pub fn run(
             diff_id: layer.diff_id.clone(),
             size: layer.size,
         };
-        let mut reader = source.open_layer(layer)?;
-        info.bytes_read += layer::stream(&mut reader, &expect, &bar, &mut merger)?;
+        let read = extract::read(source, layer, &expect, &bar, &opts.libraries)?;
+        read.extract.replay(&mut merger).map_err(|e| Fault::Layer {
+            digest: expect.name.clone(),
+            message: e.to_string(),
+        })?;
+        info.bytes_read += read.bytes_read;
+        info.layers[idx].cached = read.cached;
         info.layers[idx].scanned = true;
         info.layers_scanned += 1;
         if let Some(reason) = merger.end_layer() {
@@ -145,8 +150,10 @@ pub struct Merger {
     files: BTreeMap<String, (Kept, usize)>,
     /// File-name patterns (one `*`) of the shared libraries read for their dynamic symbols.
     library_patterns: Vec<String>,
-    /// How many libraries were streamed, under [`MAX_LIBRARIES`].
+    /// How many libraries were held, under [`MAX_LIBRARIES`].
     libraries_read: usize,
+    /// The read of the library entry being replayed from an extract ([`Sink::library`]).
+    replayed: Option<Result<Library, ElfError>>,
     /// Interesting paths settled by a layer read (kept, links, too large).
     seen: BTreeSet<String>,
     /// Non-directories read that hide whatever older layers hold under them.
@@ -208,36 +215,18 @@ impl Merger {
             .any(|p| matches_one_star(p, name))
     }
 
-    /// Stream one library's tar entry through the ELF reader, once. An I/O error of the
-    /// layer itself is returned as such (the layer is then an error).
-    fn read_library(&mut self, body: &mut dyn Read) -> io::Result<Result<Library, ElfError>> {
+    /// Hold one library's read (streamed now, or replayed from an extract), under
+    /// [`MAX_LIBRARIES`] per image and the image's total of kept bytes.
+    fn hold_library(
+        &mut self,
+        read: Result<Library, ElfError>,
+    ) -> io::Result<Result<Library, ElfError>> {
         if self.libraries_read >= MAX_LIBRARIES {
-            return Ok(Err(ElfError::TooLarge(format!(
-                "more than {MAX_LIBRARIES} libraries in the image; this one was not read"
-            ))));
+            return Ok(Err(too_many_libraries()));
         }
         self.libraries_read += 1;
-        let mut watched = Watched {
-            inner: body,
-            failed: None,
-        };
-        let mut passes = 0;
-        let read = elf::dynamic_symbols(&mut |consume| {
-            passes += 1;
-            if passes > 1 {
-                return Err(ElfError::TooLarge(format!(
-                    "its dynamic symbol tables lie past the first {} bytes, and a layer is streamed once",
-                    elf::PREFIX_BYTES
-                )));
-            }
-            consume(&mut watched)
-        });
-        if let Some((kind, message)) = watched.failed {
-            return Err(io::Error::new(kind, message));
-        }
         if let Ok(library) = &read {
-            let held: usize = library.symbols.iter().map(|s| s.name.len() + 32).sum();
-            self.keep(held)?;
+            self.keep(library_bytes(library))?;
         }
         Ok(read)
     }
@@ -416,6 +405,15 @@ impl Merger {
 }
 
 impl Sink for Merger {
+    fn library(&mut self, entry: &Entry<'_>, read: Result<Library, ElfError>) -> io::Result<()> {
+        // The same path as a streamed entry (whiteouts, hidden paths, links), with the read
+        // already made.
+        self.replayed = Some(read);
+        let merged = self.entry(entry, &mut io::empty());
+        self.replayed = None;
+        merged
+    }
+
     fn entry(&mut self, entry: &Entry<'_>, body: &mut dyn Read) -> io::Result<()> {
         let path = entry.path;
         let (parent, name) = path.rsplit_once('/').unwrap_or(("", path));
@@ -466,7 +464,11 @@ impl Sink for Merger {
         self.pending.seen.push(path.to_string());
         match &entry.kind {
             EntryKind::File if library => {
-                let symbols = self.read_library(body)?;
+                let read = match self.replayed.take() {
+                    Some(read) => read,
+                    None => stream_library(body)?,
+                };
+                let symbols = self.hold_library(read)?;
                 self.files
                     .insert(path.to_string(), (Kept::Symbols(symbols), self.layer));
             }
@@ -509,6 +511,43 @@ impl Sink for Merger {
     }
 }
 
+/// Stream one library's tar entry through the ELF reader, once. An I/O error of the layer
+/// itself is returned as such (the layer is then an error); anything else about the library
+/// is its read's error (its signature undecidable).
+pub fn stream_library(body: &mut dyn Read) -> io::Result<Result<Library, ElfError>> {
+    let mut watched = Watched {
+        inner: body,
+        failed: None,
+    };
+    let mut passes = 0;
+    let read = elf::dynamic_symbols(&mut |consume| {
+        passes += 1;
+        if passes > 1 {
+            return Err(ElfError::TooLarge(format!(
+                "its dynamic symbol tables lie past the first {} bytes, and a layer is streamed once",
+                elf::PREFIX_BYTES
+            )));
+        }
+        consume(&mut watched)
+    });
+    if let Some((kind, message)) = watched.failed {
+        return Err(io::Error::new(kind, message));
+    }
+    Ok(read)
+}
+
+/// The error held for a library past [`MAX_LIBRARIES`].
+pub fn too_many_libraries() -> ElfError {
+    ElfError::TooLarge(format!(
+        "more than {MAX_LIBRARIES} libraries in the image; this one was not read"
+    ))
+}
+
+/// The bytes a library's symbols count for against [`MAX_KEPT`].
+pub fn library_bytes(library: &Library) -> usize {
+    library.symbols.iter().map(|s| s.name.len() + 32).sum()
+}
+
 /// A layer entry's body that remembers its first I/O error (the layer's, not the library's).
 struct Watched<'a> {
     inner: &'a mut dyn Read,
@@ -532,6 +571,47 @@ fn matches_one_star(pattern: &str, name: &str) -> bool {
             name.len() >= head.len() + tail.len() && name.starts_with(head) && name.ends_with(tail)
         }
         None => pattern == name,
+    }
+}
+
+/// What the merge needs of one layer entry, whatever the other layers hold: what an
+/// [`super::extract::Extract`] records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Relevance {
+    /// Nothing: the merge never looks at it.
+    Skip,
+    /// Its path and kind (a whiteout, a link, a path that may hide an environment, a file over
+    /// [`MAX_FILE`]).
+    Meta,
+    /// Its path, kind and data (an interesting file of at most [`MAX_FILE`] bytes).
+    Body,
+    /// Its path, kind and dynamic symbols (a shared library a symbol signature reads, whose
+    /// file name matches one of the patterns; any size, streamed once).
+    Library,
+}
+
+/// What [`Merger`] reads of `entry` (the same tests, in the same order, as its [`Sink`]);
+/// `libraries` are the file-name patterns of [`Merger::reading_libraries`].
+pub fn relevance(entry: &Entry<'_>, libraries: &[String]) -> Relevance {
+    let path = entry.path;
+    let name = path.rsplit_once('/').map_or(path, |(_, n)| n);
+    if name.starts_with(".wh.") {
+        return Relevance::Meta;
+    }
+    let library = libraries.iter().any(|p| matches_one_star(p, name));
+    match &entry.kind {
+        EntryKind::Dir => Relevance::Skip,
+        EntryKind::Symlink(_) => Relevance::Meta,
+        _ if !is_interesting(path) && !library => {
+            if may_hold_environment(name) {
+                Relevance::Meta
+            } else {
+                Relevance::Skip
+            }
+        }
+        EntryKind::File if library => Relevance::Library,
+        EntryKind::File if entry.size <= MAX_FILE => Relevance::Body,
+        _ => Relevance::Meta,
     }
 }
 

@@ -13,10 +13,12 @@
 //! - [`layout`]: OCI layout directories and `docker save` archives.
 //! - [`registry`], [`auth`], [`tls`]: the Distribution API client.
 //! - [`layer`]: one layer's bytes to tar entries, digests checked.
+//! - [`extract`]: the entries of one layer the merge reads, cached by the layer's digest.
 //! - [`merge`]: whiteouts, the files kept, early stop.
 //! - [`provenance`]: layers aligned with the image history.
 
 pub mod auth;
+pub mod extract;
 pub mod layer;
 pub mod layout;
 pub mod manifest;
@@ -27,17 +29,33 @@ pub mod reference;
 pub mod registry;
 pub mod tls;
 
+use crate::cache::Store;
 use crate::model::ImageInfo;
 use crate::target::MemView;
 use manifest::{ImageConfig, Platform};
 use std::io::Read;
 use std::path::PathBuf;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 /// The platform picked from a multi-arch index unless `--platform` says otherwise.
 pub const DEFAULT_PLATFORM: &str = "linux/amd64";
 /// How long a registry transfer may stall before it fails.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+static CACHE: OnceLock<Store> = OnceLock::new();
+
+/// Keep layer extracts ([`extract`]) and registry manifests and configs fetched by digest in
+/// `store`, shared with other targets, runs and processes (the first store named in a process
+/// is kept). Without one, every layer is read and every blob fetched.
+pub fn use_cache(store: Store) {
+    let _ = CACHE.set(store);
+}
+
+/// The store named by [`use_cache`], if any.
+pub(crate) fn cache() -> Option<&'static Store> {
+    CACHE.get()
+}
 
 /// How to read images.
 #[derive(Debug, Clone)]

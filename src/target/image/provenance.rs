@@ -36,6 +36,7 @@ pub fn layers(
             size: l.size,
             created_by: if aligned { steps[index].clone() } else { None },
             scanned: false,
+            cached: false,
         })
         .collect()
 }

@@ -16,6 +16,7 @@ use super::auth::{self, Challenge, Credentials, Origin, TokenResponse};
 use super::manifest::{self, ACCEPT, Document, MAX_JSON, Platform};
 use super::reference::{RegistryRef, valid_digest};
 use super::{Fault, LayerRef, Options, Resolved, Source, tls};
+use crate::cache::{Key, Kind};
 use reqwest::StatusCode;
 use reqwest::blocking::{Client, Response};
 use std::io::Read;
@@ -580,16 +581,41 @@ impl Read for Body {
     }
 }
 
+/// A manifest or config named by `digest`: from the cache when it holds bytes with that digest
+/// (checked on every read; other bytes are deleted), else `fetch`ed (already checked against
+/// the digest) and stored.
+fn by_digest(
+    digest: &str,
+    fetch: impl FnOnce() -> Result<Vec<u8>, Fault>,
+) -> Result<Vec<u8>, Fault> {
+    let Some(store) = super::cache() else {
+        return fetch();
+    };
+    let key = Key::of(&[b"registry-blob", digest.as_bytes()]);
+    let decode = |payload: &[u8]| (manifest::sha256(payload) == digest).then(|| payload.to_vec());
+    let (bytes, _) =
+        store.get_or_make(Kind::Blob, &key, decode, || fetch().map(|b| (b.clone(), b)))?;
+    Ok(bytes)
+}
+
 impl Source for Registry {
     fn resolve(&mut self, platform: &Platform) -> Result<Resolved, Fault> {
         let reference = self.reference.reference().to_string();
-        let (bytes, digest) = self.manifest(&reference)?;
+        // A tag asks the registry every time (tags move); a digest is served from the cache.
+        let (bytes, digest) = if valid_digest(&reference) {
+            let bytes = by_digest(&reference, || self.manifest(&reference).map(|(b, _)| b))?;
+            (bytes, reference.clone())
+        } else {
+            self.manifest(&reference)?
+        };
         let mut fetch = |d: &str, kind: &'static str| -> Result<Vec<u8>, Fault> {
-            if kind == "manifest" {
-                self.manifest(d).map(|(b, _)| b)
-            } else {
-                self.blob_bytes(d)
-            }
+            by_digest(d, || {
+                if kind == "manifest" {
+                    self.manifest(d).map(|(b, _)| b)
+                } else {
+                    self.blob_bytes(d)
+                }
+            })
         };
         let mut resolved = match manifest::parse(&bytes, &format!("manifest {reference}"))? {
             Document::Index(entries) => {
