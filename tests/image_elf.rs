@@ -209,6 +209,18 @@ fn the_fa3_library_decides_in_every_image_form() {
             // The evidence names the library's symbols, read from the image.
             let evidence = finding(&report, R7)["evidence"].to_string();
             assert!(evidence.contains("_vllm_fa3_C.abi3.so"), "{evidence}");
+            // A warm re-scan reads no layer: the symbols come from the cached layer extract,
+            // and decide exactly as the streamed library did.
+            let (again_code, again) = scan(&target, &cache);
+            assert_eq!(both(&again), expected, "warm {build:?} {form:?}: {again:#}");
+            assert_eq!(again_code, code, "warm {build:?} {form:?}");
+            let image = &again["targets"][0]["image"];
+            assert_eq!(image["bytes_read"], 0, "warm {build:?} {form:?}: {image:#}");
+            let layers = image["layers"].as_array().expect("layers");
+            assert!(
+                layers.iter().all(|l| l["cached"] == true),
+                "warm {build:?} {form:?}: {image:#}"
+            );
         }
     }
 }
