@@ -7,7 +7,10 @@
 //! none of the case's environment variables) and for every variant run (with `-D` / environment
 //! values): each fetch CMake records is among pinprobe's possible fetches of that name; the
 //! default configuration pinprobe identifies fetches exactly what CMake's default run does; and
-//! a tree without unknown inputs has exactly one configuration, every value exact.
+//! a tree without unknown inputs has exactly one configuration, every value exact. A value
+//! pinprobe gives as a finite set of alternatives (a condition joined past the fork depth) must
+//! hold CMake's value, and for generated decision trees over literal tags the set is exactly
+//! what CMake fetches over every setting of the inputs.
 //!
 //! Needs `cmake` (`pip install cmake`). Without it the tests print a skip line, unless
 //! `PINPROBE_REQUIRE_CMAKE` is set (CI sets it), which makes a missing cmake a failure.
@@ -1083,7 +1086,7 @@ impl TreeGen {
         match self.rng.random_range(0..6) {
             0 => out.push(format!("{indent}set(TAG t{n})")),
             1 => {
-                out.push(format!("{indent}set(TAG {})", if n % 2 == 0 { AFFECTED } else { FIX }));
+                out.push(format!("{indent}set(TAG {})", if n.is_multiple_of(2) { AFFECTED } else { FIX }));
                 out.push(format!("{indent}set(REPO https://example.invalid/r{n}.git)"));
             }
             2 => out.push(format!("{indent}set(PREFIX p{n}-)")),
@@ -1128,7 +1131,6 @@ impl TreeGen {
             "set(REPO https://example.invalid/c0.git)".to_string(),
             "set(PREFIX \"\")".to_string(),
         ];
-        // Two trees in a row, the second under a fresh scope of conditions.
         g.tree(0, &mut out);
         out.push(format!(
             "FetchContent_Declare(c0 GIT_REPOSITORY ${{REPO}} GIT_TAG {})",

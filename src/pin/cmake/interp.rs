@@ -985,7 +985,7 @@ impl<'m, 'v> Run<'m, 'v> {
                 }
             }
         }
-        for (k, mut d) in declared {
+        for (k, d) in declared {
             match self.st.declared.get_mut(&k) {
                 Some(mine) if *mine == d => {}
                 Some(_) => {
@@ -996,14 +996,13 @@ impl<'m, 'v> Run<'m, 'v> {
                     }
                 }
                 None => {
-                    // Declared on the other side only: its values are that side's.
-                    d.args.iter_mut().for_each(|a| {
-                        let mut v = a.val();
-                        v.mark(mark, theirs);
-                        a.taint = v.taint;
-                        a.alts = v.alts;
-                    });
-                    self.st.declared.insert(k, d);
+                    // Declared on the other side only: a later declaration on this side is
+                    // the one this side fetches (the first declaration of a name wins).
+                    let alt = (d, mark.to_string());
+                    let list = self.st.declared_alt.entry(k).or_default();
+                    if !list.contains(&alt) {
+                        list.push(alt);
+                    }
                 }
             }
         }
@@ -2142,6 +2141,15 @@ impl<'m, 'v> Run<'m, 'v> {
             return Ok(());
         }
         let Some(details) = self.st.declared.get(&lc).cloned() else {
+            if self.st.declared_alt.contains_key(&lc) {
+                // Declared only on the other side of a joined condition: there it is fetched;
+                // on this side CMake stops here, which this run does not follow (it goes on,
+                // so it may fetch more than CMake, never less), so no default is claimed.
+                self.no_default = true;
+                self.st.populated.insert(lc.clone());
+                self.fetch_declared_alternatives(&lc, line);
+                return Ok(());
+            }
             return Err(Stop::Fatal(format!(
                 "{}: no FetchContent_Declare() details for `{}`",
                 self.here(line),
@@ -2187,8 +2195,13 @@ impl<'m, 'v> Run<'m, 'v> {
         }
         self.set_var(&format!("{lc}_POPULATED"), Val::exact("TRUE"));
         self.st.fetches.push(f);
-        // What the other side of a joined condition declared instead.
-        for (alt, mark) in self.st.declared_alt.get(&lc).cloned().unwrap_or_default() {
+        self.fetch_declared_alternatives(&lc, line);
+        Ok(())
+    }
+
+    /// What the other side of a joined condition declared instead (or only there).
+    fn fetch_declared_alternatives(&mut self, lc: &str, line: u32) {
+        for (alt, mark) in self.st.declared_alt.get(lc).cloned().unwrap_or_default() {
             let Some((n, r)) = alt.args.split_first() else {
                 continue;
             };
@@ -2199,7 +2212,6 @@ impl<'m, 'v> Run<'m, 'v> {
                 self.st.fetches.push(g);
             }
         }
-        Ok(())
     }
 
     fn fetch(&self, command: Command, name: &Arg, rest: &[Arg], line: u32) -> Fetch {

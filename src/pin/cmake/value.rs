@@ -113,16 +113,6 @@ impl Val {
         (only_joins && holds_own).then(|| self.alts.clone())
     }
 
-    /// Mark it as depending on a joined condition whose side `outcome` gave it: a known value
-    /// stays known, selected by that outcome.
-    pub fn mark(&mut self, mark: &Input, outcome: &Outcome) {
-        let finite = self.finite();
-        self.taint.insert(mark.clone());
-        self.alts = finite
-            .map(|alts| alts.into_iter().filter_map(|a| a.and(outcome)).collect())
-            .unwrap_or_default();
-    }
-
     /// The value of a variable that differs between the two sides of a joined condition: this
     /// (the default side's, text kept) or `other`; both known: a finite set of the two sides'
     /// values, each with the outcome that selects it.
