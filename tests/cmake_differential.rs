@@ -7,17 +7,23 @@
 //! none of the case's environment variables) and for every variant run (with `-D` / environment
 //! values): each fetch CMake records is among pinprobe's possible fetches of that name; the
 //! default configuration pinprobe identifies fetches exactly what CMake's default run does; and
-//! a tree without unknown inputs has exactly one configuration, every value exact.
+//! a tree without unknown inputs has exactly one configuration, every value exact. A value
+//! pinprobe gives as a finite set of alternatives (a condition joined past the fork depth) must
+//! hold CMake's value, and for generated decision trees over literal tags the set is exactly
+//! what CMake fetches over every setting of the inputs.
 //!
 //! Needs `cmake` (`pip install cmake`). Without it the tests print a skip line, unless
 //! `PINPROBE_REQUIRE_CMAKE` is set (CI sets it), which makes a missing cmake a failure.
-//! `PINPROBE_CMAKE_CASES=N` sets the number of generated programs (default 120).
+//! `PINPROBE_CMAKE_CASES=N` sets the number of generated programs (default 120);
+//! `PINPROBE_CMAKE_JOIN_CASES=N` the number of generated decision trees over literal tags
+//! (default 4, 16 CMake runs each).
 
 use pinprobe::pin::cmake::{self, Evaluation, Fetch};
+use pinprobe::pin::components::Registry;
 use pinprobe::target::DirView;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -137,8 +143,12 @@ fn evaluate(src: &Path) -> Evaluation {
 
 fn same_fetch(f: &Fetch, r: &Record) -> bool {
     let text = |v: &Option<cmake::Value>| v.as_ref().map(|v| v.text.clone()).unwrap_or_default();
+    // A value some input can make anything matches whatever CMake fetched; a finite set of
+    // alternatives must hold CMake's value.
     let matches = |v: &Option<cmake::Value>, want: &str| match v {
-        Some(v) => v.text == want || !v.is_exact(),
+        Some(v) => v
+            .finite()
+            .is_none_or(|alts| alts.iter().any(|a| a.text == want)),
         None => want.is_empty(),
     };
     f.name.eq_ignore_ascii_case(&r.name)
@@ -1041,4 +1051,261 @@ fn generated_trees_fetching_the_affected_commit_never_exit_0() {
         "{hits} of {n} generated trees fetch the affected commit in some CMake run; pinprobe scan exits non-zero on every one"
     );
     assert!(hits > 0, "no generated tree fetched the affected commit");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decision trees over literal tags: a joined condition keeps each side's literal value
+// ---------------------------------------------------------------------------------------------
+
+/// The inputs of a decision tree: `-D` cache variables. Those named `CMAKE_PP_*` have no
+/// default for pinprobe (it reads `CMAKE_*` as the compiler's), so every condition on them is
+/// joined, never forked; the `PP_J*` ones fork for the first three decisions and join after.
+const JOIN_INPUTS: usize = 4;
+
+fn join_input(level: usize, opaque: bool) -> String {
+    if opaque {
+        format!("CMAKE_PP_{level}")
+    } else {
+        format!("PP_J{level}")
+    }
+}
+
+/// A random tree of `if()`s, the condition at depth d on input d (so every path is one CMake
+/// can take), whose leaves set the tag and repository, a prefix, or declare the fetch
+/// themselves.
+struct TreeGen {
+    rng: StdRng,
+    opaque: Vec<bool>,
+    counter: usize,
+}
+
+impl TreeGen {
+    fn leaf(&mut self, out: &mut Vec<String>, indent: &str) {
+        self.counter += 1;
+        let n = self.counter;
+        match self.rng.random_range(0..6) {
+            0 => out.push(format!("{indent}set(TAG t{n})")),
+            1 => {
+                out.push(format!("{indent}set(TAG {})", if n.is_multiple_of(2) { AFFECTED } else { FIX }));
+                out.push(format!("{indent}set(REPO https://example.invalid/r{n}.git)"));
+            }
+            2 => out.push(format!("{indent}set(PREFIX p{n}-)")),
+            3 => out.push(format!(
+                "{indent}FetchContent_Declare(c0 GIT_REPOSITORY https://example.invalid/d{n}.git GIT_TAG d{n})"
+            )),
+            4 => out.push(format!("{indent}set(TAG \"${{TAG}}-{n}\")")),
+            _ => {}
+        }
+    }
+
+    fn tree(&mut self, depth: usize, out: &mut Vec<String>) {
+        let indent = "  ".repeat(depth);
+        if depth >= JOIN_INPUTS || self.rng.random_bool(0.15) {
+            self.leaf(out, &indent);
+            return;
+        }
+        let input = join_input(depth, self.opaque[depth]);
+        let cond = match self.rng.random_range(0..3) {
+            0 => input.clone(),
+            1 => format!("{input} STREQUAL \"rocm\""),
+            _ => format!("NOT {input}"),
+        };
+        out.push(format!("{indent}if({cond})"));
+        self.tree(depth + 1, out);
+        if self.rng.random_bool(0.8) {
+            out.push(format!("{indent}else()"));
+            self.tree(depth + 1, out);
+        }
+        out.push(format!("{indent}endif()"));
+    }
+
+    fn program(seed: u64) -> BTreeMap<String, String> {
+        let mut g = TreeGen {
+            rng: StdRng::seed_from_u64(seed),
+            opaque: Vec::new(),
+            counter: 0,
+        };
+        g.opaque = (0..JOIN_INPUTS).map(|_| g.rng.random_bool(0.4)).collect();
+        let mut out = vec![
+            "set(TAG t0)".to_string(),
+            "set(REPO https://example.invalid/c0.git)".to_string(),
+            "set(PREFIX \"\")".to_string(),
+        ];
+        g.tree(0, &mut out);
+        out.push(format!(
+            "FetchContent_Declare(c0 GIT_REPOSITORY ${{REPO}} GIT_TAG {})",
+            if g.rng.random_bool(0.5) {
+                "${PREFIX}${TAG}"
+            } else {
+                "\"${TAG}\""
+            }
+        ));
+        out.push("FetchContent_MakeAvailable(c0)".into());
+        files(&[("CMakeLists.txt", &format!("{HEAD}{}\n", out.join("\n")))])
+    }
+}
+
+/// Every (repository, tag) CMake fetches for `c0` over all settings of the tree's inputs.
+fn cmake_values(dir: &Path) -> BTreeSet<(String, String)> {
+    let mut out = BTreeSet::new();
+    for bits in 0..(1u32 << JOIN_INPUTS) {
+        let defs: Vec<(String, String)> = (0..JOIN_INPUTS)
+            .filter(|i| bits & (1 << i) != 0)
+            .flat_map(|i| [false, true].map(|o| (join_input(i, o), "rocm".to_string())))
+            .collect();
+        let run = run_cmake(dir, &defs, &[]);
+        assert!(!run.failed, "cmake fails:\n{}", run.log);
+        out.extend(
+            run.records
+                .iter()
+                .filter(|r| r.name == "c0")
+                .map(|r| (r.repo.clone(), r.tag.clone())),
+        );
+    }
+    out
+}
+
+/// pinprobe's possible (repository, tag) values of the pin `name`; `Err` when the evaluation
+/// is undecided or a value is any value.
+fn pinprobe_values(dir: &Path, name: &str) -> Result<BTreeSet<(String, String)>, String> {
+    let view = DirView::new(dir);
+    let eval = cmake::evaluate(&view).expect("pinprobe evaluates");
+    if let Some(u) = &eval.undecided {
+        return Err(format!("undecided: {u}"));
+    }
+    let pins = pinprobe::pin::from_evaluation(&eval, &view, &Registry { components: vec![] })
+        .expect("pins");
+    let pin = pins
+        .pins
+        .iter()
+        .find(|p| p.declared_name == name)
+        .ok_or("no pin")?;
+    if pin.possible.is_empty() {
+        let one = (
+            pin.repo.clone().unwrap_or_default(),
+            pin.reference.clone().unwrap_or_default(),
+        );
+        return Ok([one].into_iter().collect());
+    }
+    let mut out = BTreeSet::new();
+    for p in &pin.possible {
+        if !p.set_by.is_empty() {
+            return Err(format!("any value: {}", p.shown()));
+        }
+        out.insert((
+            p.repo.clone().unwrap_or_default(),
+            p.reference.clone().unwrap_or_default(),
+        ));
+    }
+    Ok(out)
+}
+
+fn join_cases() -> usize {
+    std::env::var("PINPROBE_CMAKE_JOIN_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(4)
+}
+
+/// Generated decision trees deeper than the fork depth, on `-D` inputs, choosing literal tags
+/// and repositories: pinprobe's possible values of the pin are exactly the values real CMake
+/// fetches over every setting of the inputs (never `any value`, nothing CMake cannot fetch).
+#[test]
+fn joined_conditions_keep_the_literal_values_cmake_can_fetch() {
+    if !cmake_available() {
+        return;
+    }
+    let n = join_cases();
+    let failures = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for t in 0..2u64 {
+            let failures = &failures;
+            s.spawn(move || {
+                for i in (t as usize..n).step_by(2) {
+                    let seed = 15_000_017 + i as u64;
+                    let tree = TreeGen::program(seed);
+                    let dir = write_tree(&tree);
+                    let want = cmake_values(dir.path());
+                    let got = pinprobe_values(dir.path(), "c0");
+                    if got.as_ref() != Ok(&want) {
+                        failures.lock().expect("lock").push(format!(
+                            "seed {seed}:\n{}\ncmake: {want:?}\npinprobe: {got:?}",
+                            tree.values().cloned().collect::<String>()
+                        ));
+                    }
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().expect("lock");
+    if let Some(first) = failures.first() {
+        panic!(
+            "{} of {n} decision trees disagree; first:\n{first}",
+            failures.len()
+        );
+    }
+}
+
+/// The vLLM shape (a device decides repository and tag, five decisions deep, past the fork
+/// depth) is the two literal values CMake fetches, and a `-D` of the tag variable itself, or
+/// one side reading the environment, is any value, as CMake can fetch anything there.
+#[test]
+fn a_joined_device_choice_is_two_values_and_an_input_tag_any() {
+    if !cmake_available() {
+        return;
+    }
+    let shape = |rocm_tag: &str| {
+        format!(
+            r#"foreach(i RANGE 1 3)
+  if(DEFINED ENV{{PP_D${{i}}}})
+    message(STATUS "d${{i}}")
+  endif()
+endforeach()
+if(DEFINED ENV{{PP_SRC}})
+  FetchContent_Declare(triton_kernels SOURCE_DIR $ENV{{PP_SRC}})
+else()
+  if(PP_DEVICE STREQUAL "rocm")
+    set(TRITON_GIT "https://example.invalid/rocm/triton.git")
+    set(TRITON_KERNELS_TAG {rocm_tag})
+  else()
+    set(TRITON_GIT "https://example.invalid/triton-lang/triton.git")
+    set(TRITON_KERNELS_TAG "v3.5.1")
+  endif()
+  FetchContent_Declare(triton_kernels GIT_REPOSITORY ${{TRITON_GIT}} GIT_TAG ${{TRITON_KERNELS_TAG}})
+endif()
+FetchContent_MakeAvailable(triton_kernels)
+"#
+        )
+    };
+    let finite = shape(AFFECTED);
+    let dir = write_tree(&files(&[("CMakeLists.txt", &format!("{HEAD}{finite}"))]));
+    let mut want = BTreeSet::new();
+    for device in ["", "rocm"] {
+        let run = run_cmake(
+            dir.path(),
+            &pairs(&[("PP_DEVICE", device)]),
+            &pairs(&[("PP_D1", "1"), ("PP_D2", "1"), ("PP_D3", "1")]),
+        );
+        want.extend(run.records.iter().map(|r| (r.repo.clone(), r.tag.clone())));
+    }
+    assert_eq!(want.len(), 2, "{want:?}");
+    assert_eq!(pinprobe_values(dir.path(), "triton_kernels"), Ok(want));
+    // The tag from the user's -D on one side: any value.
+    let open = shape("${PP_ROCM_TAG}");
+    let dir = write_tree(&files(&[("CMakeLists.txt", &format!("{HEAD}{open}"))]));
+    let run = run_cmake(
+        dir.path(),
+        &pairs(&[("PP_DEVICE", "rocm"), ("PP_ROCM_TAG", "anything")]),
+        &[],
+    );
+    assert!(
+        run.records.iter().any(|r| r.tag == "anything"),
+        "{:?}",
+        run.records
+    );
+    let got = pinprobe_values(dir.path(), "triton_kernels");
+    assert!(
+        got.as_ref().is_err_and(|e| e.starts_with("any value")),
+        "{got:?}"
+    );
 }

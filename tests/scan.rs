@@ -473,3 +473,79 @@ fn a_cmake_file_behind_a_symbolic_link_is_read_and_never_hidden() {
         assert_eq!(r1["status"], status, "{r1:#}");
     }
 }
+
+/// Issue 15: in vLLM's shape the device chooses triton_kernels' repository and tag, after more
+/// decisions than pinprobe forks on, so the choice is joined. The pin is the two literal values
+/// (a tag of triton-lang/triton, a full SHA of the ROCm fork), so the FA4 rule, whose known
+/// affected pins are full SHAs, is decided for it: no finding left unknown by an "any value".
+#[test]
+fn a_joined_device_choice_of_triton_kernels_leaves_the_fa4_rule_decided() {
+    let fx = fixture();
+    let fixed = "6d11b3c1b6ca7dac0b111bb0db63ca16eeb19a46";
+    let rocm = "669b31acc1dd1b3fd93286afd5db67f65d9f7557";
+    let tree = tree_pinning(&fx, "triton", fixed);
+    write(
+        &tree,
+        "CMakeLists.txt",
+        "cmake_minimum_required(VERSION 3.26)\nproject(vllm_extensions LANGUAGES CXX)\n\
+         set(VLLM_TARGET_DEVICE \"cuda\" CACHE STRING \"\")\n\
+         foreach(v IN ITEMS A B C)\n  if(DEFINED ENV{VLLM_OPT_${v}})\n    message(STATUS \"${v}\")\n  endif()\nendforeach()\n\
+         include(FetchContent)\n\
+         include(cmake/external_projects/triton_kernels.cmake)\n\
+         include(cmake/external_projects/vllm_flash_attn.cmake)\n",
+    );
+    write(
+        &tree,
+        "cmake/external_projects/triton_kernels.cmake",
+        &format!(
+            r#"if(DEFINED ENV{{TRITON_KERNELS_SRC_DIR}})
+  FetchContent_Declare(triton_kernels SOURCE_DIR $ENV{{TRITON_KERNELS_SRC_DIR}})
+else()
+  if(VLLM_TARGET_DEVICE STREQUAL "rocm")
+    set(TRITON_GIT "https://github.com/ROCm/triton.git")
+    set(TRITON_KERNELS_TAG "{rocm}")
+  else()
+    set(TRITON_GIT "https://github.com/triton-lang/triton.git")
+    set(TRITON_KERNELS_TAG "v3.5.1")
+  endif()
+  FetchContent_Declare(
+    triton_kernels
+    GIT_REPOSITORY ${{TRITON_GIT}}
+    GIT_TAG ${{TRITON_KERNELS_TAG}}
+    SOURCE_SUBDIR python/triton_kernels/triton_kernels
+  )
+endif()
+FetchContent_MakeAvailable(triton_kernels)
+"#
+        ),
+    );
+    let report = scan_tree(&tree, None, None, None);
+    let triton = report
+        .components
+        .iter()
+        .find(|c| c.declared_name == "triton_kernels")
+        .unwrap_or_else(|| panic!("no triton_kernels pin: {:#?}", report.components));
+    let values: Vec<(Option<&str>, Option<&str>)> = triton
+        .possible
+        .iter()
+        .map(|p| (p.repo.as_deref(), p.reference.as_deref()))
+        .collect();
+    assert_eq!(
+        values,
+        [
+            (
+                Some("https://github.com/triton-lang/triton.git"),
+                Some("v3.5.1")
+            ),
+            (Some("https://github.com/ROCm/triton.git"), Some(rocm)),
+        ],
+        "{:#?}",
+        triton.possible
+    );
+    assert!(triton.possible.iter().all(|p| p.set_by.is_empty()));
+    let fa4: Vec<&Finding> = report.findings.iter().filter(|f| f.rule == R1).collect();
+    assert!(!fa4.is_empty(), "{:#?}", report.findings);
+    for f in fa4 {
+        assert_eq!(f.status, Status::NotAffected, "{f:#?}");
+    }
+}

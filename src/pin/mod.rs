@@ -130,9 +130,10 @@ pub fn from_evaluation(
             conditions.extend(fetch.only_if.iter().map(|c| format!("when {c}")));
             let default = config.default && fetch.only_if.is_empty();
             let (file, line) = (fetch.file.clone(), fetch.tag_line.unwrap_or(fetch.line));
-            let repo = fetch.repository.as_ref().map(|v| v.text.clone());
+            let repo_text = fetch.repository.as_ref().map(|v| v.text.clone());
             let patches = fetch.patches(view)?;
             let variant = |reference: Option<String>,
+                           repo: Option<String>,
                            set_by: Vec<String>,
                            conditions: Vec<String>,
                            default| Variant {
@@ -143,7 +144,7 @@ pub fn from_evaluation(
                         .map(str::to_ascii_lowercase),
                     reference,
                     set_by,
-                    repo: repo.clone(),
+                    repo,
                     default,
                     conditions,
                     file: file.clone(),
@@ -153,25 +154,80 @@ pub fn from_evaluation(
                 patches: patches.clone(),
             };
             let mut found = Vec::new();
-            match &fetch.tag {
-                Some(tag) => {
+            // Joined conditions can leave the tag and the repository each one of a few known
+            // values: every combination that can occur together is a value of the pin.
+            let finite_tag = fetch.tag.as_ref().and_then(cmake::Value::finite);
+            let finite_repo = match &fetch.repository {
+                Some(r) => r.finite().map(|alts| alts.into_iter().map(Some).collect()),
+                None => Some(vec![None]),
+            };
+            match (&fetch.tag, finite_tag, finite_repo) {
+                (Some(tag), Some(tags), Some(repos))
+                    if !tag.is_exact()
+                        || fetch.repository.as_ref().is_some_and(|r| !r.is_exact()) =>
+                {
+                    for t in &tags {
+                        for r in repos
+                            .iter()
+                            .filter(|r| r.as_ref().is_none_or(|r| r.compatible(t)))
+                        {
+                            let mut when = conditions.clone();
+                            let selected = t.when.iter().chain(r.iter().flat_map(|r| &r.when));
+                            for w in selected {
+                                let c = format!(
+                                    "when {} is {}",
+                                    w.condition,
+                                    if w.outcome { "true" } else { "false" }
+                                );
+                                if !when.contains(&c) {
+                                    when.push(c);
+                                }
+                            }
+                            let is_default = default
+                                && t.is_default()
+                                && r.as_ref().is_none_or(cmake::Alternative::is_default);
+                            found.push(variant(
+                                Some(t.text.clone()).filter(|x| !x.is_empty()),
+                                r.as_ref().map(|r| r.text.clone()),
+                                Vec::new(),
+                                when,
+                                is_default,
+                            ));
+                        }
+                    }
+                }
+                (Some(tag), _, _) => {
                     let text = Some(tag.text.clone()).filter(|t| !t.is_empty());
                     // An input (a `-D`, the environment, the compiler, the other side of a
-                    // joined condition) can make it any value, the affected commit included.
+                    // joined condition that gave no known value) can make it any value, the
+                    // affected commit included.
                     let set_by: Vec<String> = tag.inputs.iter().map(ToString::to_string).collect();
                     if text.is_some() || set_by.is_empty() {
-                        found.push(variant(text, Vec::new(), conditions.clone(), default));
+                        found.push(variant(
+                            text,
+                            repo_text.clone(),
+                            Vec::new(),
+                            conditions.clone(),
+                            default,
+                        ));
                     }
                     if !set_by.is_empty() {
                         found.push(variant(
                             None,
+                            repo_text.clone(),
                             set_by,
                             conditions.clone(),
                             default && tag.text.is_empty(),
                         ));
                     }
                 }
-                None => found.push(variant(None, Vec::new(), conditions.clone(), default)),
+                (None, _, _) => found.push(variant(
+                    None,
+                    repo_text.clone(),
+                    Vec::new(),
+                    conditions.clone(),
+                    default,
+                )),
             }
             for v in found {
                 push_variant(&mut group.2, v);

@@ -18,6 +18,7 @@ fn val(text: impl Into<String>, taint: Taint) -> Option<Val> {
     Some(Val {
         text: text.into(),
         taint,
+        alts: Vec::new(),
     })
 }
 
@@ -189,6 +190,7 @@ pub(super) fn list(args: &[Arg], get: &dyn Fn(&str) -> Val) -> Result<Option<Set
                         item.map(|i| Val {
                             text: i,
                             taint: taint.clone(),
+                            alts: Vec::new(),
                         }),
                     ));
                 }

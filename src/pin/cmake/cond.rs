@@ -221,6 +221,7 @@ fn operand(item: &Item, env: &mut dyn Env) -> Val {
         Item::Bool(b, t) => Val {
             text: if *b { "1" } else { "0" }.into(),
             taint: t.clone(),
+            alts: Vec::new(),
         },
         Item::Arg(a) if a.quoted => a.val(),
         Item::Arg(a) => {
@@ -232,6 +233,7 @@ fn operand(item: &Item, env: &mut dyn Env) -> Val {
                     Val {
                         text: v.text,
                         taint,
+                        alts: Vec::new(),
                     }
                 }
                 None => {
@@ -242,6 +244,7 @@ fn operand(item: &Item, env: &mut dyn Env) -> Val {
                     Val {
                         text: a.text.clone(),
                         taint,
+                        alts: Vec::new(),
                     }
                 }
             }

@@ -9,24 +9,97 @@ use crate::target::View;
 use std::collections::BTreeSet;
 
 /// A value: exact when `inputs` is empty; else the default configuration's value (when every
-/// input has a default) that the inputs can change.
+/// input has a default) that the inputs can change: to any value, or, when `alternatives` is
+/// not empty, only to one of those.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Value {
     pub text: String,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub inputs: Vec<Input>,
+    /// When every input is a joined condition whose sides each gave a known value: every value
+    /// it can take (its own text among them), each with the join outcomes that select it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub alternatives: Vec<Alternative>,
+}
+
+/// One literal value a [`Value`] can take.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Alternative {
+    pub text: String,
+    pub when: Vec<JoinOutcome>,
+}
+
+/// The outcome of a joined condition (past the decision depth, or one without a default).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct JoinOutcome {
+    /// Which join of its configuration: alternatives of two values that need different
+    /// outcomes of one join never occur together.
+    pub join: u32,
+    /// `file:line: if(...)` as written.
+    pub condition: String,
+    pub outcome: bool,
+    /// Whether it is the outcome with every input at its default.
+    pub default: bool,
 }
 
 impl Value {
     pub(super) fn of(v: &Val) -> Value {
+        let alternatives = match v.finite() {
+            Some(alts) if !v.taint.is_empty() => alts
+                .into_iter()
+                .map(|a| Alternative {
+                    text: a.text,
+                    when: a
+                        .when
+                        .into_iter()
+                        .map(|o| JoinOutcome {
+                            join: o.join,
+                            condition: o.what,
+                            outcome: o.outcome,
+                            default: o.default_side,
+                        })
+                        .collect(),
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
         Value {
             text: v.text.clone(),
             inputs: v.taint.iter().cloned().collect(),
+            alternatives,
         }
     }
 
     pub fn is_exact(&self) -> bool {
         self.inputs.is_empty()
+    }
+
+    /// Every value it can take, each with the join outcomes selecting it; `None`: any value.
+    pub fn finite(&self) -> Option<Vec<Alternative>> {
+        if self.inputs.is_empty() {
+            return Some(vec![Alternative {
+                text: self.text.clone(),
+                when: Vec::new(),
+            }]);
+        }
+        (!self.alternatives.is_empty()).then(|| self.alternatives.clone())
+    }
+}
+
+impl Alternative {
+    /// Whether this and `other` can occur together (no join with two outcomes).
+    pub fn compatible(&self, other: &Alternative) -> bool {
+        self.when.iter().all(|a| {
+            other
+                .when
+                .iter()
+                .all(|b| a.join != b.join || a.outcome == b.outcome)
+        })
+    }
+
+    /// Whether every join took its default outcome.
+    pub fn is_default(&self) -> bool {
+        self.when.iter().all(|w| w.default)
     }
 }
 

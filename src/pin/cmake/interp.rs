@@ -12,7 +12,9 @@
 
 use super::cond::{self, Truth};
 use super::lexer::{Invocation, Quoting, Token};
-use super::value::{Arg, ExpandError, Input, Lookup, Taint, Val, expand, list_items, split_list};
+use super::value::{
+    Arg, ExpandError, Input, Lookup, Outcome, Taint, Val, expand, list_items, split_list,
+};
 use super::{Command, Fetch, Value};
 use crate::target::{TargetError, View};
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -302,6 +304,8 @@ pub(super) struct Run<'m, 'v> {
     pub no_default: bool,
     /// Function calls being run (decisions there join or summarise the call, never fork).
     summarizing: usize,
+    /// Joins so far in this run (numbers them, see [`Outcome`]).
+    joins: u32,
 }
 
 fn is_identifier(s: &str) -> bool {
@@ -353,6 +357,7 @@ impl Lookup for Run<'_, '_> {
             (None, taint) => Val {
                 text: String::new(),
                 taint,
+                alts: Vec::new(),
             },
         }
     }
@@ -558,6 +563,7 @@ impl<'m, 'v> Run<'m, 'v> {
             },
             no_default: false,
             summarizing: 0,
+            joins: 0,
         }
     }
 
@@ -852,6 +858,7 @@ impl<'m, 'v> Run<'m, 'v> {
         if opaque {
             self.no_default = true;
         }
+        let what_text = what.clone();
         let mark = Input::Join(what);
         let start = self.st.clone();
         let first = if t.value {
@@ -866,9 +873,17 @@ impl<'m, 'v> Run<'m, 'v> {
             self.block(body, false)
         };
         let other = std::mem::replace(&mut self.st, taken);
+        self.joins += 1;
+        let side = |outcome: bool| Outcome {
+            join: self.joins,
+            outcome,
+            default_side: outcome == t.value,
+            what: what_text.clone(),
+        };
+        let sides = (side(t.value), side(!t.value));
         match (first, second) {
             (Ok(Flow::Next), Ok(Flow::Next)) => {
-                self.join(other, &mark)?;
+                self.join(other, &mark, &sides)?;
                 Ok(Flow::Next)
             }
             (Err(Stop::Fatal(_)), Ok(Flow::Next)) => {
@@ -900,16 +915,17 @@ impl<'m, 'v> Run<'m, 'v> {
     }
 
     /// Merge the state of the other side of a joined condition into this (the default side's).
-    fn join(&mut self, other: State, mark: &Input) -> Result<(), Stop> {
-        fn merge_map<K: Clone + Eq + std::hash::Hash>(
-            a: &mut HashMap<K, Val>,
-            b: HashMap<K, Val>,
-            mark: &Input,
-            maybe: &mut dyn FnMut(&K),
-        ) {
+    /// `sides`: this side's outcome and the other's. A value that differs keeps both sides'
+    /// values when each is known ([`Val::merge`]).
+    fn join(&mut self, other: State, mark: &Input, sides: &(Outcome, Outcome)) -> Result<(), Stop> {
+        let (mine, theirs) = sides;
+        let merge_map = |a: &mut HashMap<String, Val>,
+                         b: HashMap<String, Val>,
+                         maybe: &mut dyn FnMut(&String)| {
             for (k, va) in a.iter_mut() {
-                if b.get(k) != Some(va) {
-                    va.taint.insert(mark.clone());
+                let vb = b.get(k);
+                if vb != Some(va) {
+                    va.merge(vb, mark, mine, theirs);
                 }
             }
             for k in b.keys() {
@@ -917,7 +933,7 @@ impl<'m, 'v> Run<'m, 'v> {
                     maybe(k);
                 }
             }
-        }
+        };
         let State {
             scopes,
             cache,
@@ -941,7 +957,7 @@ impl<'m, 'v> Run<'m, 'v> {
         }
         let mut maybe_names: Vec<String> = Vec::new();
         for (a, b) in self.st.scopes.iter_mut().zip(scopes) {
-            merge_map(a, b, mark, &mut |k: &String| maybe_names.push(k.clone()));
+            merge_map(a, b, &mut |k: &String| maybe_names.push(k.clone()));
         }
         let flatten = |m: HashMap<String, Option<Val>>| -> HashMap<String, Val> {
             m.into_iter()
@@ -949,12 +965,12 @@ impl<'m, 'v> Run<'m, 'v> {
                 .collect()
         };
         let mut cache_a = flatten(std::mem::take(&mut self.st.cache));
-        merge_map(&mut cache_a, flatten(cache), mark, &mut |k: &String| {
+        merge_map(&mut cache_a, flatten(cache), &mut |k: &String| {
             maybe_names.push(k.clone())
         });
         self.st.cache = cache_a.into_iter().map(|(k, v)| (k, Some(v))).collect();
         let mut env_a = flatten(std::mem::take(&mut self.st.env));
-        merge_map(&mut env_a, flatten(env), mark, &mut |k: &String| {
+        merge_map(&mut env_a, flatten(env), &mut |k: &String| {
             maybe_names.push(k.clone())
         });
         self.st.env = env_a.into_iter().map(|(k, v)| (k, Some(v))).collect();
@@ -969,7 +985,7 @@ impl<'m, 'v> Run<'m, 'v> {
                 }
             }
         }
-        for (k, mut d) in declared {
+        for (k, d) in declared {
             match self.st.declared.get_mut(&k) {
                 Some(mine) if *mine == d => {}
                 Some(_) => {
@@ -980,10 +996,13 @@ impl<'m, 'v> Run<'m, 'v> {
                     }
                 }
                 None => {
-                    d.args.iter_mut().for_each(|a| {
-                        a.taint.insert(mark.clone());
-                    });
-                    self.st.declared.insert(k, d);
+                    // Declared on the other side only: a later declaration on this side is
+                    // the one this side fetches (the first declaration of a name wins).
+                    let alt = (d, mark.to_string());
+                    let list = self.st.declared_alt.entry(k).or_default();
+                    if !list.contains(&alt) {
+                        list.push(alt);
+                    }
                 }
             }
         }
@@ -1090,6 +1109,7 @@ impl<'m, 'v> Run<'m, 'v> {
                             .map(|t| Val {
                                 text: t,
                                 taint: taint.clone(),
+                                alts: Vec::new(),
                             })
                             .collect();
                         if mode == "LISTS" {
@@ -1296,14 +1316,8 @@ impl<'m, 'v> Run<'m, 'v> {
                 def.params.len()
             )));
         }
-        let join = |xs: &[Arg]| Val {
-            text: xs
-                .iter()
-                .map(|a| a.text.as_str())
-                .collect::<Vec<_>>()
-                .join(";"),
-            taint: xs.iter().flat_map(|a| a.taint.iter().cloned()).collect(),
-        };
+        let join =
+            |xs: &[Arg]| Val::joined(xs.iter().map(Arg::val).collect::<Vec<_>>().iter(), ";");
         let mut frame: HashMap<String, Val> = HashMap::new();
         frame.insert("ARGC".into(), Val::exact(args.len().to_string()));
         frame.insert("ARGV".into(), join(&args));
@@ -1442,14 +1456,8 @@ impl<'m, 'v> Run<'m, 'v> {
             );
             return Ok(());
         }
-        let join = |xs: &[Arg]| Val {
-            text: xs
-                .iter()
-                .map(|a| a.text.as_str())
-                .collect::<Vec<_>>()
-                .join(";"),
-            taint: xs.iter().flat_map(|a| a.taint.iter().cloned()).collect(),
-        };
+        let join =
+            |xs: &[Arg]| Val::joined(xs.iter().map(Arg::val).collect::<Vec<_>>().iter(), ";");
         if let Some(at) = values.iter().position(|a| !a.quoted && a.text == "CACHE") {
             let value = join(values.get(..at).unwrap_or_default());
             let force = values
@@ -1592,6 +1600,7 @@ impl<'m, 'v> Run<'m, 'v> {
                 let val = Val {
                     text: p.to_string(),
                     taint: v.taint.clone(),
+                    alts: Vec::new(),
                 };
                 self.set_var(&format!("PROJECT_VERSION_{suffix}"), val.clone());
                 self.set_var(&format!("{}_VERSION_{suffix}", name.text), val);
@@ -1822,14 +1831,7 @@ impl<'m, 'v> Run<'m, 'v> {
         {
             missing.push(k);
         }
-        let join = |xs: &[Val]| Val {
-            text: xs
-                .iter()
-                .map(|a| a.text.as_str())
-                .collect::<Vec<_>>()
-                .join(";"),
-            taint: xs.iter().flat_map(|a| a.taint.iter().cloned()).collect(),
-        };
+        let join = |xs: &[Val]| Val::joined(xs, ";");
         for o in &opts {
             let v = if found.contains_key(o) {
                 "TRUE"
@@ -1885,6 +1887,7 @@ impl<'m, 'v> Run<'m, 'v> {
             Some(t) => Val {
                 text: t,
                 taint: file.taint.clone(),
+                alts: Vec::new(),
             },
             None => Val::with(
                 "",
@@ -1901,6 +1904,7 @@ impl<'m, 'v> Run<'m, 'v> {
             (None, taint) => Val {
                 text: String::new(),
                 taint,
+                alts: Vec::new(),
             },
         }
     }
@@ -2033,7 +2037,14 @@ impl<'m, 'v> Run<'m, 'v> {
                 };
                 let mut taint = first.taint.clone();
                 taint.extend(opts.iter().flat_map(|a| a.taint.iter().cloned()));
-                self.set_var(&var.text, Val { text: v, taint });
+                self.set_var(
+                    &var.text,
+                    Val {
+                        text: v,
+                        taint,
+                        alts: Vec::new(),
+                    },
+                );
             }
             "GLOB" | "GLOB_RECURSE" => {
                 let recurse = op.text == "GLOB_RECURSE";
@@ -2083,6 +2094,7 @@ impl<'m, 'v> Run<'m, 'v> {
                     Val {
                         text: files.join(";"),
                         taint,
+                        alts: Vec::new(),
                     },
                 );
             }
@@ -2129,6 +2141,15 @@ impl<'m, 'v> Run<'m, 'v> {
             return Ok(());
         }
         let Some(details) = self.st.declared.get(&lc).cloned() else {
+            if self.st.declared_alt.contains_key(&lc) {
+                // Declared only on the other side of a joined condition: there it is fetched;
+                // on this side CMake stops here, which this run does not follow (it goes on,
+                // so it may fetch more than CMake, never less), so no default is claimed.
+                self.no_default = true;
+                self.st.populated.insert(lc.clone());
+                self.fetch_declared_alternatives(&lc, line);
+                return Ok(());
+            }
             return Err(Stop::Fatal(format!(
                 "{}: no FetchContent_Declare() details for `{}`",
                 self.here(line),
@@ -2174,8 +2195,13 @@ impl<'m, 'v> Run<'m, 'v> {
         }
         self.set_var(&format!("{lc}_POPULATED"), Val::exact("TRUE"));
         self.st.fetches.push(f);
-        // What the other side of a joined condition declared instead.
-        for (alt, mark) in self.st.declared_alt.get(&lc).cloned().unwrap_or_default() {
+        self.fetch_declared_alternatives(&lc, line);
+        Ok(())
+    }
+
+    /// What the other side of a joined condition declared instead (or only there).
+    fn fetch_declared_alternatives(&mut self, lc: &str, line: u32) {
+        for (alt, mark) in self.st.declared_alt.get(lc).cloned().unwrap_or_default() {
             let Some((n, r)) = alt.args.split_first() else {
                 continue;
             };
@@ -2186,7 +2212,6 @@ impl<'m, 'v> Run<'m, 'v> {
                 self.st.fetches.push(g);
             }
         }
-        Ok(())
     }
 
     fn fetch(&self, command: Command, name: &Arg, rest: &[Arg], line: u32) -> Fetch {
@@ -2238,6 +2263,7 @@ impl<'m, 'v> Run<'m, 'v> {
             text.map(|t| Value {
                 text: t,
                 inputs: taint.iter().cloned().collect(),
+                alternatives: Vec::new(),
             })
         };
         let lc = decl.name.to_ascii_lowercase();

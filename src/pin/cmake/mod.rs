@@ -22,7 +22,8 @@ mod unreached;
 mod value;
 
 pub use evaluate::{
-    Assumption, Configuration, Evaluation, Fetch, Limits, Value, evaluate, evaluate_with,
+    Alternative, Assumption, Configuration, Evaluation, Fetch, JoinOutcome, Limits, Value,
+    evaluate, evaluate_with,
 };
 pub use value::Input;
 

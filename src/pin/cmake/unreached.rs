@@ -66,6 +66,7 @@ pub(super) fn declarations(file: &str, invocations: &[Invocation]) -> Vec<Declar
                         .collect(),
                     quoted: false,
                     line: token.line,
+                    alts: Vec::new(),
                 }),
             }
         }
@@ -86,6 +87,7 @@ pub(super) fn declarations(file: &str, invocations: &[Invocation]) -> Vec<Declar
                         .iter()
                         .flat_map(|a| a.taint.iter().cloned())
                         .collect(),
+                    alts: Vec::new(),
                 };
                 scope.vars.insert(var.text.clone(), val);
             }

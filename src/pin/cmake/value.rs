@@ -48,18 +48,45 @@ impl std::fmt::Display for Input {
 
 pub(super) type Taint = BTreeSet<Input>;
 
+/// Literal values a joined value keeps at most; past it the value is any value.
+const MAX_ALTERNATIVES: usize = 64;
+
+/// The outcome of one joined condition that selects an alternative.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(super) struct Outcome {
+    /// Which join (numbered per run): one evaluation of a condition has one outcome, so two
+    /// alternatives that need different outcomes of the same join never combine.
+    pub join: u32,
+    pub outcome: bool,
+    /// Whether this is the outcome with every input at its default (the side run first).
+    pub default_side: bool,
+    /// `file:line: if(...)` as written.
+    pub what: String,
+}
+
+/// One literal value a joined value can take, and the join outcomes that select it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(super) struct Alt {
+    pub text: String,
+    pub when: Vec<Outcome>,
+}
+
 /// A variable's value.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub(super) struct Val {
     pub text: String,
     pub taint: Taint,
+    /// When the inputs are only joined conditions whose every side gave a known value: every
+    /// literal value it can take (see [`Val::finite`]). Empty: unknown inputs can make it any
+    /// value.
+    pub alts: Vec<Alt>,
 }
 
 impl Val {
     pub fn exact(text: impl Into<String>) -> Val {
         Val {
             text: text.into(),
-            taint: Taint::new(),
+            ..Val::default()
         }
     }
 
@@ -67,8 +94,148 @@ impl Val {
         Val {
             text: text.into(),
             taint: [input].into_iter().collect(),
+            alts: Vec::new(),
         }
     }
+
+    /// Every value it can take, each with the join outcomes that select it: itself when exact;
+    /// its alternatives when every input is a joined condition and they hold its own text (a
+    /// value whose text or inputs changed after the join lost them); `None`: any value.
+    pub fn finite(&self) -> Option<Vec<Alt>> {
+        if self.taint.is_empty() {
+            return Some(vec![Alt {
+                text: self.text.clone(),
+                when: Vec::new(),
+            }]);
+        }
+        let only_joins = self.taint.iter().all(|i| matches!(i, Input::Join(_)));
+        let holds_own = self.alts.iter().any(|a| a.text == self.text);
+        (only_joins && holds_own).then(|| self.alts.clone())
+    }
+
+    /// The value of a variable that differs between the two sides of a joined condition: this
+    /// (the default side's, text kept) or `other`; both known: a finite set of the two sides'
+    /// values, each with the outcome that selects it.
+    pub fn merge(&mut self, other: Option<&Val>, mark: &Input, mine: &Outcome, theirs: &Outcome) {
+        let combined = match (self.finite(), other.and_then(Val::finite)) {
+            (Some(a), Some(b)) => {
+                let mut out: Vec<Alt> = Vec::new();
+                let sides = a
+                    .into_iter()
+                    .filter_map(|x| x.and(mine))
+                    .chain(b.into_iter().filter_map(|x| x.and(theirs)));
+                for alt in sides {
+                    if !out.contains(&alt) {
+                        out.push(alt);
+                    }
+                }
+                Some(out).filter(|o| o.len() <= MAX_ALTERNATIVES)
+            }
+            _ => None,
+        };
+        self.taint.insert(mark.clone());
+        if let Some(o) = other {
+            // Whatever the other side depends on, the merged value does too.
+            self.taint.extend(o.taint.iter().cloned());
+        }
+        self.alts = combined.unwrap_or_default();
+    }
+
+    /// Elements joined with `;` (a `set()` of several arguments, `ARGV`): known alternatives
+    /// combine (the ones needing different outcomes of one join never do).
+    pub fn joined<'a>(parts: impl IntoIterator<Item = &'a Val>, sep: &str) -> Val {
+        let parts: Vec<&Val> = parts.into_iter().collect();
+        let text = parts
+            .iter()
+            .map(|v| v.text.as_str())
+            .collect::<Vec<_>>()
+            .join(sep);
+        let taint: Taint = parts.iter().flat_map(|v| v.taint.iter().cloned()).collect();
+        if taint.is_empty() {
+            return Val::exact(text);
+        }
+        let mut pieces: Vec<Piece> = Vec::new();
+        for (i, v) in parts.iter().enumerate() {
+            if i > 0 {
+                pieces.push(Piece::Text(sep.to_string()));
+            }
+            pieces.push(Piece::Value((*v).clone()));
+        }
+        let alts = combine(&pieces).unwrap_or_default();
+        Val { text, taint, alts }
+    }
+}
+
+impl Alt {
+    /// This alternative, further selected by `o`; `None` when it needs the other outcome of
+    /// the same join.
+    fn and(mut self, o: &Outcome) -> Option<Alt> {
+        if self
+            .when
+            .iter()
+            .any(|w| w.join == o.join && w.outcome != o.outcome)
+        {
+            return None;
+        }
+        if !self.when.iter().any(|w| w.join == o.join) {
+            self.when.push(o.clone());
+        }
+        Some(self)
+    }
+}
+
+/// A piece of an expanded text: literal, or a variable's value.
+enum Piece {
+    Text(String),
+    Value(Val),
+}
+
+/// Every text the pieces can make together, each with the join outcomes selecting it;
+/// `None` when a piece can be any value or there would be too many (or too long) ones.
+fn combine(pieces: &[Piece]) -> Option<Vec<Alt>> {
+    let mut out = vec![Alt {
+        text: String::new(),
+        when: Vec::new(),
+    }];
+    for piece in pieces {
+        match piece {
+            Piece::Text(t) => out.iter_mut().for_each(|a| a.text.push_str(t)),
+            Piece::Value(v) => {
+                let choices = v.finite()?;
+                let mut next = Vec::new();
+                for a in &out {
+                    for c in &choices {
+                        let mut alt = a.clone();
+                        let mut ok = true;
+                        for w in &c.when {
+                            match alt.clone().and(w) {
+                                Some(x) => alt = x,
+                                None => {
+                                    ok = false;
+                                    break;
+                                }
+                            }
+                        }
+                        if !ok {
+                            continue;
+                        }
+                        alt.text.push_str(&c.text);
+                        if alt.text.len() > MAX_VALUE {
+                            return None;
+                        }
+                        if !next.contains(&alt) {
+                            next.push(alt);
+                        }
+                        if next.len() > MAX_ALTERNATIVES {
+                            return None;
+                        }
+                    }
+                }
+                out = next;
+            }
+        }
+    }
+    Some(out)
 }
 
 /// One argument after expansion: a list element (or a whole quoted argument).
@@ -79,6 +246,8 @@ pub(super) struct Arg {
     /// Written quoted or bracketed: `if()` neither dereferences it nor reads it as a keyword.
     pub quoted: bool,
     pub line: u32,
+    /// Known alternatives, as [`Val::alts`].
+    pub alts: Vec<Alt>,
 }
 
 impl Arg {
@@ -86,6 +255,7 @@ impl Arg {
         Val {
             text: self.text.clone(),
             taint: self.taint.clone(),
+            alts: self.alts.clone(),
         }
     }
 }
@@ -113,6 +283,7 @@ pub(super) fn expand(token: &Token, scope: &dyn Lookup) -> Result<Vec<Arg>, Expa
             taint: Taint::new(),
             quoted: true,
             line: token.line,
+            alts: Vec::new(),
         }]),
         Quoting::Quoted => {
             let v = expand_text(&token.text, scope)?;
@@ -121,6 +292,7 @@ pub(super) fn expand(token: &Token, scope: &dyn Lookup) -> Result<Vec<Arg>, Expa
                 taint: v.taint,
                 quoted: true,
                 line: token.line,
+                alts: v.alts,
             }])
         }
         Quoting::Unquoted => {
@@ -131,6 +303,21 @@ pub(super) fn expand(token: &Token, scope: &dyn Lookup) -> Result<Vec<Arg>, Expa
             if items.is_empty() && !v.taint.is_empty() {
                 items.push(String::new());
             }
+            // Known alternatives stay with the argument only when each is one list element,
+            // as the default's: then every alternative makes the same argument list.
+            let alts = match (items.as_slice(), v.finite()) {
+                ([one], Some(alts)) if !v.taint.is_empty() && !one.is_empty() => {
+                    if alts
+                        .iter()
+                        .all(|a| matches!(split_list(&a.text).as_slice(), [x] if *x == a.text))
+                    {
+                        alts
+                    } else {
+                        Vec::new()
+                    }
+                }
+                _ => Vec::new(),
+            };
             Ok(items
                 .into_iter()
                 .map(|text| Arg {
@@ -138,6 +325,7 @@ pub(super) fn expand(token: &Token, scope: &dyn Lookup) -> Result<Vec<Arg>, Expa
                     taint: v.taint.clone(),
                     quoted: false,
                     line: token.line,
+                    alts: alts.clone(),
                 })
                 .collect())
         }
@@ -195,6 +383,9 @@ pub(super) fn expand_text(text: &str, scope: &dyn Lookup) -> Result<Val, ExpandE
     let mut open: Vec<(Kind, String)> = Vec::new();
     let mut out = String::new();
     let mut taint = Taint::new();
+    // The text in pieces (literal text, referenced values) for its known alternatives;
+    // `None` once a reference's name depends on an input.
+    let mut pieces: Option<Vec<Piece>> = Some(Vec::new());
     let mut chars = text.char_indices().peekable();
     while let Some((i, c)) = chars.next() {
         let rest = text.get(i..).unwrap_or("");
@@ -234,10 +425,20 @@ pub(super) fn expand_text(text: &str, scope: &dyn Lookup) -> Result<Val, ExpandE
                 Kind::Env => scope.env(&name),
                 Kind::Cache => scope.cache(&name),
             };
-            taint.extend(v.taint);
+            taint.extend(v.taint.iter().cloned());
             match open.last_mut() {
-                Some((_, outer)) => outer.push_str(&v.text),
-                None => out.push_str(&v.text),
+                Some((_, outer)) => {
+                    outer.push_str(&v.text);
+                    if !v.taint.is_empty() {
+                        pieces = None;
+                    }
+                }
+                None => {
+                    out.push_str(&v.text);
+                    if let Some(p) = pieces.as_mut() {
+                        p.push(Piece::Value(v));
+                    }
+                }
             }
             if out.len() > MAX_VALUE || open.last().is_some_and(|(_, n)| n.len() > MAX_VALUE) {
                 return Err(ExpandError::TooLong);
@@ -246,7 +447,15 @@ pub(super) fn expand_text(text: &str, scope: &dyn Lookup) -> Result<Val, ExpandE
         }
         match open.last_mut() {
             Some((_, name)) => name.push_str(&ch),
-            None => out.push_str(&ch),
+            None => {
+                out.push_str(&ch);
+                if let Some(p) = pieces.as_mut() {
+                    match p.last_mut() {
+                        Some(Piece::Text(t)) => t.push_str(&ch),
+                        _ => p.push(Piece::Text(ch)),
+                    }
+                }
+            }
         }
     }
     // An unclosed `${` is an error in CMake; the text stays literal here, marked unknown.
@@ -256,5 +465,13 @@ pub(super) fn expand_text(text: &str, scope: &dyn Lookup) -> Result<Val, ExpandE
         }
         taint.insert(Input::Opaque("an unterminated ${} reference".into()));
     }
-    Ok(Val { text: out, taint })
+    let alts = match pieces {
+        Some(p) if !taint.is_empty() => combine(&p).unwrap_or_default(),
+        _ => Vec::new(),
+    };
+    Ok(Val {
+        text: out,
+        taint,
+        alts,
+    })
 }
