@@ -398,7 +398,17 @@ fn a_release_tree_version_decides_only_when_its_pin_is_the_releases() {
     let (_, json) = scan(&[]);
     let f = r1(&json);
     assert_eq!(f["status"], "not_affected", "{f:#}");
-    assert_eq!(f["decided_by"], "version-range", "{f:#}");
+    // The ledger's verdict recorded from the 0.33.0 wheel decides (it ranks above the version),
+    // and the version range applies beside it.
+    assert_eq!(f["decided_by"], "recorded", "{f:#}");
+    assert!(
+        f["evidence"]
+            .as_array()
+            .expect("evidence")
+            .iter()
+            .any(|e| e["kind"] == "version-range" && e["status"] == "not_affected"),
+        "{f:#}"
+    );
     // The same tree with its pin moved to a commit the ledger does not give 0.33.0.
     vllm_tree(root, FA_REPO, "0123456789abcdef0123456789abcdef01234567");
     let (code, json) = scan(&[]);
