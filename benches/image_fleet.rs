@@ -257,6 +257,8 @@ struct Run {
 }
 
 /// Run `bin ARGS`, its wall time and peak RSS (wait4).
+// The child is reaped by wait4 (for its rusage), not by `Child::wait`.
+#[allow(clippy::zombie_processes)]
 fn run(bin: &str, args: &[String]) -> Run {
     let started = Instant::now();
     let mut child = Command::new(bin)

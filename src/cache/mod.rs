@@ -287,7 +287,30 @@ impl Store {
             }
         }
         pruned.left = total;
+        self.drop_idle_locks();
         pruned
+    }
+
+    /// Delete the lock files of entries that are gone and that no one holds.
+    fn drop_idle_locks(&self) {
+        for kind in Kind::ALL {
+            let dir = self.root.join(".locks").join(kind.name());
+            for file in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let name = file.file_name().to_string_lossy().into_owned();
+                let entry = self
+                    .root
+                    .join(kind.name())
+                    .join(name.get(..2).unwrap_or(""));
+                if entry.join(name.get(2..).unwrap_or("")).exists() {
+                    continue;
+                }
+                if let Ok(lock) = std::fs::File::open(file.path())
+                    && lock.try_lock().is_ok()
+                {
+                    let _ = std::fs::remove_file(file.path());
+                }
+            }
+        }
     }
 }
 
