@@ -314,6 +314,8 @@ fn help_teaches() {
     insta::assert_snapshot!("scan_help", scan.stdout);
     let diff = pinprobe(&["diff", "--help"]);
     insta::assert_snapshot!("diff_help", diff.stdout);
+    let merge = pinprobe(&["merge", "--help"]);
+    insta::assert_snapshot!("merge_help", merge.stdout);
 }
 
 /// A vLLM-shaped tree pinning FlashAttention at a full SHA no rule knows: every FA rule is

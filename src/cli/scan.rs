@@ -33,7 +33,10 @@ pinprobe scan . --fail-on high --rules ./my-rules\n  \
 pinprobe scan . --fail-on-unknown never              # undecided findings pass, affected ones fail\n  \
 pinprobe scan docker://registry.example/team/vllm:0.30 --platform linux/arm64\n  \
 pinprobe scan oci:./image-layout:v1 --fast-layers\n  \
-pinprobe scan image.tar                              # docker save output\n\n\
+pinprobe scan image.tar                              # docker save output\n  \
+pinprobe scan --targets-from fleet.txt --state fleet.state --format jsonl   # resumable\n  \
+pinprobe scan docker://registry.example/team/vllm --all-tags --format json  # every tag\n  \
+pinprobe scan --targets-from fleet.txt --shard 0/4 --format json=s0.json     # then merge\n\n\
 Git credentials for private forks: PINPROBE_GIT_TOKEN for the one host PINPROBE_GIT_TOKEN_HOST \
 names (HOST or HOST:PORT; offered to no other, not after a redirect), else git's credential \
 helpers (`git credential fill`).\n\n\
@@ -63,7 +66,8 @@ pub struct Args {
 
     /// Scan only shard I of N (0 <= I < N) of the target list: the targets at positions I,
     /// I+N, I+2N, ... of the full list (arguments, then --targets-from). Every shard of the same
-    /// list together covers each target exactly once (a CI matrix, a Kubernetes Indexed Job).
+    /// list together covers each target exactly once (a CI matrix, a Kubernetes Indexed Job);
+    /// the JSON reports say which shard they are, and `pinprobe merge` joins them.
     #[arg(long, value_name = "I/N", value_parser = parse_shard)]
     pub shard: Option<(usize, usize)>,
 
