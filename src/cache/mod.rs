@@ -24,14 +24,18 @@ use std::time::SystemTime;
 pub enum Kind {
     /// A source signature's outcome on exact file contents (`rules::signature`).
     Signature,
+    /// A shipped library's dynamic symbol table, by its RECORD line and zip entry
+    /// (`pin::shipped::library_cache`).
+    Library,
 }
 
 impl Kind {
-    const ALL: [Kind; 1] = [Kind::Signature];
+    const ALL: [Kind; 2] = [Kind::Signature, Kind::Library];
 
     pub fn name(self) -> &'static str {
         match self {
             Kind::Signature => "signature",
+            Kind::Library => "library",
         }
     }
 }

@@ -272,6 +272,8 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     if let Some(cache) = &cache_dir {
         // Signature outcomes by file content, shared with other runs.
         rules::signature::memo::use_store(crate::cache::Store::new(cache));
+        // Shipped libraries' symbol tables by RECORD hash and zip entry.
+        crate::pin::shipped::library_cache::use_store(crate::cache::Store::new(cache));
     }
     let mut fetch =
         args.fetching
@@ -344,6 +346,8 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     if std::env::var_os("PINPROBE_STATS").is_some() {
         let (computed, reused) = rules::signature::memo::counts();
         eprintln!("pinprobe: stats: signature outcomes: {computed} computed, {reused} reused");
+        let (read, reused) = crate::pin::shipped::library_cache::counts();
+        eprintln!("pinprobe: stats: library symbol tables: {read} read, {reused} reused");
     }
     Ok(exit::for_scan(
         &report,

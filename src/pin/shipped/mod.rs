@@ -6,6 +6,7 @@
 
 pub mod elf;
 pub mod env;
+pub mod library_cache;
 pub mod record;
 
 use crate::target::SourceFiles;
