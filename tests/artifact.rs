@@ -308,7 +308,11 @@ fn fingerprint_index_names_the_commit_a_window_or_the_patched_files() {
     let again = pinprobe(&["index", "build", "--repo", &repo_arg], &cache);
     assert!(again.stdout.contains("(0 new)"), "{}", again.stdout);
     let meta = std::fs::metadata(&index_file).unwrap();
-    assert_eq!(meta.modified().unwrap(), past, "an unchanged index is not rewritten");
+    assert_eq!(
+        meta.modified().unwrap(),
+        past,
+        "an unchanged index is not rewritten"
+    );
     assert_eq!(std::fs::read(&index_file).unwrap(), written);
 
     let pin_of = |report: &Value| -> Value {

@@ -274,7 +274,11 @@ fn a_library_changed_inside_the_wheel_is_never_served_its_cached_symbols() {
     let run = scan(&cache, std::slice::from_ref(&swapped));
     assert_eq!(libraries(&run), (1, 0), "the changed CRC-32 is a miss");
     assert_eq!(r7(&run), "unknown");
-    assert!(run.stdout.contains("was modified after install"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("was modified after install"),
+        "{}",
+        run.stdout
+    );
     // And the swapped-in library is never remembered: the next scan reads it again.
     let run = scan(&cache, &[swapped]);
     assert_eq!(libraries(&run), (1, 0));
