@@ -212,7 +212,16 @@ mod tests {
             size: Some(42),
         };
         assert_ne!(key(&other, &entry), base);
-        assert_eq!(key(&Entry { hash: None, size: Some(42) }, &entry), None);
+        assert_eq!(
+            key(
+                &Entry {
+                    hash: None,
+                    size: Some(42)
+                },
+                &entry
+            ),
+            None
+        );
         assert_eq!(
             key(
                 &Entry {
