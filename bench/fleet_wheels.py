@@ -3,25 +3,31 @@
 
 Times, in one command and interleaved (so every row shares the machine's load): one wheel,
 five wheels in one `pinprobe scan` (default --jobs: the core count), each with a fresh cache
-(cold: every signature outcome computed) and with a warm one (the outcomes from the content-
-addressed cache), and `unzip -l` on the first wheel. Prints medians and ratios. The binary is
-copied first, so a rebuild by someone else cannot change it mid-run.
+(cold: every signature outcome computed, every library read) and with a warm one (outcomes and
+library symbol tables from the content-addressed cache), and `unzip -l` on the first wheel.
+Prints medians of wall and CPU time (user + sys of the child: what the work costs, whatever
+the load) and the four ratios against their targets. With PINPROBE_BASE_BIN (a binary of an
+earlier commit), its rows are timed in the same loop and the before/after ratios printed.
+Binaries are copied first, so a rebuild by someone else cannot change them mid-run.
 
     cargo build --release && python3 bench/fleet_wheels.py W1.whl W2.whl W3.whl W4.whl W5.whl
-    # PINPROBE_BIN (default target/release/pinprobe), RUNS (default 11)
+    # PINPROBE_BIN (default target/release/pinprobe), PINPROBE_BASE_BIN, RUNS (default 7)
 """
-import os, shutil, statistics, subprocess, sys, tempfile, time
+import os, resource, shutil, statistics, subprocess, sys, tempfile, time
 
-RUNS = int(os.environ.get("RUNS", "11"))
+RUNS = int(os.environ.get("RUNS", "7"))
 
 
 def timed(cmd, env):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     p = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    dt = (time.perf_counter() - t) * 1e3
+    wall = (time.perf_counter() - t) * 1e3
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1e3
     if p.returncode not in (0, 1, 3):
         sys.exit(f"{' '.join(cmd)}: exit {p.returncode}")
-    return dt
+    return wall, cpu
 
 
 def main():
@@ -29,29 +35,64 @@ def main():
     if len(wheels) != 5:
         sys.exit("give five wheels")
     tmp = tempfile.mkdtemp(prefix="fleet-bench-")
-    binary = os.path.join(tmp, "pinprobe")
-    shutil.copy2(os.environ.get("PINPROBE_BIN", "target/release/pinprobe"), binary)
+    binaries = {"": os.environ.get("PINPROBE_BIN", "target/release/pinprobe")}
+    if os.environ.get("PINPROBE_BASE_BIN"):
+        binaries["base "] = os.environ["PINPROBE_BASE_BIN"]
     env = dict(os.environ, PINPROBE_OFFLINE="1")
-    warm = os.path.join(tmp, "warm")
-    scan = lambda cache, ws: [binary, "scan", "-q", "--cache", cache, "--format", "json", *ws]
-    # Fill the warm cache once.
-    timed(scan(warm, wheels), env)
-    rows = {k: [] for k in ("one cold", "five cold", "one warm", "five warm", "unzip -l")}
+    env.pop("PINPROBE_STATS", None)
+    for tag, src in list(binaries.items()):
+        binaries[tag] = os.path.join(tmp, f"pinprobe-{tag.strip() or 'new'}")
+        shutil.copy2(src, binaries[tag])
+
+    def scan(tag, cache, ws):
+        return [binaries[tag], "scan", "-q", "--cache", cache, "--format", "json", *ws]
+
+    for tag in binaries:  # fill each warm cache once
+        timed(scan(tag, os.path.join(tmp, f"warm{tag.strip()}"), wheels), env)
+    rows = {}
     for i in range(RUNS):
-        cold = os.path.join(tmp, f"cold{i}")
-        rows["one cold"].append(timed(scan(cold + "a", wheels[:1]), env))
-        rows["five cold"].append(timed(scan(cold + "b", wheels), env))
-        rows["one warm"].append(timed(scan(warm, wheels[:1]), env))
-        rows["five warm"].append(timed(scan(warm, wheels), env))
-        rows["unzip -l"].append(timed(["unzip", "-l", wheels[0]], env))
-    med = {k: statistics.median(v) for k, v in rows.items()}
-    print(f"cores {os.cpu_count()}, load before {os.getloadavg()[0]:.1f}, {RUNS} runs each, medians:")
-    for k, v in med.items():
-        print(f"  {k:10} {v:8.1f} ms")
-    print(f"five/one cold {med['five cold'] / med['one cold']:.2f}x, "
-          f"five/one warm {med['five warm'] / med['one warm']:.2f}x")
-    print(f"one wheel / unzip -l: cold {med['one cold'] / med['unzip -l']:.2f}x, "
-          f"warm {med['one warm'] / med['unzip -l']:.2f}x")
+        for tag in binaries:
+            warm = os.path.join(tmp, f"warm{tag.strip()}")
+            cold = os.path.join(tmp, f"cold{tag.strip()}{i}")
+            for name, cmd in [
+                ("one cold", scan(tag, cold + "a", wheels[:1])),
+                ("five cold", scan(tag, cold + "b", wheels)),
+                ("one warm", scan(tag, warm, wheels[:1])),
+                ("five warm", scan(tag, warm, wheels)),
+            ]:
+                rows.setdefault(tag + name, []).append(timed(cmd, env))
+        rows.setdefault("unzip -l", []).append(timed(["unzip", "-l", wheels[0]], env))
+    wall = {k: statistics.median(w for w, _ in v) for k, v in rows.items()}
+    cpu = {k: statistics.median(c for _, c in v) for k, v in rows.items()}
+    print(f"cores {os.cpu_count()}, load before {os.getloadavg()[0]:.1f}, {RUNS} runs each, "
+          "medians (wall, cpu):")
+    for k in rows:
+        print(f"  {k:16} {wall[k]:8.1f} ms wall {cpu[k]:8.1f} ms cpu")
+    for tag in binaries:
+        print(f"{tag or 'this '}binary, ratios (wall; cpu):")
+        for name, a, b, target in [
+            ("five/one cold", "five cold", "one cold", 1.5),
+            ("five/one warm", "five warm", "one warm", 1.5),
+            ("one/unzip -l cold", "one cold", "unzip -l", 2.0),
+            ("one/unzip -l warm", "one warm", "unzip -l", 1.0),
+        ]:
+            ratio = wall[tag + a] / wall[b if b == "unzip -l" else tag + b]
+            cratio = cpu[tag + a] / cpu[b if b == "unzip -l" else tag + b]
+            verdict = "met" if ratio <= target else "NOT met"
+            print(f"  {name:18} {ratio:6.2f}x; {cratio:6.2f}x (target {target}x wall: {verdict})")
+    if "base " in binaries:
+        print("this binary / base (wall; cpu):")
+        for name in ("one cold", "five cold", "one warm", "five warm"):
+            print(f"  {name:10} {wall[name] / wall['base ' + name]:6.2f}x; "
+                  f"{cpu[name] / cpu['base ' + name]:6.2f}x")
+    # What a warm scan of one wheel reads (PINPROBE_STATS=1).
+    p = subprocess.run(scan("", os.path.join(tmp, "warm"), wheels[:1]),
+                       env=dict(env, PINPROBE_STATS="1"),
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    for line in p.stderr.splitlines():
+        if line.startswith("pinprobe: stats:"):
+            print(f"  warm one wheel: {line[len('pinprobe: stats: '):]}")
+    print(f"load after {os.getloadavg()[0]:.1f}")
     shutil.rmtree(tmp)
 
 

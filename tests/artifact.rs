@@ -295,9 +295,25 @@ fn fingerprint_index_names_the_commit_a_window_or_the_patched_files() {
         "{}",
         built.stdout
     );
-    // Incremental: nothing new the second time.
+    // Incremental: nothing new the second time, and then the stored index is not rewritten.
+    let index_file = cache.join("index/flash-attention.json");
+    let written = std::fs::read(&index_file).unwrap();
+    let past = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000);
+    std::fs::File::options()
+        .write(true)
+        .open(&index_file)
+        .unwrap()
+        .set_modified(past)
+        .unwrap();
     let again = pinprobe(&["index", "build", "--repo", &repo_arg], &cache);
     assert!(again.stdout.contains("(0 new)"), "{}", again.stdout);
+    let meta = std::fs::metadata(&index_file).unwrap();
+    assert_eq!(
+        meta.modified().unwrap(),
+        past,
+        "an unchanged index is not rewritten"
+    );
+    assert_eq!(std::fs::read(&index_file).unwrap(), written);
 
     let pin_of = |report: &Value| -> Value {
         report["targets"][0]["components"]

@@ -503,3 +503,94 @@ fn registry_manifests_and_configs_by_digest_come_from_the_cache() {
     // The manifest, read first, is dropped (the config was never reached).
     assert_eq!(entries_under(&cache.join("cas/blob")).len(), 1, "dropped");
 }
+
+const FA3: &str = "vllm/vllm_flash_attn/_vllm_fa3_C.abi3.so";
+/// PINPROBE-2026-0007: decided by whether the FA3 library leaves the sm80 kernel undefined.
+const R7: &str = "PINPROBE-2026-0007";
+
+/// A vLLM 0.30.0 wheel shipping `library` as its FA3 library, with RECORD written for
+/// `recorded` (the same bytes for an honest build).
+fn wheel_with_library(path: &Path, recorded: Vec<u8>, library: Vec<u8>) -> String {
+    let mut files = vllm_files("0.30.0", Sm90Call::Fixed);
+    files.push((FA3.into(), recorded));
+    let mut files = with_dist_info("vllm", "0.30.0", files);
+    for (name, bytes) in files.iter_mut() {
+        if name == FA3 {
+            *bytes = library.clone();
+        }
+    }
+    write_wheel(path, &files);
+    path.display().to_string()
+}
+
+/// `(read, reused)` from the library stats line.
+fn libraries(run: &Run) -> (u64, u64) {
+    let line = run
+        .stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("pinprobe: stats: library symbol tables: "))
+        .unwrap_or_else(|| panic!("no library stats line: {}", run.stderr));
+    let nums: Vec<u64> = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse().expect("number"))
+        .collect();
+    (nums[0], nums[1])
+}
+
+fn r7(run: &Run) -> String {
+    let report = run.json();
+    report["targets"][0]["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|f| f["rule"] == R7 && f["component"] == "flash-attention")
+        .and_then(|f| f["status"].as_str())
+        .unwrap_or_else(|| panic!("no {R7} finding: {report:#}"))
+        .to_string()
+}
+
+#[test]
+fn a_library_changed_inside_the_wheel_is_never_served_its_cached_symbols() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("cache");
+    let clean = common::elf::fa3_library(common::elf::SM80, common::elf::Sym::Defined);
+    let buggy = common::elf::fa3_library(common::elf::SM80, common::elf::Sym::Undefined);
+    let weak = common::elf::fa3_library(common::elf::SM80, common::elf::Sym::Weak);
+    assert_eq!(clean.len(), weak.len(), "the swap below keeps every size");
+    let name = "vllm-0.30.0-cp38-abi3-manylinux_2_28_x86_64.whl";
+    let dir = |d: &str| {
+        let p = tmp.path().join(d);
+        std::fs::create_dir_all(&p).unwrap();
+        p.join(name)
+    };
+    // The honest wheel: read once, then served from the cache with the same verdict.
+    let honest = wheel_with_library(&dir("honest"), clean.clone(), clean.clone());
+    let first = scan(&cache, std::slice::from_ref(&honest));
+    assert_eq!(r7(&first), "not_affected", "{}", first.stderr);
+    assert_eq!(libraries(&first), (1, 0));
+    let again = scan(&cache, std::slice::from_ref(&honest));
+    assert_eq!(r7(&again), "not_affected");
+    assert_eq!(libraries(&again), (0, 1), "a re-scan reads no library");
+    assert_eq!(first.json()["targets"], again.json()["targets"]);
+    // Rebuilt with the bug (RECORD and the zip entry both new): read, affected.
+    let rebuilt = wheel_with_library(&dir("rebuilt"), buggy.clone(), buggy);
+    let run = scan(&cache, &[rebuilt]);
+    assert_eq!(libraries(&run), (1, 0));
+    assert_eq!(r7(&run), "affected");
+    // Swapped after the build, RECORD left as for the clean library and every size the same:
+    // only the zip entry's CRC-32 differs. Read again, and RECORD's mismatch is reported.
+    let swapped = wheel_with_library(&dir("swapped"), clean.clone(), weak);
+    let run = scan(&cache, std::slice::from_ref(&swapped));
+    assert_eq!(libraries(&run), (1, 0), "the changed CRC-32 is a miss");
+    assert_eq!(r7(&run), "unknown");
+    assert!(
+        run.stdout.contains("was modified after install"),
+        "{}",
+        run.stdout
+    );
+    // And the swapped-in library is never remembered: the next scan reads it again.
+    let run = scan(&cache, &[swapped]);
+    assert_eq!(libraries(&run), (1, 0));
+    assert_eq!(r7(&run), "unknown");
+}

@@ -37,16 +37,20 @@ pub enum Kind {
     Layer,
     /// A registry manifest or config by its digest (`target::image::registry`).
     Blob,
+    /// A shipped library's dynamic symbol table, by its RECORD line and zip entry
+    /// (`pin::shipped::library_cache`).
+    Library,
 }
 
 impl Kind {
-    const ALL: [Kind; 3] = [Kind::Signature, Kind::Layer, Kind::Blob];
+    const ALL: [Kind; 4] = [Kind::Signature, Kind::Layer, Kind::Blob, Kind::Library];
 
     pub fn name(self) -> &'static str {
         match self {
             Kind::Signature => "signature",
             Kind::Layer => "layer",
             Kind::Blob => "blob",
+            Kind::Library => "library",
         }
     }
 }

@@ -351,6 +351,8 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         rules::signature::memo::use_store(crate::cache::Store::new(cache));
         // Image layer extracts and registry blobs by digest, likewise.
         crate::target::image::use_cache(crate::cache::Store::new(cache));
+        // Shipped libraries' symbol tables by RECORD hash and zip entry.
+        crate::pin::shipped::library_cache::use_store(crate::cache::Store::new(cache));
     }
     let mut fetch =
         args.fetching
@@ -438,6 +440,8 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
             let (reused, scanned) = state.counts();
             eprintln!("pinprobe: stats: --state: {reused} targets reused, {scanned} scanned");
         }
+        let (read, reused) = crate::pin::shipped::library_cache::counts();
+        eprintln!("pinprobe: stats: library symbol tables: {read} read, {reused} reused");
     }
     Ok(exit::for_scan(
         &report,

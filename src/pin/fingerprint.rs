@@ -146,7 +146,10 @@ pub fn build(clone: &Repo, component: &str, cache: &Path) -> Result<Built, Index
         },
         Err(e) => return Err(e),
     };
-    index.source = clone.path().display().to_string();
+    let source = clone.path().display().to_string();
+    // An index read back whole, from the same clone: written again only if a commit is new.
+    let stored = !index.commits.is_empty() && index.source == source;
+    index.source = source;
     let known: std::collections::HashSet<String> =
         index.commits.iter().map(|c| c.0.clone()).collect();
     let mut by_tree: HashMap<String, u32> = index
@@ -195,6 +198,14 @@ pub fn build(clone: &Repo, component: &str, cache: &Path) -> Result<Built, Index
     };
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(io)?;
+    }
+    if stored && new_commits == 0 {
+        return Ok(Built {
+            path,
+            commits: index.commits.len(),
+            new_commits,
+            states: index.states.len(),
+        });
     }
     let tmp = path.with_extension("json.tmp");
     std::fs::write(&tmp, serde_json::to_vec(&index).unwrap_or_default()).map_err(io)?;

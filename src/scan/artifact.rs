@@ -13,6 +13,7 @@ use crate::model::{Evidence, EvidenceKind, Location, Status};
 use crate::pin::fingerprint::Index;
 use crate::pin::shipped::elf::{self, DynamicSymbol, ElfError};
 use crate::pin::shipped::env::{self, Env};
+use crate::pin::shipped::library_cache;
 use crate::pin::shipped::record::{Check, Record};
 use crate::pin::shipped::{self, FileRead, ShippedCopy, ShippedFiles};
 use crate::rules::Database;
@@ -475,6 +476,26 @@ type LibraryReads =
 
 impl ShippedLibraries<'_> {
     fn load(&self, path: &str) -> (Result<Vec<DynamicSymbol>, String>, Option<Check>) {
+        let in_env = match self.view.origin(path) {
+            Some(origin) if self.env.root.is_empty() => origin,
+            _ => self.env.in_env(path),
+        };
+        // A library RECORD names and the archive describes is served from the library cache
+        // when one with the same RECORD line and zip entry was read and verified before (the
+        // trust model: `pin::shipped::library_cache`).
+        let cache_key = self
+            .record
+            .and_then(|r| r.entries.get(&in_env))
+            .zip(self.view.archive_entry(path))
+            .and_then(|(declared, entry)| library_cache::key(declared, &entry));
+        if let Some(library) = cache_key.as_ref().and_then(library_cache::get) {
+            let check = self
+                .record
+                .map(|r| r.check_digest(&in_env, &library.sha256, library.size));
+            if check == Some(Check::Matches) {
+                return (Ok(library.symbols), check);
+            }
+        }
         let mut opened = true;
         let mut stream =
             |consume: &mut dyn FnMut(&mut dyn std::io::Read) -> Result<(), ElfError>| {
@@ -496,17 +517,17 @@ impl ShippedLibraries<'_> {
         if !opened {
             return (Err(format!("{path} does not exist")), None);
         }
+        library_cache::count_read();
         let check = match &library {
-            Ok(lib) => {
-                let in_env = match self.view.origin(path) {
-                    Some(origin) if self.env.root.is_empty() => origin,
-                    _ => self.env.in_env(path),
-                };
-                self.record
-                    .map(|r| r.check_digest(&in_env, &lib.sha256, lib.size))
-            }
+            Ok(lib) => self
+                .record
+                .map(|r| r.check_digest(&in_env, &lib.sha256, lib.size)),
             Err(_) => None,
         };
+        // Only a library streamed whole whose digest matches RECORD is remembered.
+        if let (Some(key), Ok(lib), Some(Check::Matches)) = (cache_key, &library, &check) {
+            library_cache::put(key, lib);
+        }
         let symbols = library
             .map(|l| l.symbols)
             .map_err(|e| format!("dynamic symbols not read: {e}"));

@@ -131,6 +131,16 @@ pub fn is_interesting(path: &str) -> bool {
 /// The largest file any view reads (a RECORD of a big wheel is a few MB; sources less).
 pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
+/// One member as an archive's central directory describes it (see [`View::archive_entry`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArchiveEntry {
+    /// The compression method (0 stored, 8 deflate).
+    pub method: u16,
+    pub crc32: u32,
+    pub compressed: u64,
+    pub size: u64,
+}
+
 /// A read-only view of a target's files.
 pub trait View {
     /// What this view shows, for reports: a path, plus `@rev` for a git tree.
@@ -156,6 +166,12 @@ pub trait View {
     /// The name `path` has in the underlying archive when it differs (a wheel member installed
     /// from `NAME.data/purelib/`, or a name pip normalises): what the archive's RECORD lists.
     fn origin(&self, _path: &str) -> Option<String> {
+        None
+    }
+    /// What the archive's own directory says of `path` (a wheel member's CRC-32 and sizes), for
+    /// caches that must tell two different members apart without reading them; `None` where
+    /// the view is not an archive with such a directory.
+    fn archive_entry(&self, _path: &str) -> Option<ArchiveEntry> {
         None
     }
     /// Hand one file's bytes to `consume` as a stream, for files too large to hold (a shared

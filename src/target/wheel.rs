@@ -32,23 +32,53 @@ pub const MAX_MEMBER_BYTES: u64 = super::MAX_FILE_BYTES;
 /// A member whose declared size is more than this many times its compressed size is a bomb.
 const MAX_RATIO: u64 = 1000;
 
-/// A file reader that counts the bytes it hands out (for the "bytes read" figure).
-struct Counting {
+/// The archive as the zip reader sees it: the central directory and what follows it served
+/// from the buffer the walk already read (so the zip crate's field-by-field parse makes no
+/// system call: it was ~15,000 reads and seeks on a real vLLM wheel), the members read with
+/// positioned reads, the position kept here (a seek is no system call). Counts the bytes read
+/// from the file (for the "bytes read" figure).
+struct Source {
     file: File,
+    pos: u64,
+    len: u64,
+    /// The file from `tail_start` to its end.
+    tail_start: u64,
+    tail: Vec<u8>,
     read: Rc<Cell<u64>>,
 }
 
-impl Read for Counting {
+impl Read for Source {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.file.read(buf)?;
-        self.read.set(self.read.get() + n as u64);
+        use std::os::unix::fs::FileExt;
+        let n = if self.pos >= self.tail_start {
+            let at = usize::try_from(self.pos - self.tail_start).unwrap_or(usize::MAX);
+            let rest = self.tail.get(at..).unwrap_or_default();
+            let n = rest.len().min(buf.len());
+            buf[..n].copy_from_slice(&rest[..n]);
+            n
+        } else {
+            let before = usize::try_from(self.tail_start - self.pos).unwrap_or(usize::MAX);
+            let want = buf.len().min(before);
+            let n = self.file.read_at(&mut buf[..want], self.pos)?;
+            self.read.set(self.read.get() + n as u64);
+            n
+        };
+        self.pos += n as u64;
         Ok(n)
     }
 }
 
-impl Seek for Counting {
+impl Seek for Source {
     fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
-        self.file.seek(pos)
+        let target = match pos {
+            SeekFrom::Start(p) => Some(p),
+            SeekFrom::End(d) => self.len.checked_add_signed(d),
+            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+        };
+        self.pos = target.ok_or_else(|| {
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "seek before the start")
+        })?;
+        Ok(self.pos)
     }
 }
 
@@ -57,13 +87,14 @@ impl Seek for Counting {
 struct Member {
     index: usize,
     size: u64,
+    entry: super::ArchiveEntry,
     /// The archive name when it differs from the installed path (normalised, or `.data`).
     origin: Option<String>,
 }
 
 pub struct WheelView {
     path: PathBuf,
-    archive: RefCell<zip::ZipArchive<std::io::BufReader<Counting>>>,
+    archive: RefCell<zip::ZipArchive<Source>>,
     members: BTreeMap<String, Member>,
     bytes_read: Rc<Cell<u64>>,
 }
@@ -125,6 +156,8 @@ fn install_path(name: &str) -> Result<Option<String>, String> {
 struct CdEntry {
     name: Vec<u8>,
     flags: u16,
+    method: u16,
+    crc32: u32,
     compressed: u64,
     size: u64,
     offset: u64,
@@ -150,12 +183,13 @@ fn le64(b: &[u8], at: usize) -> Option<u64> {
 
 /// The central directory, walked entry by entry from its start to the end record, and checked
 /// against the end record and every local header (see the module doc). Returns the entries in
-/// archive order.
+/// archive order, and the file from the central directory's start to its end (read once, in
+/// one buffer: the zip reader is handed it rather than reading it again).
 fn walk_central_directory(
     path: &Path,
     file: &File,
     counter: &Cell<u64>,
-) -> Result<Vec<CdEntry>, TargetError> {
+) -> Result<(Vec<CdEntry>, Tail), TargetError> {
     use std::os::unix::fs::FileExt;
     let bad = |p: &Path, m: String| self::bad(p, format!("zip archive: {m}"));
     let io = |source| TargetError::Io {
@@ -210,13 +244,15 @@ fn walk_central_directory(
             ),
         ));
     }
-    let cd = read_at(cd_offset, cd_end - cd_offset)?;
+    let mut cd = read_at(cd_offset, cd_end - cd_offset)?;
     let mut entries = Vec::new();
     let mut pos = 0usize;
     while cd.get(pos..pos + 4) == Some(b"PK\x01\x02") {
         let n = entries.len();
         let truncated = || bad(path, format!("central directory entry {n} is truncated"));
         let flags = le16(&cd, pos + 8).ok_or_else(truncated)?;
+        let method = le16(&cd, pos + 10).ok_or_else(truncated)?;
+        let crc32 = le32(&cd, pos + 16).ok_or_else(truncated)?;
         let mut compressed = u64::from(le32(&cd, pos + 20).ok_or_else(truncated)?);
         let mut size = u64::from(le32(&cd, pos + 24).ok_or_else(truncated)?);
         let name_len = usize::from(le16(&cd, pos + 28).ok_or_else(truncated)?);
@@ -250,6 +286,8 @@ fn walk_central_directory(
         entries.push(CdEntry {
             name,
             flags,
+            method,
+            crc32,
             compressed,
             size,
             offset,
@@ -313,7 +351,10 @@ fn walk_central_directory(
                 format!("member `{shown}`: local header past the central directory"),
             ));
         }
-        let header = read_at(entry.offset, 30)?;
+        // The fixed header and, in the same read, as many bytes as the entry's name: one read
+        // per member.
+        let want = (30 + entry.name.len() as u64).min(cd_offset - entry.offset);
+        let header = read_at(entry.offset, want)?;
         if header.get(..4) != Some(b"PK\x03\x04") {
             return Err(bad(
                 path,
@@ -322,10 +363,14 @@ fn walk_central_directory(
         }
         let name_len = u64::from(le16(&header, 26).unwrap_or(0));
         let extra_len = u64::from(le16(&header, 28).unwrap_or(0));
-        let local_name = read_at(
-            entry.offset + 30,
-            name_len.min(cd_offset.saturating_sub(entry.offset + 30)),
-        )?;
+        let local_name = if name_len == entry.name.len() as u64 {
+            header.get(30..).unwrap_or_default().to_vec()
+        } else {
+            read_at(
+                entry.offset + 30,
+                name_len.min(cd_offset.saturating_sub(entry.offset + 30)),
+            )?
+        };
         if local_name != entry.name {
             return Err(bad(
                 path,
@@ -374,7 +419,27 @@ fn walk_central_directory(
             ),
         ));
     }
-    Ok(entries)
+    // The end records after the central directory, from the tail already read.
+    let after = match cd_end.checked_sub(tail_start) {
+        Some(at) => tail.get(at as usize..).unwrap_or_default().to_vec(),
+        None => read_at(cd_end, len - cd_end)?,
+    };
+    cd.extend_from_slice(&after);
+    Ok((
+        entries,
+        Tail {
+            start: cd_offset,
+            len,
+            bytes: cd,
+        },
+    ))
+}
+
+/// The file from `start` (the central directory) to its end, `len`.
+struct Tail {
+    start: u64,
+    len: u64,
+    bytes: Vec<u8>,
 }
 
 impl WheelView {
@@ -384,16 +449,15 @@ impl WheelView {
             source,
         })?;
         let bytes_read = Rc::new(Cell::new(0));
-        let entries = walk_central_directory(path, &file, &bytes_read)?;
-        // Buffered: the zip crate parses the central directory field by field, which was
-        // ~15,000 reads of a few bytes each on a real vLLM wheel; now a few 64 KiB reads.
-        let reader = std::io::BufReader::with_capacity(
-            64 << 10,
-            Counting {
-                file,
-                read: Rc::clone(&bytes_read),
-            },
-        );
+        let (entries, tail) = walk_central_directory(path, &file, &bytes_read)?;
+        let reader = Source {
+            file,
+            pos: 0,
+            len: tail.len,
+            tail_start: tail.start,
+            tail: tail.bytes,
+            read: Rc::clone(&bytes_read),
+        };
         let mut archive = zip::ZipArchive::new(reader)
             .map_err(|e| bad(path, format!("not a readable zip archive: {e}")))?;
         if archive.len() != entries.len() {
@@ -441,6 +505,12 @@ impl WheelView {
                 continue;
             }
             let (size, compressed) = (entry.size(), entry.compressed_size());
+            let described = super::ArchiveEntry {
+                method: walked.method,
+                crc32: walked.crc32,
+                compressed,
+                size,
+            };
             if size > MAX_MEMBER_BYTES.saturating_mul(16)
                 || size > compressed.saturating_mul(MAX_RATIO).max(1 << 20)
             {
@@ -457,6 +527,7 @@ impl WheelView {
                     Member {
                         index,
                         size,
+                        entry: described,
                         origin: Some(raw.clone()),
                     },
                 )),
@@ -467,6 +538,7 @@ impl WheelView {
                         Member {
                             index,
                             size,
+                            entry: described,
                             origin,
                         },
                     );
@@ -523,6 +595,10 @@ impl View for WheelView {
 
     fn origin(&self, path: &str) -> Option<String> {
         self.members.get(path).and_then(|m| m.origin.clone())
+    }
+
+    fn archive_entry(&self, path: &str) -> Option<super::ArchiveEntry> {
+        self.members.get(path).map(|m| m.entry)
     }
 
     fn children(&self, dir: &str) -> Result<Vec<String>, TargetError> {

@@ -8,6 +8,7 @@
 /// reads a library once, from its layer); signatures use it from here.
 pub use crate::target::elf;
 pub mod env;
+pub mod library_cache;
 pub mod record;
 
 use crate::target::SourceFiles;
