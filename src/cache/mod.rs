@@ -410,7 +410,12 @@ mod tests {
         let size = entry(b"payload").len() as u64;
         assert_eq!(
             store.info().kinds,
-            vec![("signature", 1, size), ("layer", 0, 0), ("blob", 0, 0)]
+            vec![
+                ("signature", 1, size),
+                ("layer", 0, 0),
+                ("blob", 0, 0),
+                ("library", 0, 0)
+            ]
         );
     }
 

@@ -106,7 +106,7 @@ pub struct LayerInfo {
     pub scanned: bool,
     /// Whether what the scan needs of this layer came from the content-addressed cache (the
     /// layer itself was not read: it counts for nothing in `bytes_read`).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cached: bool,
 }
 

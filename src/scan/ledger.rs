@@ -241,7 +241,11 @@ pub fn recorded_for_tree(
         }
     };
     if why.is_some() {
+        // The recorded verdicts and the release's version range stand on the same claim (this
+        // tree builds what the release built): dropping one while keeping the other could let
+        // the version say `not_affected` where the recorded verdict said `affected`.
         resolution.recorded.clear();
+        resolution.packages.clear();
     }
     why
 }
@@ -357,6 +361,7 @@ releases:
         file: cmake/external_projects/vllm_flash_attn.cmake
         line: 7
         configurations: [cuda]
+        patches: []
         verdicts:
           - rule: PINPROBE-2026-0001
             status: {status}
@@ -433,6 +438,16 @@ releases:
             fa4_status(moved.path(), &db_with_ledger("affected", FA_REPO)),
             Status::Unknown
         );
+        // A ledger that does not record the pin's patches cannot show the tree builds what the
+        // release built: the recorded `affected` does not apply, and neither does the release's
+        // version range (outside the rule's range, it would say `not_affected`).
+        let mut unpatched = db_with_ledger("affected", FA_REPO);
+        for release in &mut unpatched.ledger.releases {
+            for pin in &mut release.pins {
+                pin.patches = None;
+            }
+        }
+        assert_eq!(fa4_status(tree.path(), &unpatched), Status::Unknown);
     }
 
     /// The evidence of a recorded verdict names the pin (abbreviated) and the clone; the
