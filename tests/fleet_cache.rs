@@ -36,19 +36,25 @@ fn scan(cache: &Path, targets: &[String]) -> Run {
         .run()
 }
 
-/// `(computed, reused)` from the stats line.
-fn outcomes(run: &Run) -> (u64, u64) {
+/// The two counts of the `PINPROBE_STATS` line that starts with `what`.
+fn stats(run: &Run, what: &str) -> (u64, u64) {
+    let prefix = format!("pinprobe: stats: {what}: ");
     let line = run
         .stderr
         .lines()
-        .find_map(|l| l.strip_prefix("pinprobe: stats: signature outcomes: "))
-        .unwrap_or_else(|| panic!("no stats line: {}", run.stderr));
+        .find_map(|l| l.strip_prefix(prefix.as_str()))
+        .unwrap_or_else(|| panic!("no `{what}` stats line: {}", run.stderr));
     let nums: Vec<u64> = line
         .split(|c: char| !c.is_ascii_digit())
         .filter(|s| !s.is_empty())
         .map(|s| s.parse().expect("number"))
         .collect();
     (nums[0], nums[1])
+}
+
+/// `(computed, reused)` signature outcomes.
+fn outcomes(run: &Run) -> (u64, u64) {
+    stats(run, "signature outcomes")
 }
 
 fn entries(cache: &Path) -> Vec<PathBuf> {
@@ -523,19 +529,9 @@ fn wheel_with_library(path: &Path, recorded: Vec<u8>, library: Vec<u8>) -> Strin
     path.display().to_string()
 }
 
-/// `(read, reused)` from the library stats line.
+/// `(read, reused)` library symbol tables.
 fn libraries(run: &Run) -> (u64, u64) {
-    let line = run
-        .stderr
-        .lines()
-        .find_map(|l| l.strip_prefix("pinprobe: stats: library symbol tables: "))
-        .unwrap_or_else(|| panic!("no library stats line: {}", run.stderr));
-    let nums: Vec<u64> = line
-        .split(|c: char| !c.is_ascii_digit())
-        .filter(|s| !s.is_empty())
-        .map(|s| s.parse().expect("number"))
-        .collect();
-    (nums[0], nums[1])
+    stats(run, "library symbol tables")
 }
 
 fn r7(run: &Run) -> String {
