@@ -210,9 +210,7 @@ impl Merger {
 
     /// Whether `name` is a library a symbol signature reads.
     fn is_library(&self, name: &str) -> bool {
-        self.library_patterns
-            .iter()
-            .any(|p| matches_one_star(p, name))
+        is_library(&self.library_patterns, name)
     }
 
     /// Hold one library's read (streamed now, or replayed from an extract), under
@@ -564,6 +562,12 @@ impl Read for Watched<'_> {
     }
 }
 
+/// Whether file name `name` is a library one of `patterns` names (the one test both the
+/// merge and [`relevance`] make).
+fn is_library(patterns: &[String], name: &str) -> bool {
+    patterns.iter().any(|p| matches_one_star(p, name))
+}
+
 /// Whether file name `name` matches `pattern`, which holds one `*` (any run of characters).
 fn matches_one_star(pattern: &str, name: &str) -> bool {
     match pattern.split_once('*') {
@@ -598,7 +602,7 @@ pub fn relevance(entry: &Entry<'_>, libraries: &[String]) -> Relevance {
     if name.starts_with(".wh.") {
         return Relevance::Meta;
     }
-    let library = libraries.iter().any(|p| matches_one_star(p, name));
+    let library = is_library(libraries, name);
     match &entry.kind {
         EntryKind::Dir => Relevance::Skip,
         EntryKind::Symlink(_) => Relevance::Meta,
