@@ -27,8 +27,15 @@ fn wheel(dir: &Path, name: &str, version: &str, call: Sm90Call) -> String {
     path.display().to_string()
 }
 
+/// A scan with every cache but whole wheel reports (`--rescan`): what these tests count is
+/// the work a scan does.
 fn scan(cache: &Path, targets: &[String]) -> Run {
+    scan_with(cache, targets, &["--rescan"])
+}
+
+fn scan_with(cache: &Path, targets: &[String], extra: &[&str]) -> Run {
     let mut args = vec!["scan".to_string(), "--format".into(), "json".into()];
+    args.extend(extra.iter().map(|a| a.to_string()));
     args.extend(targets.iter().cloned());
     Pinprobe::new(&args)
         .cache(cache)
@@ -589,4 +596,133 @@ fn a_library_changed_inside_the_wheel_is_never_served_its_cached_symbols() {
     let run = scan(&cache, &[swapped]);
     assert_eq!(libraries(&run), (1, 0));
     assert_eq!(r7(&run), "unknown");
+}
+
+/// Each finding's (rule, component, status) for the target `target` of a JSON report.
+fn verdicts(run: &Run, target: &str) -> Vec<(String, String, String)> {
+    let report = run.json();
+    let t = report["targets"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|t| t["target"] == target)
+        .unwrap_or_else(|| panic!("no target {target}: {report:#}"));
+    t["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|f| {
+            let s = |k: &str| f[k].as_str().unwrap_or_default().to_string();
+            (s("rule"), s("component"), s("status"))
+        })
+        .collect()
+}
+
+/// `wheel reports reused: N`.
+fn reports_reused(run: &Run) -> u64 {
+    let line = run
+        .stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("pinprobe: stats: wheel reports reused: "))
+        .unwrap_or_else(|| panic!("no report stats line: {}", run.stderr));
+    line.trim().parse().expect("a count")
+}
+
+fn report_entries(cache: &Path) -> Vec<PathBuf> {
+    entries_under(&cache.join("cas/report"))
+}
+
+#[test]
+fn an_unchanged_wheel_is_not_scanned_again_and_a_changed_one_always_is() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let cache = tmp.path().join("cache");
+    let fixed = wheel(tmp.path(), "f", "0.31.0", Sm90Call::Fixed);
+    let buggy = wheel(tmp.path(), "b", "0.31.0", Sm90Call::Buggy);
+    let both = vec![fixed.clone(), buggy.clone()];
+    let reference = scan(&tmp.path().join("private"), &both);
+    assert_eq!(reference.code, 1, "{}", reference.stderr);
+    assert!(
+        verdicts(&reference, &buggy)
+            .iter()
+            .any(|(_, _, s)| s == "affected")
+    );
+    assert!(
+        !verdicts(&reference, &fixed)
+            .iter()
+            .any(|(_, _, s)| s == "affected")
+    );
+
+    // Just written: a later write within the file system's timestamp tick could leave the
+    // stamp as it is, so no report is kept yet.
+    let fresh = scan_with(&cache, &both, &[]);
+    assert_eq!(fresh.stdout, reference.stdout);
+    assert_eq!(reports_reused(&fresh), 0);
+    assert!(
+        report_entries(&cache).is_empty(),
+        "{:?}",
+        report_entries(&cache)
+    );
+
+    // Settled: kept, then reused, the same report byte for byte, and no signature evaluated.
+    std::thread::sleep(std::time::Duration::from_millis(2200));
+    let first = scan_with(&cache, &both, &[]);
+    assert_eq!(first.stdout, reference.stdout);
+    assert_eq!(reports_reused(&first), 0);
+    assert_eq!(report_entries(&cache).len(), 2);
+    let warm = scan_with(&cache, &both, &[]);
+    assert_eq!(warm.code, 1);
+    assert_eq!(warm.stdout, reference.stdout);
+    assert_eq!(reports_reused(&warm), 2);
+    assert_eq!(outcomes(&warm), (0, 0), "nothing scanned");
+    // --rescan scans them (from the signature cache) and says the same.
+    let rescan = scan_with(&cache, &both, &["--rescan"]);
+    assert_eq!(rescan.stdout, reference.stdout);
+    assert_eq!(reports_reused(&rescan), 0);
+    assert_eq!(outcomes(&rescan).0, 0);
+
+    // A damaged entry is dropped and the wheel scanned again.
+    for entry in report_entries(&cache) {
+        let bytes = std::fs::read(&entry).expect("read");
+        std::fs::write(&entry, &bytes[..bytes.len() - 3]).expect("truncate");
+    }
+    let damaged = scan_with(&cache, &both, &[]);
+    assert_eq!(damaged.stdout, reference.stdout);
+    assert_eq!(reports_reused(&damaged), 0);
+
+    // The clean wheel's file rewritten in place with the buggy wheel's bytes, its modification
+    // time set back: the same path, size and mtime, but not the same file any more.
+    let mtime = std::fs::metadata(&fixed)
+        .and_then(|m| m.modified())
+        .expect("mtime");
+    let sizes = (
+        std::fs::metadata(&fixed).expect("meta").len(),
+        std::fs::metadata(&buggy).expect("meta").len(),
+    );
+    std::fs::write(&fixed, std::fs::read(&buggy).expect("read")).expect("rewrite");
+    std::fs::File::options()
+        .write(true)
+        .open(&fixed)
+        .and_then(|f| f.set_modified(mtime))
+        .expect("set mtime");
+    let changed = scan_with(&cache, &both, &[]);
+    assert_eq!(changed.code, 1);
+    assert_eq!(
+        reports_reused(&changed),
+        1,
+        "only the untouched wheel is reused (sizes {sizes:?})"
+    );
+    let now_buggy = verdicts(&changed, &fixed);
+    assert_eq!(
+        now_buggy,
+        verdicts(&reference, &buggy),
+        "{}",
+        changed.stdout
+    );
+
+    // Replaced by another file (a new inode) with the clean bytes again: scanned, clean.
+    let rebuilt = wheel(tmp.path(), "g", "0.31.0", Sm90Call::Fixed);
+    std::fs::rename(&rebuilt, &fixed).expect("replace");
+    let replaced = scan_with(&cache, &both, &[]);
+    assert_eq!(reports_reused(&replaced), 1);
+    assert_eq!(verdicts(&replaced, &fixed), verdicts(&reference, &fixed));
 }

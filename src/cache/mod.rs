@@ -40,10 +40,19 @@ pub enum Kind {
     /// A shipped library's dynamic symbol table, by its RECORD line and zip entry
     /// (`pin::shipped::library_cache`).
     Library,
+    /// A wheel's whole report, by the file's stamp and central directory, the rules, pinprobe
+    /// and the settings (`scan::reuse`).
+    Report,
 }
 
 impl Kind {
-    const ALL: [Kind; 4] = [Kind::Signature, Kind::Layer, Kind::Blob, Kind::Library];
+    const ALL: [Kind; 5] = [
+        Kind::Signature,
+        Kind::Layer,
+        Kind::Blob,
+        Kind::Library,
+        Kind::Report,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -51,6 +60,7 @@ impl Kind {
             Kind::Layer => "layer",
             Kind::Blob => "blob",
             Kind::Library => "library",
+            Kind::Report => "report",
         }
     }
 }

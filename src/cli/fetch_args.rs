@@ -38,12 +38,17 @@ impl FetchArgs {
             bail!("--fetch-timeout must be a positive number of seconds");
         }
         let token = token_from_env()?;
+        let offline = self.offline || offline_from_env();
         Ok(cache.map(|cache| {
             let mut mirrors = self.mirrors.clone();
-            mirrors.extend(fetch::git_config_rewrites());
+            if !offline {
+                // Offline nothing is fetched, so git's rewrites (read by running git) change
+                // nothing.
+                mirrors.extend(fetch::git_config_rewrites());
+            }
             Settings {
                 cache,
-                offline: self.offline || offline_from_env(),
+                offline,
                 mirrors,
                 timeout: std::time::Duration::from_secs_f64(self.fetch_timeout),
                 ca_file,

@@ -121,6 +121,13 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     pub cache: Option<PathBuf>,
 
+    /// Scan every wheel again, even one whose report the cache holds (a wheel file scanned
+    /// before, unchanged since: same file, stamp and central directory, rules, pinprobe and
+    /// settings). The cache's other entries (signature outcomes, library symbols, image
+    /// layers) are still used.
+    #[arg(long)]
+    pub rescan: bool,
+
     /// A policy file (`.pinprobe.yaml`'s format: the ignore list and the settings fail_on,
     /// fail_on_unknown, repositories, mirrors, offline, formats) for every target, instead of
     /// each source tree's own `.pinprobe.yaml`. Flags override its settings.
@@ -353,6 +360,10 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         crate::target::image::use_cache(crate::cache::Store::new(cache));
         // Shipped libraries' symbol tables by RECORD hash and zip entry.
         crate::pin::shipped::library_cache::use_store(crate::cache::Store::new(cache));
+        if !args.rescan {
+            // Whole wheel reports by the file's stamp and central directory.
+            scan::reuse::use_store(crate::cache::Store::new(cache));
+        }
     }
     let mut fetch =
         args.fetching
@@ -442,6 +453,10 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         }
         let (read, reused) = crate::pin::shipped::library_cache::counts();
         eprintln!("pinprobe: stats: library symbol tables: {read} read, {reused} reused");
+        eprintln!(
+            "pinprobe: stats: wheel reports reused: {}",
+            scan::reuse::reused()
+        );
     }
     Ok(exit::for_scan(
         &report,

@@ -67,6 +67,10 @@ pub struct TargetReport {
     /// fetch of a pinned repository would decide.
     #[serde(skip)]
     pub notices: Vec<String>,
+    /// The report rests on something that can change while the target does not (a fetch of
+    /// pinned history that failed): the report cache does not keep it.
+    #[serde(skip)]
+    pub provisional: bool,
 }
 
 /// Where an image target's files came from.
@@ -147,6 +151,7 @@ impl TargetReport {
             warnings: Vec::new(),
             image: None,
             notices: Vec::new(),
+            provisional: false,
         }
     }
 }

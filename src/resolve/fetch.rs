@@ -244,6 +244,8 @@ pub fn ensure(
     {
         return Ok(Fetched::Ready(repo));
     }
+    // What this fetch brings may change a verdict that reused reports hold.
+    bump_generation(&settings.cache);
     let git = if path.join("objects").is_dir() {
         gix::open(&path).map_err(|e| cache_err(e.to_string()))?
     } else {
@@ -301,6 +303,29 @@ pub fn ensure(
         });
     }
     Ok(Fetched::Ready(repo))
+}
+
+/// The file under `CACHE/repos/` that changes whenever a fetch may change a cache repository.
+const GENERATION: &str = ".generation";
+
+/// What the cache repositories are now, as one token: it changes whenever any fetch goes to
+/// the network (so before anything it brings is used), and only then. A report computed from
+/// them is valid while it is the same (`scan::reuse`).
+pub fn generation(cache: &Path) -> String {
+    std::fs::read_to_string(cache.join("repos").join(GENERATION)).unwrap_or_default()
+}
+
+fn bump_generation(cache: &Path) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let dir = cache.join("repos");
+    let token = format!("{now} {}", std::process::id());
+    let tmp = dir.join(format!("{GENERATION}.{}", std::process::id()));
+    // Best effort: where it cannot be written, neither can the fetch write a repository.
+    let _ = std::fs::create_dir_all(&dir)
+        .and_then(|()| std::fs::write(&tmp, token))
+        .and_then(|()| std::fs::rename(&tmp, dir.join(GENERATION)));
 }
 
 const ABSENT: &str = "pinprobe-absent";

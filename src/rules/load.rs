@@ -37,9 +37,16 @@ pub struct Database {
     pub digest: String,
     /// The database's date: the latest `modified` day (`YYYY-MM-DD`) of its rules.
     pub date: Option<String>,
-    /// The release ledger: the user directory's `ledger.yaml` if it has one, else the built-in.
-    pub ledger: super::Ledger,
+    /// The release ledger: the user directory's `ledger.yaml` if it has one, else the built-in
+    /// one ([`Database::ledger`]).
+    ledger: LedgerCell,
 }
+
+/// A ledger read from a file is parsed when the database is loaded (its errors are the load's);
+/// the built-in one, which the test suite parses, only when a scan first asks for it, so a run
+/// that reuses every report never parses its 67 KB.
+#[derive(Debug, Clone, Default)]
+struct LedgerCell(std::sync::OnceLock<super::Ledger>);
 
 #[derive(Debug, thiserror::Error)]
 pub enum RulesError {
@@ -54,6 +61,20 @@ pub enum RulesError {
 }
 
 impl Database {
+    /// The release ledger.
+    pub fn ledger(&self) -> &super::Ledger {
+        // The built-in ledger always parses (`rules::ledger::tests`); were it ever not to, no
+        // release would be known, so nothing would be decided from it.
+        self.ledger
+            .0
+            .get_or_init(|| super::Ledger::builtin().unwrap_or_else(|_| super::Ledger::none()))
+    }
+
+    /// Replace the release ledger (a database built for a test, a ledger under review).
+    pub fn set_ledger(&mut self, ledger: super::Ledger) {
+        self.ledger = LedgerCell(std::sync::OnceLock::from(ledger));
+    }
+
     pub fn get(&self, id: &str) -> Option<&LoadedRule> {
         self.rules
             .iter()
@@ -340,19 +361,29 @@ pub fn load_layers(
         hasher.update(r.rule.id.as_bytes());
         hasher.update(r.sha256);
     }
-    let (ledger_file, ledger_text) = match (user_dir, user.as_ref().and_then(|u| u.ledger.as_ref()))
-    {
-        (Some(dir), Some(text)) => (dir.join(LEDGER_FILE).display().to_string(), text.as_str()),
-        _ => base_ledger.unwrap_or(("ledger.yaml (built in)".to_string(), embedded::LEDGER)),
+    let from_file = match (user_dir, user.as_ref().and_then(|u| u.ledger.as_ref())) {
+        (Some(dir), Some(text)) => {
+            Some((dir.join(LEDGER_FILE).display().to_string(), text.as_str()))
+        }
+        _ => base_ledger,
     };
-    hasher.update(ledger_text.as_bytes());
-    let ledger = super::Ledger::parse(&ledger_file, ledger_text).map_err(|problems| {
-        RulesError::Invalid(problems.into_iter().next().unwrap_or_else(|| Diagnostic {
-            file: ledger_file.clone(),
-            line: None,
-            message: "invalid release ledger".into(),
-        }))
-    })?;
+    let ledger = match from_file {
+        Some((file, text)) => {
+            hasher.update(text.as_bytes());
+            let parsed = super::Ledger::parse(&file, text).map_err(|problems| {
+                RulesError::Invalid(problems.into_iter().next().unwrap_or_else(|| Diagnostic {
+                    file: file.clone(),
+                    line: None,
+                    message: "invalid release ledger".into(),
+                }))
+            })?;
+            LedgerCell(std::sync::OnceLock::from(parsed))
+        }
+        None => {
+            hasher.update(embedded::LEDGER.as_bytes());
+            LedgerCell::default()
+        }
+    };
     let digest = format!("sha256:{}", hex::encode(hasher.finalize()));
     let date = rules
         .iter()

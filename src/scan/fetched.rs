@@ -65,6 +65,7 @@ impl Fetches {
                 failed.push(entry);
             }
         }
+        report.provisional |= !failed.is_empty();
         for (component, cause) in failed {
             report.warnings.push(format!("{component}: {cause}"));
             for finding in report.findings.iter_mut() {

@@ -89,7 +89,7 @@ pub fn resolve(
         why_not: Some(why),
         ..Resolution::default()
     };
-    let Some(entry) = db.ledger.release(&id.version) else {
+    let Some(entry) = db.ledger().release(&id.version) else {
         return not(format!(
             "vLLM {} ({}) is not in the release ledger",
             id.version, id.file
@@ -372,7 +372,7 @@ releases:
 "#
         );
         let mut db = db();
-        db.ledger = crate::rules::Ledger::parse("ledger.yaml", &text).expect("valid ledger");
+        db.set_ledger(crate::rules::Ledger::parse("ledger.yaml", &text).expect("valid ledger"));
         db
     }
 
@@ -442,11 +442,13 @@ releases:
         // release built: the recorded `affected` does not apply, and neither does the release's
         // version range (outside the rule's range, it would say `not_affected`).
         let mut unpatched = db_with_ledger("affected", FA_REPO);
-        for release in &mut unpatched.ledger.releases {
+        let mut ledger = unpatched.ledger().clone();
+        for release in &mut ledger.releases {
             for pin in &mut release.pins {
                 pin.patches = None;
             }
         }
+        unpatched.set_ledger(ledger);
         assert_eq!(fa4_status(tree.path(), &unpatched), Status::Unknown);
     }
 

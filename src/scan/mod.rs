@@ -15,6 +15,7 @@ mod hygiene;
 pub mod ledger;
 pub mod policy;
 pub mod pool;
+pub mod reuse;
 pub mod state;
 pub mod vex;
 
@@ -280,7 +281,7 @@ pub fn scan_target(
         // --rev always means a source tree read through git.
         _ if opts.rev.is_some() => scan_source(Path::new(target), opts, db, clones),
         target::TargetKind::SourceTree(path) => scan_source(&path, opts, db, clones),
-        target::TargetKind::Wheel(path) => {
+        target::TargetKind::Wheel(path) => reuse::wheel(target, &path, opts, db, || {
             let view = crate::target::WheelView::open(&path)?;
             let report = scan_artifact(&view, opts, db, clones);
             if std::env::var_os("PINPROBE_STATS").is_some() {
@@ -292,7 +293,7 @@ pub fn scan_target(
                 );
             }
             report
-        }
+        }),
         target::TargetKind::Installed(path) => {
             if !path.is_dir() {
                 return Err(TargetError::Io {

@@ -261,7 +261,7 @@ fn parse(path: &Path, bytes: &[u8]) -> Result<Parsed, StateError> {
 
 /// Whether a report can be reused for the same content: no pin resolved a movable reference
 /// (a tag or branch) to a commit, which a clone or a fetch may answer differently later.
-fn reusable(report: &TargetReport) -> bool {
+pub(super) fn reusable(report: &TargetReport) -> bool {
     let movable = |reference: Option<&str>, commit: Option<&str>| {
         commit.is_some() && !reference.is_some_and(is_full_sha)
     };
@@ -280,7 +280,7 @@ fn reusable(report: &TargetReport) -> bool {
 /// A digest of the settings that shape a target's report: `--rev`, the `--repo` clones, the
 /// fingerprint indexes, the image platform and layer policy, and whether and how pinned history
 /// is fetched. (Registry TLS, timeouts, jobs and progress change how, not what.)
-fn settings_digest(opts: &Options) -> String {
+pub(super) fn settings_digest(opts: &Options) -> String {
     let mut h = Sha256::new();
     let mut put = |s: &str| {
         h.update(s.len().to_le_bytes());

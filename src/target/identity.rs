@@ -76,6 +76,64 @@ impl Identity {
     }
 }
 
+/// What says a file is the same file, unchanged since it was looked at: its device, inode and
+/// size, and its modification and status-change times to the nanosecond. Any write moves the
+/// status-change time, which no unprivileged process can set back (`touch` sets only the
+/// other two), and a replaced file is another inode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStamp {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl FileStamp {
+    /// The stamp of the file at `path` (its target, through links), `None` when it cannot be
+    /// read or is not a regular file.
+    pub fn of(path: &Path) -> Option<FileStamp> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(path).ok()?;
+        meta.is_file().then(|| FileStamp {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.size(),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+            ctime: (meta.ctime(), meta.ctime_nsec()),
+        })
+    }
+
+    /// The stamp as bytes, for a cache key.
+    pub fn to_bytes(self) -> Vec<u8> {
+        [
+            self.dev.to_le_bytes(),
+            self.ino.to_le_bytes(),
+            self.size.to_le_bytes(),
+            self.mtime.0.to_le_bytes(),
+            self.mtime.1.to_le_bytes(),
+            self.ctime.0.to_le_bytes(),
+            self.ctime.1.to_le_bytes(),
+        ]
+        .concat()
+    }
+
+    /// Whether the file's last change is older than `margin` before `when`: then any later
+    /// change carries a later time, whatever the file system's timestamp granularity (up to
+    /// `margin`), and so a different stamp. A file written just before `when` may be written
+    /// again within the same tick without its stamp changing (git's "racy" entries).
+    pub fn settled(&self, when: std::time::SystemTime, margin: std::time::Duration) -> bool {
+        let Ok(since) = when.duration_since(std::time::UNIX_EPOCH) else {
+            return false;
+        };
+        let Some(bound) = since.checked_sub(margin) else {
+            return false;
+        };
+        let bound = (bound.as_secs() as i64, i64::from(bound.subsec_nanos()));
+        self.mtime < bound && self.ctime < bound
+    }
+}
+
 /// The file a wheel or archive target names.
 fn file_target(target: &str, rev: Option<&str>) -> Option<PathBuf> {
     if rev.is_some() {
@@ -220,6 +278,44 @@ mod tests {
         std::fs::create_dir_all(root.join(".git/objects")).expect("mkdir");
         std::fs::write(root.join(".git/objects/x"), "y").expect("write");
         assert_eq!(digest(root), linked);
+    }
+
+    #[test]
+    fn a_file_stamp_changes_with_any_write_or_replacement() {
+        use std::time::{Duration, SystemTime};
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("x-1.0-py3-none-any.whl");
+        std::fs::write(&path, b"PK one").expect("write");
+        let first = FileStamp::of(&path).expect("a stamp");
+        assert_eq!(FileStamp::of(&path), Some(first), "stable");
+        // The same size, the modification time set back: the status-change time still moves.
+        let mtime = std::fs::metadata(&path)
+            .and_then(|m| m.modified())
+            .expect("mtime");
+        std::thread::sleep(Duration::from_millis(20));
+        std::fs::write(&path, b"PK two").expect("write");
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .and_then(|f| f.set_modified(mtime))
+            .expect("set mtime");
+        let rewritten = FileStamp::of(&path).expect("a stamp");
+        assert_ne!(rewritten, first);
+        // Replaced by a copy of itself: another inode.
+        let copy = dir.path().join("copy.whl");
+        std::fs::copy(&path, &copy).expect("copy");
+        std::fs::rename(&copy, &path).expect("rename");
+        assert_ne!(FileStamp::of(&path), Some(rewritten));
+        // Just written: not settled; long before a later moment: settled.
+        let now = SystemTime::now();
+        let stamp = FileStamp::of(&path).expect("a stamp");
+        assert!(!stamp.settled(now, Duration::from_secs(2)));
+        assert!(stamp.settled(now + Duration::from_secs(3), Duration::from_secs(2)));
+        assert!(
+            FileStamp::of(dir.path()).is_none(),
+            "a directory has no file stamp"
+        );
+        assert!(FileStamp::of(&dir.path().join("absent")).is_none());
     }
 
     #[test]

@@ -181,15 +181,21 @@ fn le64(b: &[u8], at: usize) -> Option<u64> {
     ))
 }
 
-/// The central directory, walked entry by entry from its start to the end record, and checked
-/// against the end record and every local header (see the module doc). Returns the entries in
-/// archive order, and the file from the central directory's start to its end (read once, in
-/// one buffer: the zip reader is handed it rather than reading it again).
-fn walk_central_directory(
-    path: &Path,
-    file: &File,
-    counter: &Cell<u64>,
-) -> Result<(Vec<CdEntry>, Tail), TargetError> {
+/// Where the end records put the central directory, as read from the file's last bytes.
+struct EndRecords {
+    len: u64,
+    /// The file's last bytes (up to 64 KiB + the end record), from `tail_start`.
+    tail_start: u64,
+    tail: Vec<u8>,
+    declared_count: u64,
+    declared_size: u64,
+    cd_offset: u64,
+    /// Where the central directory ends: the end record, or the zip64 end record.
+    cd_end: u64,
+}
+
+/// Read the end-of-central-directory record (and the zip64 one it points at) from `file`.
+fn end_records(path: &Path, file: &File, counter: &Cell<u64>) -> Result<EndRecords, TargetError> {
     use std::os::unix::fs::FileExt;
     let bad = |p: &Path, m: String| self::bad(p, format!("zip archive: {m}"));
     let io = |source| TargetError::Io {
@@ -244,6 +250,78 @@ fn walk_central_directory(
             ),
         ));
     }
+    Ok(EndRecords {
+        len,
+        tail_start,
+        tail,
+        declared_count,
+        declared_size,
+        cd_offset,
+        cd_end,
+    })
+}
+
+/// The SHA-256 of the wheel's central directory and everything after it (the end records):
+/// every member's name, sizes, CRC-32 and place, read without a local header or a member.
+/// What a reused report of an unchanged file checks besides the file's stamp
+/// (`scan::reuse`).
+pub fn central_directory_digest(path: &Path) -> Result<[u8; 32], TargetError> {
+    use sha2::{Digest, Sha256};
+    use std::os::unix::fs::FileExt;
+    let file = crate::input::open_file(path).map_err(|source| TargetError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let counter = Cell::new(0);
+    let end = end_records(path, &file, &counter)?;
+    let mut hasher = Sha256::new();
+    if end.cd_offset < end.tail_start {
+        let mut cd = vec![0u8; (end.tail_start - end.cd_offset) as usize];
+        file.read_exact_at(&mut cd, end.cd_offset)
+            .map_err(|source| TargetError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        hasher.update(&cd);
+        hasher.update(&end.tail);
+    } else {
+        let from = usize::try_from(end.cd_offset - end.tail_start).unwrap_or(usize::MAX);
+        hasher.update(end.tail.get(from..).unwrap_or_default());
+    }
+    hasher.update(end.len.to_le_bytes());
+    Ok(hasher.finalize().into())
+}
+
+/// The central directory, walked entry by entry from its start to the end record, and checked
+/// against the end record and every local header (see the module doc). Returns the entries in
+/// archive order, and the file from the central directory's start to its end (read once, in
+/// one buffer: the zip reader is handed it rather than reading it again).
+fn walk_central_directory(
+    path: &Path,
+    file: &File,
+    counter: &Cell<u64>,
+) -> Result<(Vec<CdEntry>, Tail), TargetError> {
+    use std::os::unix::fs::FileExt;
+    let bad = |p: &Path, m: String| self::bad(p, format!("zip archive: {m}"));
+    let io = |source| TargetError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let read_at = |offset: u64, len: u64| -> Result<Vec<u8>, TargetError> {
+        let mut buf = vec![0u8; len as usize];
+        file.read_exact_at(&mut buf, offset).map_err(io)?;
+        counter.set(counter.get() + len);
+        Ok(buf)
+    };
+    let EndRecords {
+        len,
+        tail_start,
+        tail,
+        declared_count,
+        declared_size,
+        cd_offset,
+        cd_end,
+    } = end_records(path, file, counter)?;
     let mut cd = read_at(cd_offset, cd_end - cd_offset)?;
     let mut entries = Vec::new();
     let mut pos = 0usize;
