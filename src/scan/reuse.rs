@@ -1,14 +1,15 @@
 //! Wheel reports reused from the cache (`cas/report/`): a wheel file scanned before is not
 //! scanned again while it is the same file, unchanged, under the same rules, pinprobe and
-//! settings. A warm re-scan of a vLLM wheel then reads its central directory and one cache
-//! entry, not its 5,800 local headers, RECORD and the members its signatures read.
+//! settings. A warm re-scan of a vLLM wheel then reads its last 64 KiB and one cache entry,
+//! not its 5,800 local headers, RECORD and the members its signatures read.
 //!
 //! An entry is used only when all of these are what they were when it was written:
 //! - the file's stamp ([`FileStamp`]: device, inode, size, modification and status-change
-//!   times), so the very file that was scanned, not rewritten or replaced since;
-//! - the SHA-256 of its central directory and end records (every member's name, sizes, CRC-32
-//!   and place), so a file system whose times cannot be trusted still cannot serve the report
-//!   of other members;
+//!   times to the nanosecond), so the very file that was scanned, not written to or replaced
+//!   since (any write moves the status-change time, which no unprivileged process can set);
+//! - the SHA-256 of its end records (the last 64 KiB: the end of the central directory, the
+//!   member count, the directory's place and size), a second check for a file system whose
+//!   times cannot be trusted;
 //! - the target as given, the rule database digest, pinprobe's version and the settings digest
 //!   `--state` uses (fingerprint indexes, fetching and mirrors);
 //! - when fetching is on, the fetch cache's generation ([`fetch::generation`]), which any fetch
@@ -19,7 +20,7 @@
 //! it was scanned; a report whose pin resolved a movable reference; a report with a fetch that
 //! failed (`TargetReport::provisional`). Never used with `--repo` clones, whose content no key
 //! covers. What the entry holds is the report as the scan made it, before `--expect`, ignore
-//! files and `--vex`, which every run applies afresh.
+//! files and `--vex`, which every run applies afresh. `scan --rescan` scans every wheel again.
 
 use super::Options;
 use crate::cache::{Key, Kind, Store};
@@ -122,7 +123,7 @@ fn wheel_in<E>(
 /// no readable central directory (the scan then says what is wrong with it).
 fn key(target: &str, path: &Path, opts: &Options, db: &Database) -> Option<(Key, FileStamp)> {
     let stamp = FileStamp::of(path)?;
-    let directory = crate::target::central_directory_digest(path).ok()?;
+    let end = crate::target::end_records_digest(path).ok()?;
     let canonical = std::fs::canonicalize(path).ok()?;
     let generation = opts
         .fetch
@@ -135,12 +136,12 @@ fn key(target: &str, path: &Path, opts: &Options, db: &Database) -> Option<(Key,
         target.as_bytes(),
         canonical.as_os_str().as_encoded_bytes(),
         &stamp.to_bytes(),
-        &directory,
+        &end,
         db.digest.as_bytes(),
         super::state::settings_digest(opts).as_bytes(),
         generation.as_bytes(),
     ]);
-    // The central directory was read after the stamp: the file must not have changed between.
+    // The end records were read after the stamp: the file must not have changed between.
     (FileStamp::of(path) == Some(stamp)).then_some((key, stamp))
 }
 
@@ -301,7 +302,7 @@ mod tests {
             key(&target, &path, &fetching, &db).expect("a key").0,
             offline
         );
-        // The same name, other members: another central directory.
+        // The same name, other members: other end records (and another stamp).
         let other = write_wheel(dir.path(), "demo-1.0-py3-none-any.whl", "x = 2\n");
         assert_ne!(key(&target, &other, &opts, &db).map(|k| k.0), Some(base));
         // Not a zip: no key, so the scan says what is wrong with it.

@@ -14,7 +14,7 @@ mod wheel;
 pub use dir::DirView;
 pub use git_tree::{GitTreeView, blob_at};
 pub use mem::MemView;
-pub use wheel::{WheelView, central_directory_digest};
+pub use wheel::{WheelView, end_records_digest};
 
 use std::path::{Path, PathBuf};
 

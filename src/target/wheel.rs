@@ -261,34 +261,30 @@ fn end_records(path: &Path, file: &File, counter: &Cell<u64>) -> Result<EndRecor
     })
 }
 
-/// The SHA-256 of the wheel's central directory and everything after it (the end records):
-/// every member's name, sizes, CRC-32 and place, read without a local header or a member.
-/// What a reused report of an unchanged file checks besides the file's stamp
-/// (`scan::reuse`).
-pub fn central_directory_digest(path: &Path) -> Result<[u8; 32], TargetError> {
+/// The SHA-256 of the wheel's end records: its last bytes (up to 64 KiB, holding the end of
+/// the central directory), the member count and the central directory's place and size, and
+/// the file's length; one read. What a reused report of an unchanged file checks besides the
+/// file's stamp (`scan::reuse`): a rewrite that a file system's times missed still has to
+/// leave all of these as they were.
+pub fn end_records_digest(path: &Path) -> Result<[u8; 32], TargetError> {
     use sha2::{Digest, Sha256};
-    use std::os::unix::fs::FileExt;
     let file = crate::input::open_file(path).map_err(|source| TargetError::Io {
         path: path.to_path_buf(),
         source,
     })?;
-    let counter = Cell::new(0);
-    let end = end_records(path, &file, &counter)?;
+    let end = end_records(path, &file, &Cell::new(0))?;
     let mut hasher = Sha256::new();
-    if end.cd_offset < end.tail_start {
-        let mut cd = vec![0u8; (end.tail_start - end.cd_offset) as usize];
-        file.read_exact_at(&mut cd, end.cd_offset)
-            .map_err(|source| TargetError::Io {
-                path: path.to_path_buf(),
-                source,
-            })?;
-        hasher.update(&cd);
-        hasher.update(&end.tail);
-    } else {
-        let from = usize::try_from(end.cd_offset - end.tail_start).unwrap_or(usize::MAX);
-        hasher.update(end.tail.get(from..).unwrap_or_default());
+    for n in [
+        end.len,
+        end.tail_start,
+        end.declared_count,
+        end.declared_size,
+        end.cd_offset,
+        end.cd_end,
+    ] {
+        hasher.update(n.to_le_bytes());
     }
-    hasher.update(end.len.to_le_bytes());
+    hasher.update(&end.tail);
     Ok(hasher.finalize().into())
 }
 
@@ -750,5 +746,43 @@ impl View for WheelView {
             ));
         }
         Ok(Some(out))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn zip_with(path: &Path, body: &[u8]) {
+        let file = File::create(path).expect("create");
+        let mut zip = zip::ZipWriter::new(file);
+        let stored = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Stored);
+        zip.start_file("demo/__init__.py", stored).expect("member");
+        zip.write_all(body).expect("write");
+        zip.finish().expect("finish");
+    }
+
+    #[test]
+    fn the_end_records_digest_follows_the_members_and_refuses_a_non_zip() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (a, b) = (dir.path().join("a.whl"), dir.path().join("b.whl"));
+        // The same length and names; only the member's bytes (so its CRC-32) differ.
+        zip_with(&a, b"x = 1\n");
+        zip_with(&b, b"x = 2\n");
+        assert_eq!(
+            std::fs::metadata(&a).expect("meta").len(),
+            std::fs::metadata(&b).expect("meta").len()
+        );
+        let da = end_records_digest(&a).expect("a digest");
+        assert_eq!(end_records_digest(&a).expect("a digest"), da, "stable");
+        assert_ne!(end_records_digest(&b).expect("a digest"), da);
+        std::fs::write(&a, b"not a zip").expect("write");
+        assert!(matches!(
+            end_records_digest(&a),
+            Err(TargetError::Malformed { .. })
+        ));
+        assert!(end_records_digest(&dir.path().join("absent.whl")).is_err());
     }
 }
