@@ -121,10 +121,10 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     pub cache: Option<PathBuf>,
 
-    /// Scan every wheel again, even one whose report the cache holds (a wheel file scanned
-    /// before, unchanged since: same file, stamp and central directory, rules, pinprobe and
-    /// settings). The cache's other entries (signature outcomes, library symbols, image
-    /// layers) are still used.
+    /// Scan every wheel again, even one whose report the cache holds (kept for a wheel file
+    /// scanned before and unchanged since: the same file, stamp and end records, under the
+    /// same rules, pinprobe and settings). The cache's other entries (signature outcomes,
+    /// library symbols, image layers) are still used.
     #[arg(long)]
     pub rescan: bool,
 
