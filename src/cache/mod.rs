@@ -88,6 +88,14 @@ impl Key {
 /// The first line of every entry; the second is `SHA256HEX LENGTH`.
 const MAGIC: &[u8] = b"pinprobe-cache 1\n";
 
+/// Whether this process wrote an entry (a run that wrote none cannot have grown the cache).
+static WRITTEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether this process has written any cache entry, in any store.
+pub fn written() -> bool {
+    WRITTEN.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// The default bound on the cache's entries (the `cas/` directory), in bytes.
 pub const DEFAULT_MAX_BYTES: u64 = 2 << 30;
 
@@ -219,6 +227,7 @@ impl Store {
         std::fs::create_dir_all(dir)?;
         let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
         tmp.write_all(&entry(payload))?;
+        WRITTEN.store(true, std::sync::atomic::Ordering::Relaxed);
         tmp.persist(&path).map_err(|e| e.error)?;
         Ok(())
     }

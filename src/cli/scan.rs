@@ -441,7 +441,11 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     args.output.write(&plan, out, |format, out| {
         report::render(&report, format, &db, out)
     })?;
-    if let Some(cache) = &cache_dir {
+    if let Some(cache) = &cache_dir
+        && crate::cache::written()
+    {
+        // Only a run that wrote entries can have taken the cache past its bound; checking
+        // means listing every entry.
         crate::cache::Store::new(cache).fit(crate::cache::DEFAULT_MAX_BYTES);
     }
     if std::env::var_os("PINPROBE_STATS").is_some() {
