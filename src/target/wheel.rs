@@ -194,20 +194,33 @@ struct EndRecords {
     cd_end: u64,
 }
 
+/// `len` bytes of `file` at `offset`, counted in `counter`.
+fn read_counted(
+    path: &Path,
+    file: &File,
+    counter: &Cell<u64>,
+    offset: u64,
+    len: u64,
+) -> Result<Vec<u8>, TargetError> {
+    use std::os::unix::fs::FileExt;
+    let mut buf = vec![0u8; usize::try_from(len).unwrap_or(usize::MAX)];
+    file.read_exact_at(&mut buf, offset)
+        .map_err(|source| TargetError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    counter.set(counter.get() + len);
+    Ok(buf)
+}
+
 /// Read the end-of-central-directory record (and the zip64 one it points at) from `file`.
 fn end_records(path: &Path, file: &File, counter: &Cell<u64>) -> Result<EndRecords, TargetError> {
-    use std::os::unix::fs::FileExt;
     let bad = |p: &Path, m: String| self::bad(p, format!("zip archive: {m}"));
     let io = |source| TargetError::Io {
         path: path.to_path_buf(),
         source,
     };
-    let read_at = |offset: u64, len: u64| -> Result<Vec<u8>, TargetError> {
-        let mut buf = vec![0u8; len as usize];
-        file.read_exact_at(&mut buf, offset).map_err(io)?;
-        counter.set(counter.get() + len);
-        Ok(buf)
-    };
+    let read_at = |offset: u64, len: u64| read_counted(path, file, counter, offset, len);
     let len = file.metadata().map_err(io)?.len();
     let tail_len = len.min(65_535 + 22);
     let tail_start = len - tail_len;
@@ -297,18 +310,8 @@ fn walk_central_directory(
     file: &File,
     counter: &Cell<u64>,
 ) -> Result<(Vec<CdEntry>, Tail), TargetError> {
-    use std::os::unix::fs::FileExt;
     let bad = |p: &Path, m: String| self::bad(p, format!("zip archive: {m}"));
-    let io = |source| TargetError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let read_at = |offset: u64, len: u64| -> Result<Vec<u8>, TargetError> {
-        let mut buf = vec![0u8; len as usize];
-        file.read_exact_at(&mut buf, offset).map_err(io)?;
-        counter.set(counter.get() + len);
-        Ok(buf)
-    };
+    let read_at = |offset: u64, len: u64| read_counted(path, file, counter, offset, len);
     let EndRecords {
         len,
         tail_start,
