@@ -296,7 +296,7 @@ fn fingerprint_index_names_the_commit_a_window_or_the_patched_files() {
         built.stdout
     );
     // Incremental: nothing new the second time, and then the stored index is not rewritten.
-    let index_file = cache.join("index/flash-attention.json");
+    let index_file = cache.join("index/flash-attention.idx");
     let written = std::fs::read(&index_file).unwrap();
     let past = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000);
     std::fs::File::options()

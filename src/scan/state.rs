@@ -291,17 +291,16 @@ fn settings_digest(opts: &Options) -> String {
         let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
         put(&format!("repo {name}={}", path.display()));
     }
+    // An index is named by its checksum (of the binary body, or of the whole legacy file):
+    // no need to hash its commits one by one.
     for index in &opts.indexes {
         put(&format!(
-            "index {} {} {} {}",
-            index.format,
+            "index {} {} {:?} {}",
             index.component,
             index.source,
-            index.states.len()
+            index.format,
+            hex::encode(index.checksum)
         ));
-        for (commit, time, state) in &index.commits {
-            put(&format!("{commit} {time} {state}"));
-        }
     }
     let image = opts.image();
     put(&format!(
