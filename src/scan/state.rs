@@ -365,6 +365,38 @@ mod tests {
         assert!(err.contains("line 2"), "{err}");
     }
 
+    /// An index is part of the settings by its checksum: the same index, the same digest; an
+    /// index with any other content (another checksum), another digest.
+    #[test]
+    fn the_settings_name_each_index_by_its_checksum() {
+        use crate::pin::fingerprint::{Format, Index};
+        let index = |checksum: u8| Index {
+            component: "flash-attention".into(),
+            source: "/src/fa".into(),
+            hash: gix::hash::Kind::Sha1,
+            names: Vec::new(),
+            states: Vec::new(),
+            commits: Vec::new(),
+            format: Format::Binary,
+            checksum: [checksum; 32],
+        };
+        let with = |indexes: Vec<Index>| {
+            settings_digest(&Options {
+                indexes,
+                ..Default::default()
+            })
+        };
+        let none = with(Vec::new());
+        assert_eq!(with(vec![index(1)]), with(vec![index(1)]));
+        assert_ne!(with(vec![index(1)]), none);
+        assert_ne!(with(vec![index(1)]), with(vec![index(2)]));
+        let legacy = Index {
+            format: Format::LegacyJson,
+            ..index(1)
+        };
+        assert_ne!(with(vec![legacy]), with(vec![index(1)]));
+    }
+
     #[test]
     fn a_pin_resolved_from_a_tag_is_not_reusable() {
         let mut report = TargetReport::new("t".into(), "source");
