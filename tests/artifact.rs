@@ -296,7 +296,7 @@ fn fingerprint_index_names_the_commit_a_window_or_the_patched_files() {
         built.stdout
     );
     // Incremental: nothing new the second time, and then the stored index is not rewritten.
-    let index_file = cache.join("index/flash-attention.json");
+    let index_file = cache.join("index/flash-attention.idx");
     let written = std::fs::read(&index_file).unwrap();
     let past = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000);
     std::fs::File::options()
@@ -567,4 +567,269 @@ fn shipped_files_that_are_not_the_release_pin_are_drift() {
             && detail.contains(&h.literal_false),
         "{detail}"
     );
+}
+
+/// Per commit: its time, the id of its `flash_attn/cute` tree, and (file, blob) of each `.py`.
+type Fingerprints = std::collections::BTreeMap<String, (i64, String, Vec<(String, String)>)>;
+
+/// What git itself says the fingerprint index of `h` holds: per commit, its time, the id of
+/// its `flash_attn/cute` tree and the blob of every `.py` file under it.
+fn git_fingerprints(h: &FaHistory) -> Fingerprints {
+    let mut out = std::collections::BTreeMap::new();
+    for commit in git(&h.dir, &["rev-list", "--all"]).lines() {
+        let time = git(&h.dir, &["log", "-1", "--format=%ct", commit])
+            .parse()
+            .unwrap();
+        let tree = git(&h.dir, &["rev-parse", &format!("{commit}:flash_attn/cute")]);
+        let files = git(&h.dir, &["ls-tree", "-r", &tree])
+            .lines()
+            .filter_map(|line| {
+                // "<mode> blob <id>\t<path>"
+                let (meta, path) = line.split_once('\t')?;
+                let blob = meta.split_whitespace().nth(2)?;
+                path.ends_with(".py")
+                    .then(|| (path.to_string(), blob.to_string()))
+            })
+            .collect();
+        out.insert(commit.to_string(), (time, tree, files));
+    }
+    out
+}
+
+/// The index as the library reads it back, in git's terms.
+fn index_fingerprints(index: &pinprobe::pin::fingerprint::Index) -> Fingerprints {
+    index
+        .commits
+        .iter()
+        .map(|c| {
+            let state = &index.states[c.state as usize];
+            let mut files: Vec<(String, String)> = state
+                .files
+                .iter()
+                .map(|(n, blob)| (index.names[*n as usize].clone(), blob.to_string()))
+                .collect();
+            files.sort();
+            (c.id.to_string(), (c.time, state.tree.to_string(), files))
+        })
+        .collect()
+}
+
+/// The exact commit a wheel of `commit`'s files fingerprints to, through `cache`.
+fn fingerprinted_commit(tmp: &Path, h: &FaHistory, commit: &str, cache: &Path) -> Option<String> {
+    let whl = wheel_of_commit(&tmp.join(format!("whl-{}", &commit[..8])), h, commit, None);
+    let (_, report) = scan_json(&whl, cache);
+    report["targets"][0]["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["component"] == "flash-attention")
+        .and_then(|c| c["commit"].as_str())
+        .map(str::to_string)
+}
+
+/// The binary index holds exactly what git says of every commit (round trip through the file),
+/// and `index list` names its format.
+#[test]
+fn the_binary_index_holds_what_git_says() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("cache");
+    let h = FaHistory::build(&tmp.path().join("fa"));
+    let repo_arg = format!("flash-attention={}", h.dir.display());
+    let built = pinprobe(&["index", "build", "--repo", &repo_arg], &cache);
+    assert_eq!(built.code, 0, "{}", built.all());
+    let file = cache.join("index/flash-attention.idx");
+    assert!(!cache.join("index/flash-attention.json").exists());
+    let index = pinprobe::pin::fingerprint::load(&file).unwrap();
+    assert_eq!(index.format, pinprobe::pin::fingerprint::Format::Binary);
+    assert_eq!(index.source, h.dir.display().to_string());
+    assert_eq!(index_fingerprints(&index), git_fingerprints(&h));
+    // Each distinct directory state once.
+    let trees: std::collections::BTreeSet<_> =
+        git_fingerprints(&h).into_values().map(|v| v.1).collect();
+    assert_eq!(index.states.len(), trees.len());
+    let list = pinprobe(&["index", "list"], &cache);
+    assert_eq!(list.code, 0, "{}", list.all());
+    assert!(
+        list.stdout.contains("flash-attention: 9 commits")
+            && list.stdout.contains("binary (format 2)"),
+        "{}",
+        list.stdout
+    );
+}
+
+/// An index an earlier version wrote (JSON, format 1; here written from git's own answers) is
+/// read as it is, then converted by the next `index build`, which removes it; the answers
+/// are the same before and after.
+#[test]
+fn a_json_index_of_an_earlier_version_is_read_then_converted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("cache");
+    let h = FaHistory::build(&tmp.path().join("fa"));
+    let truth = git_fingerprints(&h);
+    let mut trees: Vec<String> = Vec::new();
+    let mut states = Vec::new();
+    let mut commits = Vec::new();
+    for (commit, (time, tree, files)) in &truth {
+        let state = match trees.iter().position(|t| t == tree) {
+            Some(s) => s,
+            None => {
+                trees.push(tree.clone());
+                let files: serde_json::Map<String, Value> = files
+                    .iter()
+                    .map(|(p, b)| (p.clone(), Value::from(b.as_str())))
+                    .collect();
+                states.push(serde_json::json!({"tree": tree, "files": files}));
+                trees.len() - 1
+            }
+        };
+        commits.push(serde_json::json!([commit, time, state]));
+    }
+    let legacy = cache.join("index/flash-attention.json");
+    std::fs::create_dir_all(legacy.parent().unwrap()).unwrap();
+    let json = serde_json::json!({
+        "format": 1,
+        "component": "flash-attention",
+        "source": h.dir.display().to_string(),
+        "states": states,
+        "commits": commits,
+    });
+    std::fs::write(&legacy, serde_json::to_vec(&json).unwrap()).unwrap();
+
+    let list = pinprobe(&["index", "list"], &cache);
+    assert!(list.stdout.contains("JSON (format 1"), "{}", list.all());
+    let from_json = pinprobe::pin::fingerprint::load(&legacy).unwrap();
+    assert_eq!(index_fingerprints(&from_json), truth);
+    let literal_false = fingerprinted_commit(tmp.path(), &h, &h.literal_false, &cache);
+    assert_eq!(literal_false.as_deref(), Some(h.literal_false.as_str()));
+
+    let repo_arg = format!("flash-attention={}", h.dir.display());
+    let built = pinprobe(&["index", "build", "--repo", &repo_arg], &cache);
+    assert_eq!(built.code, 0, "{}", built.all());
+    assert!(built.stdout.contains("(0 new)"), "{}", built.stdout);
+    assert!(
+        built.stderr.contains("converted the JSON index"),
+        "{}",
+        built.stderr
+    );
+    assert!(!legacy.exists(), "the JSON index is removed once converted");
+    let binary = cache.join("index/flash-attention.idx");
+    let converted = pinprobe::pin::fingerprint::load(&binary).unwrap();
+    assert_eq!(index_fingerprints(&converted), truth);
+    assert!(
+        pinprobe(&["index", "list"], &cache)
+            .stdout
+            .contains("binary (format 2)")
+    );
+    assert_eq!(
+        fingerprinted_commit(tmp.path(), &h, &h.literal_false, &cache),
+        literal_false
+    );
+}
+
+/// A damaged index is never trusted and never ignored: `scan` and `index list` stop with one
+/// line naming the file (exit 2), whatever the damage, and `index build` rebuilds it from the
+/// clone (with a warning), after which the scan answers again.
+#[test]
+fn a_damaged_index_is_an_error_naming_it_then_rebuilt() {
+    use sha2::{Digest, Sha256};
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("cache");
+    let h = FaHistory::build(&tmp.path().join("fa"));
+    let repo_arg = format!("flash-attention={}", h.dir.display());
+    assert_eq!(
+        pinprobe(&["index", "build", "--repo", &repo_arg], &cache).code,
+        0
+    );
+    let file = cache.join("index/flash-attention.idx");
+    let good = std::fs::read(&file).unwrap();
+    let whl = wheel_of_commit(&tmp.path().join("whl"), &h, &h.literal_false, None);
+    // A forger's file: a count far past the end, under a checksum that fits.
+    let mut absurd = good.clone();
+    let names_at = 64 + 4 + "flash-attention".len() + 4 + h.dir.display().to_string().len();
+    absurd[names_at..names_at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    let sum = Sha256::digest(&absurd[64..]);
+    absurd[32..64].copy_from_slice(&sum);
+    let mut wrong_magic = good.clone();
+    wrong_magic[..8].copy_from_slice(b"PK\x03\x04xxxx");
+    let mut damaged: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("truncated", good[..good.len() / 2].to_vec(), "truncated"),
+        ("header only", good[..64].to_vec(), "truncated"),
+        ("empty", Vec::new(), "magic"),
+        (
+            "garbage",
+            (0..4096u32).map(|i| (i * 7919 % 251) as u8).collect(),
+            "magic",
+        ),
+        ("wrong magic", wrong_magic, "magic"),
+        ("absurd count", absurd, "4294967295 file names declared"),
+    ];
+    // Single bit flips spread over the header and the body.
+    for at in (0..good.len()).step_by(good.len() / 7) {
+        let mut flipped = good.clone();
+        flipped[at] ^= 0x10;
+        damaged.push(("bit flip", flipped, "not a pinprobe index"));
+    }
+    for (what, bytes, needle) in &damaged {
+        std::fs::write(&file, bytes).unwrap();
+        for args in [vec!["scan", whl.to_str().unwrap()], vec!["index", "list"]] {
+            let run = pinprobe(&args, &cache);
+            run.assert_error(&file.display().to_string());
+            assert!(
+                run.stderr.contains(needle),
+                "{what}: `{needle}` in {}",
+                run.stderr
+            );
+        }
+    }
+    let rebuilt = pinprobe(&["index", "build", "--repo", &repo_arg], &cache);
+    assert_eq!(rebuilt.code, 0, "{}", rebuilt.all());
+    assert!(
+        rebuilt.stderr.contains("rebuilt from the clone"),
+        "{}",
+        rebuilt.stderr
+    );
+    assert!(
+        rebuilt.stdout.contains("9 commits (9 new)"),
+        "{}",
+        rebuilt.stdout
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), good, "the same index again");
+
+    // The file's name is its component: another component's index under this name is refused.
+    let other = cache.join("index/fmha_sm100.idx");
+    std::fs::copy(&file, &other).unwrap();
+    pinprobe(&["scan", whl.to_str().unwrap()], &cache).assert_error("fmha_sm100.idx");
+    std::fs::remove_file(&other).unwrap();
+    assert_eq!(
+        fingerprinted_commit(tmp.path(), &h, &h.literal_false, &cache).as_deref(),
+        Some(h.literal_false.as_str())
+    );
+}
+
+/// A component name is a file name in the index directory; one that would leave it is refused
+/// before anything is written.
+#[test]
+fn an_index_name_that_leaves_the_cache_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("cache");
+    let h = FaHistory::build(&tmp.path().join("fa"));
+    for name in ["../../escaped", "a/b", ".hidden"] {
+        let run = pinprobe(
+            &[
+                "index",
+                "build",
+                "--repo",
+                &format!("{name}={}", h.dir.display()),
+            ],
+            &cache,
+        );
+        assert_eq!(run.code, 2, "{name}: {}", run.all());
+        assert!(
+            run.stderr.contains("cannot name an index"),
+            "{}",
+            run.stderr
+        );
+    }
+    assert!(!tmp.path().join("escaped.idx").exists());
+    assert!(!cache.join("index").exists());
 }

@@ -160,6 +160,12 @@ fn write_seeds(out: &Path) {
         "two-states",
         &serde_json::to_vec_pretty(&index).unwrap(),
     );
+    // The same index in the binary format, as `index build` writes it.
+    let json = tempfile::Builder::new().suffix(".json").tempfile().unwrap();
+    std::fs::write(json.path(), serde_json::to_vec(&index).unwrap()).unwrap();
+    let loaded = pinprobe::pin::fingerprint::load(json.path()).unwrap();
+    let (binary, _) = pinprobe::pin::fingerprint::codec::encode(&loaded);
+    put(out, "index", "two-states-binary", &binary);
 }
 
 fn image_seeds(out: &Path) {

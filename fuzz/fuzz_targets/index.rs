@@ -1,5 +1,5 @@
-//! The fingerprint index loader on fuzzed JSON, then matching a fixed shipped copy against
-//! whatever index loaded.
+//! The fingerprint index loaders (binary, and the legacy JSON) on fuzzed bytes, then matching
+//! a fixed shipped copy against whatever index loaded.
 #![no_main]
 
 #[path = "common.rs"]
@@ -10,7 +10,14 @@ use pinprobe::target::MemView;
 use std::io::Write;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(mut file) = tempfile::Builder::new().suffix(".json").tempfile() else {
+    // The first byte picks the reader: the binary magic starts with an even byte (`p`), JSON
+    // with an odd one (`{`), so each seed reaches its own reader and mutations cross over.
+    let suffix = if data.first().is_some_and(|b| b % 2 == 1) {
+        ".json"
+    } else {
+        ".idx"
+    };
+    let Ok(mut file) = tempfile::Builder::new().suffix(suffix).tempfile() else {
         return;
     };
     if file.write_all(data).is_err() || file.flush().is_err() {

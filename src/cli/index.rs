@@ -17,8 +17,9 @@ pub struct Args {
 #[derive(Debug, clap::Subcommand)]
 pub enum IndexCommand {
     /// Record, for every commit of a clone, the blob ids of its `flash_attn/cute/*.py` files.
-    /// Incremental: commits already indexed are skipped. `scan` then names the commits a wheel's
-    /// shipped files match.
+    /// Incremental: commits already indexed are skipped, and an index that gains none is not
+    /// rewritten (a JSON index of an earlier version is converted). `scan` then names the
+    /// commits a wheel's shipped files match.
     Build {
         /// A clone by component name, e.g. `flash-attention=~/src/flash-attention`
         /// (`flash-attention-upstream` for Dao-AILab/flash-attention).
@@ -28,7 +29,7 @@ pub enum IndexCommand {
         #[arg(long, value_name = "DIR")]
         cache: Option<PathBuf>,
     },
-    /// List the indexes in the cache.
+    /// List the indexes in the cache, with the format each is stored in.
     List {
         #[arg(long, value_name = "DIR")]
         cache: Option<PathBuf>,
@@ -55,6 +56,15 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
                     crate::model::text::printable(&path.display().to_string())
                 );
                 let built = fingerprint::build(&clone, &name, &cache)?;
+                if let Some(why) = &built.discarded {
+                    eprintln!("pinprobe: warning: {why}; rebuilt from the clone");
+                }
+                if let Some(legacy) = &built.converted {
+                    eprintln!(
+                        "pinprobe: converted the JSON index {} to the binary format",
+                        legacy.display()
+                    );
+                }
                 writeln!(
                     out,
                     "{name}: {} commits ({} new), {} distinct states of {} -> {}",
@@ -83,11 +93,12 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
             for i in all {
                 writeln!(
                     out,
-                    "{}: {} commits, {} states, from {}",
+                    "{}: {} commits, {} states, from {}, {}",
                     i.component,
                     i.commits.len(),
                     i.states.len(),
-                    i.source
+                    crate::model::text::printable(&i.source),
+                    i.format.describe()
                 )?;
             }
             Ok(Exit::Clean)

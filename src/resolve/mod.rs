@@ -132,6 +132,11 @@ impl Repo {
         &self.path
     }
 
+    /// The hash its object ids are made with (SHA-1, or SHA-256 for a repository made so).
+    pub fn object_hash(&self) -> gix::hash::Kind {
+        self.repo.object_hash()
+    }
+
     fn git_err(&self, e: impl std::fmt::Display) -> ResolveError {
         ResolveError::Git {
             path: self.path.clone(),

@@ -291,17 +291,16 @@ pub(super) fn settings_digest(opts: &Options) -> String {
         let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
         put(&format!("repo {name}={}", path.display()));
     }
+    // An index is named by its checksum (of the binary body, or of the whole legacy file):
+    // no need to hash its commits one by one.
     for index in &opts.indexes {
         put(&format!(
-            "index {} {} {} {}",
-            index.format,
+            "index {} {} {:?} {}",
             index.component,
             index.source,
-            index.states.len()
+            index.format,
+            hex::encode(index.checksum)
         ));
-        for (commit, time, state) in &index.commits {
-            put(&format!("{commit} {time} {state}"));
-        }
     }
     let image = opts.image();
     put(&format!(
@@ -364,6 +363,38 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("line 2"), "{err}");
+    }
+
+    /// An index is part of the settings by its checksum: the same index, the same digest; an
+    /// index with any other content (another checksum), another digest.
+    #[test]
+    fn the_settings_name_each_index_by_its_checksum() {
+        use crate::pin::fingerprint::{Format, Index};
+        let index = |checksum: u8| Index {
+            component: "flash-attention".into(),
+            source: "/src/fa".into(),
+            hash: gix::hash::Kind::Sha1,
+            names: Vec::new(),
+            states: Vec::new(),
+            commits: Vec::new(),
+            format: Format::Binary,
+            checksum: [checksum; 32],
+        };
+        let with = |indexes: Vec<Index>| {
+            settings_digest(&Options {
+                indexes,
+                ..Default::default()
+            })
+        };
+        let none = with(Vec::new());
+        assert_eq!(with(vec![index(1)]), with(vec![index(1)]));
+        assert_ne!(with(vec![index(1)]), none);
+        assert_ne!(with(vec![index(1)]), with(vec![index(2)]));
+        let legacy = Index {
+            format: Format::LegacyJson,
+            ..index(1)
+        };
+        assert_ne!(with(vec![legacy]), with(vec![index(1)]));
     }
 
     #[test]

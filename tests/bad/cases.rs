@@ -265,6 +265,30 @@ fn make_special(path: &Path, fifo: bool) {
     }
 }
 
+/// A valid binary fingerprint index (one state, one commit), as `index build` writes it.
+fn binary_index() -> Vec<u8> {
+    use pinprobe::pin::fingerprint::{Commit, Format, Index, State, codec};
+    let id = |n: u8| gix::ObjectId::try_from(&[n; 20][..]).unwrap();
+    let index = Index {
+        component: "flash-attention".into(),
+        source: "/x".into(),
+        hash: gix::hash::Kind::Sha1,
+        names: vec!["block_info.py".into()],
+        states: vec![State {
+            tree: id(1),
+            files: vec![(0, id(2))],
+        }],
+        commits: vec![Commit {
+            id: id(3),
+            time: 1_700_000_000,
+            state: 0,
+        }],
+        format: Format::Binary,
+        checksum: [0; 32],
+    };
+    codec::encode(&index).0
+}
+
 /// The cases that put a FIFO or `/dev/zero` where pinprobe takes a file: a wheel, a `docker
 /// save` tarball, an OCI layout's `index.json`, manifest, config and layer blobs, an ignore
 /// file, a `--vex` document, a rule file, a fingerprint index in the cache.
@@ -311,6 +335,10 @@ fn special_case(name: &str, dir: &Path) -> PathBuf {
         }
         "special-index" => {
             make_special(&dir.join("cache/index/flash-attention.json"), fifo);
+            dir.join("cache")
+        }
+        "special-index-binary" => {
+            make_special(&dir.join("cache/index/flash-attention.idx"), fifo);
             dir.join("cache")
         }
         other => panic!("no generator for case {other}"),
@@ -968,6 +996,28 @@ pub fn generate(name: &str, dir: &Path) -> PathBuf {
             let mut m = manifest_of(&b);
             m["layers"][1]["digest"] = serde_json::json!("sha256:../../../../../../etc/passwd");
             oci_with_manifest(dir, m)
+        }
+        "index-binary-truncated" | "index-binary-bit-flip" | "index-binary-absurd-count" => {
+            let mut bytes = binary_index();
+            match name {
+                "index-binary-truncated" => bytes.truncate(bytes.len() - 30),
+                "index-binary-bit-flip" => {
+                    let at = bytes.len() - 50;
+                    bytes[at] ^= 4;
+                }
+                _ => {
+                    // 2^32-1 file names, under a checksum that fits (as a forger would write it).
+                    use sha2::{Digest, Sha256};
+                    let at = 64 + 4 + "flash-attention".len() + 4 + "/x".len();
+                    bytes[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+                    let sum = Sha256::digest(&bytes[64..]);
+                    bytes[32..64].copy_from_slice(&sum);
+                }
+            }
+            let path = dir.join("cache/index/flash-attention.idx");
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, bytes).unwrap();
+            dir.to_path_buf()
         }
         "image-index-not-json" => {
             let b = vllm_image(Compression::Gzip).build();
