@@ -433,7 +433,8 @@ mod tests {
                 ("signature", 1, size),
                 ("layer", 0, 0),
                 ("blob", 0, 0),
-                ("library", 0, 0)
+                ("library", 0, 0),
+                ("report", 0, 0)
             ]
         );
     }
