@@ -194,7 +194,16 @@ fn predicate(op: &str, a: &Arg, env: &mut dyn Env) -> (bool, Taint) {
             d
         }
         "COMMAND" => env.is_command(&a.text),
-        "POLICY" => a.text.starts_with("CMP"),
+        "POLICY" => match policy_number(&a.text) {
+            // Every CMake from 3.26 (the oldest vLLM builds with) knows these.
+            Some(n) if n <= LAST_POLICY_OF_3_26 => true,
+            // Known or not depending on the CMake version.
+            Some(n) if n <= LAST_POLICY_KNOWN => {
+                taint.insert(opaque(&a.text));
+                false
+            }
+            _ => false,
+        },
         "IS_ABSOLUTE" => a.text.starts_with('/'),
         "EXISTS" | "IS_DIRECTORY" | "IS_READABLE" => {
             match env.exists(&a.text, op == "IS_DIRECTORY") {
@@ -211,6 +220,21 @@ fn predicate(op: &str, a: &Arg, env: &mut dyn Env) -> (bool, Taint) {
         }
     };
     (value, taint)
+}
+
+/// The last policy CMake 3.26 has (`CMP0144` came with 3.27).
+const LAST_POLICY_OF_3_26: u32 = 143;
+/// The last policy of the newest CMake this evaluator was checked against (4.4); a policy
+/// past it is one no released CMake has.
+const LAST_POLICY_KNOWN: u32 = 219;
+
+/// `CMP<NNNN>`: the policy's number.
+fn policy_number(text: &str) -> Option<u32> {
+    let digits = text.strip_prefix("CMP")?;
+    if digits.len() != 4 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
 }
 
 /// An operand of a binary operator: the variable's value when unquoted and defined, else the
@@ -503,9 +527,15 @@ fn full_number(s: &str) -> Option<f64> {
     (len == t.len()).then_some(n)
 }
 
-/// `sscanf("%lg")`: the longest number at the start.
+/// `sscanf("%lg")`: the longest number at the start. Unlike `strtod`, glibc's `sscanf` reads
+/// nothing from a bare `0x` (as real CMake shows: `"0x" EQUAL 0` is false).
 fn number_prefix(s: &str) -> Option<f64> {
-    number_at(s.trim_start()).map(|(n, _)| n)
+    let t = s.trim_start();
+    let unsigned = t.strip_prefix(['+', '-']).unwrap_or(t);
+    if unsigned.eq_ignore_ascii_case("0x") {
+        return None;
+    }
+    number_at(t).map(|(n, _)| n)
 }
 
 fn number_at(t: &str) -> Option<(f64, usize)> {
@@ -616,23 +646,26 @@ fn special_number_at(t: &str) -> Option<(f64, usize)> {
 
 /// CMake's version comparison (`cmSystemTools::VersionCompare`): while either side is at a
 /// digit, read each side's decimal number there (0, reading nothing, when it is not at one),
-/// compare, and step over one `.` on each side.
+/// compare them as numbers of any length, and step over one `.` on each side.
 pub(super) fn version_compare(a: &str, b: &str) -> std::cmp::Ordering {
-    fn number(s: &[u8], i: &mut usize) -> u128 {
-        let mut n: u128 = 0;
-        while let Some(d) = s.get(*i).filter(|c| c.is_ascii_digit()) {
-            n = n.saturating_mul(10).saturating_add(u128::from(d - b'0'));
+    // The digits at `i` without leading zeros; longer is larger, equal lengths compare as text.
+    fn number<'a>(s: &'a [u8], i: &mut usize) -> &'a [u8] {
+        let start = *i;
+        while s.get(*i).is_some_and(u8::is_ascii_digit) {
             *i += 1;
         }
-        n
+        let digits = s.get(start..*i).unwrap_or_default();
+        let zeros = digits.iter().take_while(|d| **d == b'0').count();
+        digits.get(zeros..).unwrap_or_default()
     }
     let (a, b) = (a.as_bytes(), b.as_bytes());
     let (mut i, mut j) = (0, 0);
     let digit = |s: &[u8], k: usize| s.get(k).is_some_and(u8::is_ascii_digit);
     while digit(a, i) || digit(b, j) {
         let (x, y) = (number(a, &mut i), number(b, &mut j));
-        if x != y {
-            return x.cmp(&y);
+        let c = x.len().cmp(&y.len()).then_with(|| x.cmp(y));
+        if c.is_ne() {
+            return c;
         }
         if a.get(i) == Some(&b'.') {
             i += 1;
