@@ -1830,6 +1830,11 @@ fn condition_cases() -> Vec<Case> {
                 "\"-nan\"",
                 "0x0p5",
                 "0x0.0",
+                "0x.08 EQUAL 0.03125",
+                "0x.8",
+                "0x1.8",
+                "0x1.",
+                "0x1. EQUAL 1",
             ],
             &[],
         ),
@@ -1917,6 +1922,8 @@ fn condition_cases() -> Vec<Case> {
                 "S MATCHES \"^[a-c]+$\"",
                 "\"a.b\" MATCHES \"a\\\\.b\"",
                 "\"axb\" MATCHES \"a\\\\.b\"",
+                "\"a{\" MATCHES \"a\\\\{\"",
+                "\"a}\" MATCHES \"^a\\\\}$\"",
                 "/a//b PATH_EQUAL /a/b",
                 "/a/b PATH_EQUAL /a/c",
                 "a/b PATH_EQUAL a/b",
@@ -2078,6 +2085,16 @@ fn condition_cases() -> Vec<Case> {
             &["fn", "a STRLESS b"],
             &[(pairs(&[("fn", "ON"), ("a", "c")]), vec![])],
         ),
+        {
+            // Known to CMake 4.4, not to 3.26: which CMake runs decides, an input.
+            let mut c = truth_table(
+                "a policy newer than CMake 3.26",
+                &["POLICY CMP0150", "POLICY CMP0219"],
+                &[],
+            );
+            c.has_inputs = true;
+            c
+        },
         truth_table(
             "a variable set from the environment",
             &["DEFINED X", "X"],
