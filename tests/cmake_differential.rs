@@ -16,7 +16,7 @@
 //! `PINPROBE_REQUIRE_CMAKE` is set (CI sets it), which makes a missing cmake a failure.
 //! `PINPROBE_CMAKE_CASES=N` sets the number of generated programs (default 120);
 //! `PINPROBE_CMAKE_JOIN_CASES=N` the number of generated decision trees over literal tags
-//! (default 4, 16 CMake runs each).
+//! (default 6, 16 CMake runs each).
 
 use pinprobe::pin::cmake::{self, Evaluation, Fetch};
 use pinprobe::pin::components::Registry;
@@ -1191,24 +1191,47 @@ impl TreeGen {
     }
 }
 
-/// Every (repository, tag) CMake fetches for `c0` over all settings of the tree's inputs.
-fn cmake_values(dir: &Path) -> BTreeSet<(String, String)> {
-    let mut out = BTreeSet::new();
-    for bits in 0..(1u32 << JOIN_INPUTS) {
-        let defs: Vec<(String, String)> = (0..JOIN_INPUTS)
-            .filter(|i| bits & (1 << i) != 0)
-            .flat_map(|i| [false, true].map(|o| (join_input(i, o), "rocm".to_string())))
-            .collect();
-        let run = run_cmake(dir, &defs, &[]);
-        assert!(!run.failed, "cmake fails:\n{}", run.log);
-        out.extend(
-            run.records
-                .iter()
-                .filter(|r| r.name == "c0")
-                .map(|r| (r.repo.clone(), r.tag.clone())),
-        );
+/// A decision tree as a case: every setting of its inputs but the default one is a variant.
+fn join_case(i: usize) -> Case {
+    let seed = 15_000_017 + i as u64;
+    let variants = (1..(1u32 << JOIN_INPUTS))
+        .map(|bits| {
+            let defs: Vec<(String, String)> = (0..JOIN_INPUTS)
+                .filter(|i| bits & (1 << i) != 0)
+                .flat_map(|i| [false, true].map(|o| (join_input(i, o), "rocm".to_string())))
+                .collect();
+            (defs, Vec::new())
+        })
+        .collect();
+    Case {
+        name: format!("decision tree seed {seed}"),
+        files: TreeGen::program(seed),
+        has_inputs: true,
+        variants,
     }
-    out
+}
+
+/// A decision tree against CMake's runs over every setting of its inputs: pinprobe's possible
+/// (repository, tag) values of `c0` are exactly the ones CMake fetches.
+fn check_join(case: &Case, src: &Path, runs: &[Outcome]) -> Result<(), String> {
+    if let Some(run) = runs.iter().find(|r| r.failed) {
+        return Err(format!("{}: cmake fails:\n{}", case.name, run.log));
+    }
+    let want: BTreeSet<(String, String)> = runs
+        .iter()
+        .flat_map(|r| &r.records)
+        .filter(|r| r.name == "c0")
+        .map(|r| (r.repo.clone(), r.tag.clone()))
+        .collect();
+    let got = pinprobe_values(src, "c0");
+    if got.as_ref() == Ok(&want) {
+        return Ok(());
+    }
+    Err(format!(
+        "{}:\n{}\ncmake: {want:?}\npinprobe: {got:?}",
+        case.name,
+        case.files.values().cloned().collect::<String>()
+    ))
 }
 
 /// pinprobe's possible (repository, tag) values of the pin `name`; `Err` when the evaluation
@@ -1246,11 +1269,14 @@ fn pinprobe_values(dir: &Path, name: &str) -> Result<BTreeSet<(String, String)>,
     Ok(out)
 }
 
+/// The decision trees the live test checks by default; the recorded corpus holds these.
+const JOIN_RECORDED: usize = 6;
+
 fn join_cases() -> usize {
     std::env::var("PINPROBE_CMAKE_JOIN_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(4)
+        .unwrap_or(JOIN_RECORDED)
 }
 
 /// Generated decision trees deeper than the fork depth, on `-D` inputs, choosing literal tags
@@ -1262,27 +1288,29 @@ fn joined_conditions_keep_the_literal_values_cmake_can_fetch() {
         return;
     }
     let n = join_cases();
+    let corpus = (n == JOIN_RECORDED).then(|| Corpus::live(JOINED_PART));
     let failures = std::sync::Mutex::new(Vec::new());
     std::thread::scope(|s| {
         for t in 0..2u64 {
-            let failures = &failures;
+            let (failures, corpus) = (&failures, &corpus);
             s.spawn(move || {
                 for i in (t as usize..n).step_by(2) {
-                    let seed = 15_000_017 + i as u64;
-                    let tree = TreeGen::program(seed);
-                    let dir = write_tree(&tree);
-                    let want = cmake_values(dir.path());
-                    let got = pinprobe_values(dir.path(), "c0");
-                    if got.as_ref() != Ok(&want) {
-                        failures.lock().expect("lock").push(format!(
-                            "seed {seed}:\n{}\ncmake: {want:?}\npinprobe: {got:?}",
-                            tree.values().cloned().collect::<String>()
-                        ));
+                    let case = join_case(i);
+                    let dir = write_tree(&case.files);
+                    let runs = cmake_runs(&case, dir.path());
+                    if let Some(c) = corpus {
+                        c.observe(&case, &runs);
+                    }
+                    if let Err(e) = check_join(&case, dir.path(), &runs) {
+                        failures.lock().expect("lock").push(e);
                     }
                 }
             });
         }
     });
+    if let Some(c) = corpus {
+        c.finish();
+    }
     let failures = failures.into_inner().expect("lock");
     if let Some(first) = failures.first() {
         panic!(
@@ -1361,19 +1389,21 @@ FetchContent_MakeAvailable(triton_kernels)
 // ---------------------------------------------------------------------------------------------
 //
 // `tests/data/cmake_oracle/<part>.json` holds, for each case of a part (the generated programs
-// at the default seeds, the condition cases below), a digest of the case and real CMake's runs
-// of it. `recorded_cmake_answers_agree` checks pinprobe against those runs with the same
-// `check_against` as the live tests, in well under a second a part and with no cmake: that is
+// at the default seeds, the condition cases below, the decision trees of the joined-conditions
+// test), a digest of the case and real CMake's runs of it. `recorded_cmake_answers_agree`
+// checks pinprobe against those runs with the same checks as the live tests (`check_against`,
+// `check_join`), in about a second and with no cmake: that is
 // what makes mutation testing of `src/pin/cmake/` affordable (bench/mutants.md). The live tests
 // (`generated_programs_agree_with_cmake`, `condition_cases_agree_with_cmake`) re-run CMake on
 // every recorded case and fail when a recorded answer is no longer CMake's, so the data cannot
 // drift from CMake. `PINPROBE_CMAKE_RECORD=1` makes them write the files instead:
 //
 //     PINPROBE_CMAKE_RECORD=1 cargo test --test cmake_differential -- \
-//         generated_programs_agree condition_cases_agree
+//         generated_programs_agree condition_cases_agree joined_conditions_keep
 
 const GENERATED_PART: &str = "generated";
 const CONDITIONS_PART: &str = "conditions";
+const JOINED_PART: &str = "joined";
 
 /// One recorded case: its name, a digest of what it is (files, inputs, variants) and CMake's
 /// runs of it (the default run first, then the variants).
@@ -1402,7 +1432,7 @@ fn load_corpus(part: &str) -> Vec<Recorded> {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-const RECORD: &str = "PINPROBE_CMAKE_RECORD=1 cargo test --test cmake_differential -- generated_programs_agree condition_cases_agree";
+const RECORD: &str = "PINPROBE_CMAKE_RECORD=1 cargo test --test cmake_differential -- generated_programs_agree condition_cases_agree joined_conditions_keep";
 
 /// A live test's view of one part of the corpus: each case's CMake runs are compared with the
 /// recorded ones, or, with `PINPROBE_CMAKE_RECORD` set, collected and written.
@@ -1497,6 +1527,7 @@ fn corpus_cases(part: &str) -> Vec<Case> {
         GENERATED_PART => (0..GENERATED_RECORDED)
             .map(|i| generated_case(GENERATED_BASE, i))
             .collect(),
+        JOINED_PART => (0..JOIN_RECORDED).map(join_case).collect(),
         _ => condition_cases(),
     }
 }
@@ -1505,7 +1536,7 @@ fn corpus_cases(part: &str) -> Vec<Case> {
 /// Each case must be the one recorded (same digest); a condition case must not be undecided.
 #[test]
 fn recorded_cmake_answers_agree() {
-    for part in [GENERATED_PART, CONDITIONS_PART] {
+    for part in [GENERATED_PART, CONDITIONS_PART, JOINED_PART] {
         let cases = corpus_cases(part);
         let recorded: BTreeMap<String, Recorded> = load_corpus(part)
             .into_iter()
@@ -1544,6 +1575,12 @@ fn recorded_cmake_answers_agree() {
                             continue;
                         }
                         let dir = write_tree(&case.files);
+                        if part == JOINED_PART {
+                            if let Err(e) = check_join(case, dir.path(), &rec.runs) {
+                                failures.lock().expect("lock").push(e);
+                            }
+                            continue;
+                        }
                         match check_against(case, dir.path(), &rec.runs) {
                             Ok(Verdict::Agrees | Verdict::NoDefault) => {}
                             Ok(Verdict::Undecided) if part == GENERATED_PART => {}
