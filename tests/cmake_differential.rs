@@ -1820,6 +1820,7 @@ fn condition_cases() -> Vec<Case> {
                 "\"a\" STREQUAL \"b\" STREQUAL 0",
                 "\"NOT\" STREQUAL \"NOT\"",
                 "\"x\" STREQUAL \"AND\"",
+                "S STREQUAL Release",
             ],
             &[],
         ),
@@ -2133,6 +2134,26 @@ fn condition_cases() -> Vec<Case> {
             c
         },
         truth_table(
+            "names used as variables only after the condition",
+            &[
+                "LATER_SET",
+                "LATER_OPTION",
+                "LATER_UNSET",
+                "LATER_READ",
+                "NOT LATER_IF",
+            ],
+            &[(
+                pairs(&[
+                    ("LATER_SET", "ON"),
+                    ("LATER_OPTION", "ON"),
+                    ("LATER_UNSET", "ON"),
+                    ("LATER_READ", "ON"),
+                    ("LATER_IF", "ON"),
+                ]),
+                vec![],
+            )],
+        ),
+        truth_table(
             "a variable set from the environment",
             &["DEFINED X", "X"],
             &[(vec![], pairs(&[("PP_E0", "1")]))],
@@ -2150,6 +2171,15 @@ fn condition_cases() -> Vec<Case> {
         && let Some(top) = c.files.get_mut("CMakeLists.txt")
     {
         *top = top.replace("set(R r)\n", "set(R r)\nset(X $ENV{PP_E0})\n");
+    }
+    if let Some(c) = cases
+        .iter_mut()
+        .find(|c| c.name.ends_with("only after the condition"))
+        && let Some(top) = c.files.get_mut("CMakeLists.txt")
+    {
+        top.push_str(
+            "set(LATER_SET 1)\noption(LATER_OPTION \"\" OFF)\nunset(LATER_UNSET)\nmessage(STATUS \"${LATER_READ}\")\nif (LATER_IF)\nendif()\n",
+        );
     }
     for (name, cond) in [
         ("a quoted operator", "a \"STREQUAL\" a"),
