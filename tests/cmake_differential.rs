@@ -2154,6 +2154,16 @@ fn condition_cases() -> Vec<Case> {
             )],
         ),
         truth_table(
+            "a variable set from a cache input",
+            &["DEFINED Y", "Y"],
+            &cache_inputs("PP_C0", &["a"]),
+        ),
+        truth_table(
+            "a variable set on one side of a condition on an input",
+            &["DEFINED Z", "Z STREQUAL \"a\""],
+            &cache_inputs("CMAKE_PP_0", &["ON"]),
+        ),
+        truth_table(
             "a variable set from the environment",
             &["DEFINED X", "X"],
             &[(vec![], pairs(&[("PP_E0", "1")]))],
@@ -2171,6 +2181,19 @@ fn condition_cases() -> Vec<Case> {
         && let Some(top) = c.files.get_mut("CMakeLists.txt")
     {
         *top = top.replace("set(R r)\n", "set(R r)\nset(X $ENV{PP_E0})\n");
+    }
+    for (name, set) in [
+        ("from a cache input", "set(Y ${PP_C0})\n"),
+        (
+            "one side of a condition on an input",
+            "if(CMAKE_PP_0)\n  set(Z a)\nendif()\n",
+        ),
+    ] {
+        if let Some(c) = cases.iter_mut().find(|c| c.name.ends_with(name))
+            && let Some(top) = c.files.get_mut("CMakeLists.txt")
+        {
+            *top = top.replace("set(R r)\n", &format!("set(R r)\n{set}"));
+        }
     }
     if let Some(c) = cases
         .iter_mut()
