@@ -16,7 +16,7 @@
 //! `PINPROBE_REQUIRE_CMAKE` is set (CI sets it), which makes a missing cmake a failure.
 //! `PINPROBE_CMAKE_CASES=N` sets the number of generated programs (default 120);
 //! `PINPROBE_CMAKE_JOIN_CASES=N` the number of generated decision trees over literal tags
-//! (default 4, 16 CMake runs each).
+//! (default 6, 16 CMake runs each).
 
 use pinprobe::pin::cmake::{self, Evaluation, Fetch};
 use pinprobe::pin::components::Registry;
@@ -46,7 +46,7 @@ fn cmake_available() -> bool {
 }
 
 /// One fetch as recorded: command, name, repository, tag, URL, local source directory.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 struct Record {
     command: String,
     name: String,
@@ -56,12 +56,26 @@ struct Record {
     local: bool,
 }
 
-/// A CMake run's records and whether CMake stopped with an error.
-#[derive(Debug)]
+/// One CMake run of a case: its `-D` values and environment, the fetches recorded and whether
+/// CMake stopped with an error. The recorded corpus (`tests/data/cmake_oracle/`) keeps these.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct Outcome {
+    defs: Vec<(String, String)>,
+    env: Vec<(String, String)>,
     records: Vec<Record>,
     failed: bool,
+    #[serde(skip)]
     log: String,
+}
+
+impl Outcome {
+    /// The same answer from CMake (the log aside).
+    fn same_answer(&self, other: &Outcome) -> bool {
+        self.defs == other.defs
+            && self.env == other.env
+            && self.records == other.records
+            && self.failed == other.failed
+    }
 }
 
 fn oracle_dir() -> PathBuf {
@@ -114,6 +128,8 @@ fn run_cmake(src: &Path, defs: &[(String, String)], env: &[(String, String)]) ->
         .collect();
     let failed = !o.status.success() && !log.contains("pinprobe-done");
     Outcome {
+        defs: defs.to_vec(),
+        env: env.to_vec(),
         records,
         failed,
         log,
@@ -177,10 +193,26 @@ struct Case {
     variants: Vec<Variant>,
 }
 
-/// Check one case; `Err` explains the disagreement.
+/// CMake's runs of a case: the default run (no `-D`, no environment), then each variant.
+fn cmake_runs(case: &Case, src: &Path) -> Vec<Outcome> {
+    let mut runs = vec![run_cmake(src, &[], &[])];
+    for (defs, env) in &case.variants {
+        runs.push(run_cmake(src, defs, env));
+    }
+    runs
+}
+
+/// Check one case against CMake run live.
 fn check(case: &Case) -> Result<Verdict, String> {
     let dir = write_tree(&case.files);
-    let eval = evaluate(dir.path());
+    let runs = cmake_runs(case, dir.path());
+    check_against(case, dir.path(), &runs)
+}
+
+/// Check one case, written at `src`, against CMake's runs of it (live or recorded: the default
+/// run first, then the variants); `Err` explains the disagreement.
+fn check_against(case: &Case, src: &Path, runs: &[Outcome]) -> Result<Verdict, String> {
+    let eval = evaluate(src);
     let ctx = |msg: String, o: Option<&Outcome>| {
         let files: String = case
             .files
@@ -203,7 +235,9 @@ fn check(case: &Case) -> Result<Verdict, String> {
         }
         return Err(ctx(format!("pinprobe undecided: {reason}"), None));
     }
-    let default = run_cmake(dir.path(), &[], &[]);
+    let Some(default) = runs.first() else {
+        return Err(ctx("no CMake run".into(), None));
+    };
     // The default configuration: exactly one without inputs; with inputs pinprobe may say it
     // cannot identify it (approximations in joined regions), but one it names must be right.
     let defaults: Vec<_> = eval.configurations.iter().filter(|c| c.default).collect();
@@ -211,7 +245,7 @@ fn check(case: &Case) -> Result<Verdict, String> {
     if defaults.len() != 1 && !no_default_ok {
         return Err(ctx(
             format!("{} default configurations", defaults.len()),
-            Some(&default),
+            Some(default),
         ));
     }
     let verdict = if no_default_ok {
@@ -220,7 +254,7 @@ fn check(case: &Case) -> Result<Verdict, String> {
         Verdict::Agrees
     };
     if let Some(d) = defaults.first() {
-        check_default(d, &default).map_err(|m| ctx(m, Some(&default)))?;
+        check_default(d, default).map_err(|m| ctx(m, Some(default)))?;
     }
     if !case.has_inputs {
         let d = defaults[0];
@@ -230,7 +264,7 @@ fn check(case: &Case) -> Result<Verdict, String> {
                     "{} configurations without inputs",
                     eval.configurations.len()
                 ),
-                Some(&default),
+                Some(default),
             ));
         }
         let inexact = d.fetches.iter().any(|f| {
@@ -239,18 +273,11 @@ fn check(case: &Case) -> Result<Verdict, String> {
                 .any(|v| v.as_ref().is_some_and(|v| !v.is_exact()))
         });
         if inexact {
-            return Err(ctx(
-                "an inexact value without inputs".into(),
-                Some(&default),
-            ));
+            return Err(ctx("an inexact value without inputs".into(), Some(default)));
         }
     }
     // Soundness over the variants (and the default run).
-    let mut runs = vec![default];
-    for (defs, env) in &case.variants {
-        runs.push(run_cmake(dir.path(), defs, env));
-    }
-    for run in &runs {
+    for run in runs {
         for r in &run.records {
             let found = eval
                 .configurations
@@ -906,11 +933,23 @@ impl Gen {
     }
 }
 
+/// The generated programs' default seed base and count; the recorded corpus holds these.
+const GENERATED_BASE: u64 = 13;
+const GENERATED_RECORDED: usize = 120;
+
 fn generated_cases() -> usize {
     std::env::var("PINPROBE_CMAKE_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(120)
+        .unwrap_or(GENERATED_RECORDED)
+}
+
+/// The `i`th generated program from seed base `base`: even ones without inputs, odd ones with.
+fn generated_case(base: u64, i: usize) -> Case {
+    let seed = base * 1_000_003 + i as u64;
+    let mut case = Gen::new(seed, i % 2 == 1).program();
+    case.name = format!("generated seed {seed}");
+    case
 }
 
 /// Generated programs, half without unknown inputs (one configuration, exact), half with
@@ -925,19 +964,26 @@ fn generated_programs_agree_with_cmake() {
     let base: u64 = std::env::var("PINPROBE_CMAKE_SEED")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(13);
+        .unwrap_or(GENERATED_BASE);
+    // The default programs are the recorded corpus's: their runs must still be what was recorded.
+    let corpus =
+        (base == GENERATED_BASE && n == GENERATED_RECORDED).then(|| Corpus::live(GENERATED_PART));
     let failures = std::sync::Mutex::new(Vec::new());
     let verdicts = std::sync::Mutex::new(Vec::new());
     std::thread::scope(|s| {
         for t in 0..2u64 {
             let failures = &failures;
             let verdicts = &verdicts;
+            let corpus = &corpus;
             s.spawn(move || {
                 for i in (t as usize..n).step_by(2) {
-                    let seed = base * 1_000_003 + i as u64;
-                    let mut case = Gen::new(seed, i % 2 == 1).program();
-                    case.name = format!("generated seed {seed}");
-                    match check(&case) {
+                    let case = generated_case(base, i);
+                    let dir = write_tree(&case.files);
+                    let runs = cmake_runs(&case, dir.path());
+                    if let Some(c) = corpus {
+                        c.observe(&case, &runs);
+                    }
+                    match check_against(&case, dir.path(), &runs) {
                         Ok(v) => verdicts.lock().expect("lock").push(v),
                         Err(e) => failures.lock().expect("lock").push(e),
                     }
@@ -945,6 +991,9 @@ fn generated_programs_agree_with_cmake() {
             });
         }
     });
+    if let Some(c) = corpus {
+        c.finish();
+    }
     let failures = failures.into_inner().expect("lock");
     if let Some(dir) = std::env::var_os("PINPROBE_CMAKE_FAILURES") {
         std::fs::create_dir_all(&dir).expect("failure directory");
@@ -1007,10 +1056,7 @@ fn generated_trees_fetching_the_affected_commit_never_exit_0() {
                     let seed = 7_000_003 + i as u64;
                     let case = Gen::new(seed, i % 2 == 1).program();
                     let dir = write_tree(&case.files);
-                    let mut runs = vec![run_cmake(dir.path(), &[], &[])];
-                    for (defs, env) in &case.variants {
-                        runs.push(run_cmake(dir.path(), defs, env));
-                    }
+                    let runs = cmake_runs(&case, dir.path());
                     let affected = runs
                         .iter()
                         .any(|o| o.records.iter().any(|r| !r.local && r.tag == AFFECTED));
@@ -1145,24 +1191,47 @@ impl TreeGen {
     }
 }
 
-/// Every (repository, tag) CMake fetches for `c0` over all settings of the tree's inputs.
-fn cmake_values(dir: &Path) -> BTreeSet<(String, String)> {
-    let mut out = BTreeSet::new();
-    for bits in 0..(1u32 << JOIN_INPUTS) {
-        let defs: Vec<(String, String)> = (0..JOIN_INPUTS)
-            .filter(|i| bits & (1 << i) != 0)
-            .flat_map(|i| [false, true].map(|o| (join_input(i, o), "rocm".to_string())))
-            .collect();
-        let run = run_cmake(dir, &defs, &[]);
-        assert!(!run.failed, "cmake fails:\n{}", run.log);
-        out.extend(
-            run.records
-                .iter()
-                .filter(|r| r.name == "c0")
-                .map(|r| (r.repo.clone(), r.tag.clone())),
-        );
+/// A decision tree as a case: every setting of its inputs but the default one is a variant.
+fn join_case(i: usize) -> Case {
+    let seed = 15_000_017 + i as u64;
+    let variants = (1..(1u32 << JOIN_INPUTS))
+        .map(|bits| {
+            let defs: Vec<(String, String)> = (0..JOIN_INPUTS)
+                .filter(|i| bits & (1 << i) != 0)
+                .flat_map(|i| [false, true].map(|o| (join_input(i, o), "rocm".to_string())))
+                .collect();
+            (defs, Vec::new())
+        })
+        .collect();
+    Case {
+        name: format!("decision tree seed {seed}"),
+        files: TreeGen::program(seed),
+        has_inputs: true,
+        variants,
     }
-    out
+}
+
+/// A decision tree against CMake's runs over every setting of its inputs: pinprobe's possible
+/// (repository, tag) values of `c0` are exactly the ones CMake fetches.
+fn check_join(case: &Case, src: &Path, runs: &[Outcome]) -> Result<(), String> {
+    if let Some(run) = runs.iter().find(|r| r.failed) {
+        return Err(format!("{}: cmake fails:\n{}", case.name, run.log));
+    }
+    let want: BTreeSet<(String, String)> = runs
+        .iter()
+        .flat_map(|r| &r.records)
+        .filter(|r| r.name == "c0")
+        .map(|r| (r.repo.clone(), r.tag.clone()))
+        .collect();
+    let got = pinprobe_values(src, "c0");
+    if got.as_ref() == Ok(&want) {
+        return Ok(());
+    }
+    Err(format!(
+        "{}:\n{}\ncmake: {want:?}\npinprobe: {got:?}",
+        case.name,
+        case.files.values().cloned().collect::<String>()
+    ))
 }
 
 /// pinprobe's possible (repository, tag) values of the pin `name`; `Err` when the evaluation
@@ -1200,11 +1269,14 @@ fn pinprobe_values(dir: &Path, name: &str) -> Result<BTreeSet<(String, String)>,
     Ok(out)
 }
 
+/// The decision trees the live test checks by default; the recorded corpus holds these.
+const JOIN_RECORDED: usize = 6;
+
 fn join_cases() -> usize {
     std::env::var("PINPROBE_CMAKE_JOIN_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(4)
+        .unwrap_or(JOIN_RECORDED)
 }
 
 /// Generated decision trees deeper than the fork depth, on `-D` inputs, choosing literal tags
@@ -1216,27 +1288,29 @@ fn joined_conditions_keep_the_literal_values_cmake_can_fetch() {
         return;
     }
     let n = join_cases();
+    let corpus = (n == JOIN_RECORDED).then(|| Corpus::live(JOINED_PART));
     let failures = std::sync::Mutex::new(Vec::new());
     std::thread::scope(|s| {
         for t in 0..2u64 {
-            let failures = &failures;
+            let (failures, corpus) = (&failures, &corpus);
             s.spawn(move || {
                 for i in (t as usize..n).step_by(2) {
-                    let seed = 15_000_017 + i as u64;
-                    let tree = TreeGen::program(seed);
-                    let dir = write_tree(&tree);
-                    let want = cmake_values(dir.path());
-                    let got = pinprobe_values(dir.path(), "c0");
-                    if got.as_ref() != Ok(&want) {
-                        failures.lock().expect("lock").push(format!(
-                            "seed {seed}:\n{}\ncmake: {want:?}\npinprobe: {got:?}",
-                            tree.values().cloned().collect::<String>()
-                        ));
+                    let case = join_case(i);
+                    let dir = write_tree(&case.files);
+                    let runs = cmake_runs(&case, dir.path());
+                    if let Some(c) = corpus {
+                        c.observe(&case, &runs);
+                    }
+                    if let Err(e) = check_join(&case, dir.path(), &runs) {
+                        failures.lock().expect("lock").push(e);
                     }
                 }
             });
         }
     });
+    if let Some(c) = corpus {
+        c.finish();
+    }
     let failures = failures.into_inner().expect("lock");
     if let Some(first) = failures.first() {
         panic!(
@@ -1308,4 +1382,843 @@ FetchContent_MakeAvailable(triton_kernels)
         got.as_ref().is_err_and(|e| e.starts_with("any value")),
         "{got:?}"
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The recorded corpus: CMake's answers kept, so pinprobe is judged against them without cmake
+// ---------------------------------------------------------------------------------------------
+//
+// `tests/data/cmake_oracle/<part>.json` holds, for each case of a part (the generated programs
+// at the default seeds, the condition cases below, the decision trees of the joined-conditions
+// test), a digest of the case and real CMake's runs of it. `recorded_cmake_answers_agree`
+// checks pinprobe against those runs with the same checks as the live tests (`check_against`,
+// `check_join`), in about a second and with no cmake: that is
+// what makes mutation testing of `src/pin/cmake/` affordable (bench/mutants.md). The live tests
+// (`generated_programs_agree_with_cmake`, `condition_cases_agree_with_cmake`) re-run CMake on
+// every recorded case and fail when a recorded answer is no longer CMake's, so the data cannot
+// drift from CMake. `PINPROBE_CMAKE_RECORD=1` makes them write the files instead:
+//
+//     PINPROBE_CMAKE_RECORD=1 cargo test --test cmake_differential -- \
+//         generated_programs_agree condition_cases_agree joined_conditions_keep
+
+const GENERATED_PART: &str = "generated";
+const CONDITIONS_PART: &str = "conditions";
+const JOINED_PART: &str = "joined";
+
+/// One recorded case: its name, a digest of what it is (files, inputs, variants) and CMake's
+/// runs of it (the default run first, then the variants).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+struct Recorded {
+    name: String,
+    digest: String,
+    runs: Vec<Outcome>,
+}
+
+fn corpus_path(part: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/data/cmake_oracle/{part}.json"))
+}
+
+fn digest(case: &Case) -> String {
+    use sha2::{Digest, Sha256};
+    let text = serde_json::to_string(&(&case.files, case.has_inputs, &case.variants))
+        .expect("a case serialises");
+    hex::encode(Sha256::digest(text.as_bytes()))
+}
+
+fn load_corpus(part: &str) -> Vec<Recorded> {
+    let path = corpus_path(part);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (record it: see RECORD)", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+const RECORD: &str = "PINPROBE_CMAKE_RECORD=1 cargo test --test cmake_differential -- generated_programs_agree condition_cases_agree joined_conditions_keep";
+
+/// A live test's view of one part of the corpus: each case's CMake runs are compared with the
+/// recorded ones, or, with `PINPROBE_CMAKE_RECORD` set, collected and written.
+struct Corpus {
+    part: &'static str,
+    recording: bool,
+    recorded: BTreeMap<String, Recorded>,
+    seen: std::sync::Mutex<Vec<Recorded>>,
+    stale: std::sync::Mutex<Vec<String>>,
+}
+
+impl Corpus {
+    fn live(part: &'static str) -> Corpus {
+        let recording = std::env::var_os("PINPROBE_CMAKE_RECORD").is_some();
+        let recorded = if recording {
+            BTreeMap::new()
+        } else {
+            load_corpus(part)
+                .into_iter()
+                .map(|r| (r.name.clone(), r))
+                .collect()
+        };
+        Corpus {
+            part,
+            recording,
+            recorded,
+            seen: std::sync::Mutex::new(Vec::new()),
+            stale: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    fn observe(&self, case: &Case, runs: &[Outcome]) {
+        let now = Recorded {
+            name: case.name.clone(),
+            digest: digest(case),
+            runs: runs.to_vec(),
+        };
+        if !self.recording {
+            let same = self.recorded.get(&case.name).is_some_and(|r| {
+                r.digest == now.digest
+                    && r.runs.len() == now.runs.len()
+                    && r.runs.iter().zip(&now.runs).all(|(a, b)| a.same_answer(b))
+            });
+            if !same {
+                self.stale.lock().expect("lock").push(format!(
+                    "{}: recorded {:?}\ncmake now: {:?}",
+                    case.name,
+                    self.recorded.get(&case.name).map(|r| &r.runs),
+                    now.runs
+                ));
+            }
+        }
+        self.seen.lock().expect("lock").push(now);
+    }
+
+    fn finish(self) {
+        let mut seen = self.seen.into_inner().expect("lock");
+        seen.sort_by(|a, b| a.name.cmp(&b.name));
+        if self.recording {
+            let path = corpus_path(self.part);
+            std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+            let text = serde_json::to_string_pretty(&seen).expect("serialises");
+            std::fs::write(&path, text + "\n").expect("write the corpus");
+            eprintln!("recorded {} cases in {}", seen.len(), path.display());
+            return;
+        }
+        let stale = self.stale.into_inner().expect("lock");
+        assert!(
+            stale.is_empty(),
+            "{} recorded CMake answers of {} are stale (re-record: {RECORD}); first:\n{}",
+            stale.len(),
+            self.part,
+            stale[0]
+        );
+        let names: BTreeSet<&String> = seen.iter().map(|r| &r.name).collect();
+        let extra: Vec<&String> = self
+            .recorded
+            .keys()
+            .filter(|n| !names.contains(n))
+            .collect();
+        assert!(
+            extra.is_empty(),
+            "recorded cases of {} no test runs: {extra:?} (re-record: {RECORD})",
+            self.part
+        );
+    }
+}
+
+/// The cases of a part as the generators and tables write them now.
+fn corpus_cases(part: &str) -> Vec<Case> {
+    match part {
+        GENERATED_PART => (0..GENERATED_RECORDED)
+            .map(|i| generated_case(GENERATED_BASE, i))
+            .collect(),
+        JOINED_PART => (0..JOIN_RECORDED).map(join_case).collect(),
+        _ => condition_cases(),
+    }
+}
+
+/// pinprobe against the recorded CMake answers: no cmake needed, a fraction of a second a part.
+/// Each case must be the one recorded (same digest); a condition case must not be undecided.
+#[test]
+fn recorded_cmake_answers_agree() {
+    for part in [GENERATED_PART, CONDITIONS_PART, JOINED_PART] {
+        let cases = corpus_cases(part);
+        let recorded: BTreeMap<String, Recorded> = load_corpus(part)
+            .into_iter()
+            .map(|r| (r.name.clone(), r))
+            .collect();
+        assert_eq!(
+            cases.len(),
+            recorded.len(),
+            "{part}: the corpus holds other cases than the tests write (re-record: {RECORD})"
+        );
+        let failures = std::sync::Mutex::new(Vec::new());
+        std::thread::scope(|s| {
+            for t in 0..2usize {
+                let (failures, cases, recorded) = (&failures, &cases, &recorded);
+                s.spawn(move || {
+                    for case in cases.iter().skip(t).step_by(2) {
+                        let Some(rec) = recorded.get(&case.name) else {
+                            failures
+                                .lock()
+                                .expect("lock")
+                                .push(format!("{}: not recorded (re-record: {RECORD})", case.name));
+                            continue;
+                        };
+                        let runs_match = rec.runs.len() == case.variants.len() + 1
+                            && rec
+                                .runs
+                                .iter()
+                                .skip(1)
+                                .zip(&case.variants)
+                                .all(|(r, (defs, env))| r.defs == *defs && r.env == *env);
+                        if rec.digest != digest(case) || !runs_match {
+                            failures.lock().expect("lock").push(format!(
+                                "{}: changed since it was recorded (re-record: {RECORD})",
+                                case.name
+                            ));
+                            continue;
+                        }
+                        let dir = write_tree(&case.files);
+                        if part == JOINED_PART {
+                            if let Err(e) = check_join(case, dir.path(), &rec.runs) {
+                                failures.lock().expect("lock").push(e);
+                            }
+                            continue;
+                        }
+                        match check_against(case, dir.path(), &rec.runs) {
+                            Ok(Verdict::Agrees | Verdict::NoDefault) => {}
+                            Ok(Verdict::Undecided) if part == GENERATED_PART => {}
+                            Ok(v) => failures
+                                .lock()
+                                .expect("lock")
+                                .push(format!("{}: {v:?}", case.name)),
+                            Err(e) => failures.lock().expect("lock").push(e),
+                        }
+                    }
+                });
+            }
+        });
+        let failures = failures.into_inner().expect("lock");
+        assert!(
+            failures.is_empty(),
+            "{} of {} recorded {part} cases disagree with CMake's recorded answer; first:\n{}",
+            failures.len(),
+            cases.len(),
+            failures.first().map(String::as_str).unwrap_or("")
+        );
+    }
+}
+
+/// The condition cases against CMake run live (none undecided), and their recorded answers still
+/// CMake's.
+#[test]
+fn condition_cases_agree_with_cmake() {
+    if !cmake_available() {
+        return;
+    }
+    let corpus = Corpus::live(CONDITIONS_PART);
+    let cases = condition_cases();
+    let failures = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for t in 0..2usize {
+            let (failures, cases, corpus) = (&failures, &cases, &corpus);
+            s.spawn(move || {
+                for case in cases.iter().skip(t).step_by(2) {
+                    let dir = write_tree(&case.files);
+                    let runs = cmake_runs(case, dir.path());
+                    corpus.observe(case, &runs);
+                    match check_against(case, dir.path(), &runs) {
+                        Ok(Verdict::Agrees | Verdict::NoDefault) => {}
+                        Ok(v) => failures
+                            .lock()
+                            .expect("lock")
+                            .push(format!("{}: {v:?}", case.name)),
+                        Err(e) => failures.lock().expect("lock").push(e),
+                    }
+                }
+            });
+        }
+    });
+    corpus.finish();
+    let failures = failures.into_inner().expect("lock");
+    if let Some(dir) = std::env::var_os("PINPROBE_CMAKE_FAILURES") {
+        std::fs::create_dir_all(&dir).expect("failure directory");
+        for (i, f) in failures.iter().enumerate() {
+            std::fs::write(Path::new(&dir).join(format!("cond-{i}.txt")), f)
+                .expect("write failure");
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} condition cases disagree with cmake; first:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.first().map(String::as_str).unwrap_or("")
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Condition cases: every form of `if()` CMake's condition evaluator has, one table each
+// ---------------------------------------------------------------------------------------------
+
+/// Variables the condition tables read (auto-dereference, values that are false, lists, a
+/// variable naming a variable, a function and a macro, a cache entry).
+const COND_SETUP: &str = r#"set(S abc)
+set(abc xyz)
+set(P S)
+set(N 10)
+set(V 1.2.3)
+set(E "")
+set(OFFV OFF)
+set(NF x-NOTFOUND)
+set(W1 xNOTFOUND)
+set(W2 x-notfound)
+set(W3 notfound)
+set(W4 Ignore)
+set(L "a;b;c")
+set(CV cached CACHE STRING "")
+function(fn)
+endfunction()
+macro(mc)
+endmacro()
+"#;
+
+/// A case evaluating each condition in turn and fetching `k` at `r` and one digit per condition
+/// (1 true, 0 false), so a condition pinprobe gets wrong changes the tag CMake is compared on.
+fn truth_table(name: &str, conds: &[&str], inputs: &[Variant]) -> Case {
+    let mut top = String::from(COND_SETUP);
+    top.push_str("set(R r)\n");
+    for c in conds {
+        top.push_str(&format!(
+            "if({c})\n  string(APPEND R 1)\nelse()\n  string(APPEND R 0)\nendif()\n"
+        ));
+    }
+    top.push_str(
+        "FetchContent_Declare(k GIT_REPOSITORY https://example.invalid/k.git GIT_TAG \"${R}\")\nFetchContent_MakeAvailable(k)\n",
+    );
+    let mut c = case(
+        &format!("conditions {name}"),
+        &[
+            ("CMakeLists.txt", &top),
+            ("sub/file.txt", "x\n"),
+            ("sub/deeper/other.txt", "y\n"),
+        ],
+        !inputs.is_empty(),
+    );
+    c.variants = inputs.to_vec();
+    c
+}
+
+/// A case whose condition is malformed: CMake fetches what comes before it, then stops. (A
+/// parenthesis the file does not balance is a syntax error; `O` and `C` expand to unbalanced
+/// ones.)
+fn malformed(name: &str, cond: &str) -> Case {
+    let top = format!(
+        "set(O \"(\")\nset(C \")\")\nFetchContent_Declare(k GIT_REPOSITORY https://example.invalid/k.git GIT_TAG before)\nFetchContent_MakeAvailable(k)\nif({cond})\nendif()\nFetchContent_Declare(k2 GIT_REPOSITORY https://example.invalid/k2.git GIT_TAG after)\nFetchContent_MakeAvailable(k2)\n"
+    );
+    case(
+        &format!("malformed {name}"),
+        &[("CMakeLists.txt", &top)],
+        false,
+    )
+}
+
+fn cache_inputs(name: &str, values: &[&str]) -> Vec<Variant> {
+    values
+        .iter()
+        .map(|v| (pairs(&[(name, v)]), vec![]))
+        .collect()
+}
+
+fn condition_cases() -> Vec<Case> {
+    let src = "${CMAKE_CURRENT_SOURCE_DIR}";
+    let exists = [
+        format!("EXISTS {src}/CMakeLists.txt"),
+        format!("EXISTS {src}/nope.txt"),
+        format!("EXISTS {src}/sub"),
+        format!("EXISTS {src}/sub/deeper/other.txt"),
+        format!("EXISTS {src}/su"),
+        format!("IS_DIRECTORY {src}/sub"),
+        format!("IS_DIRECTORY {src}/sub/deeper"),
+        format!("IS_DIRECTORY {src}/sub/file.txt"),
+        format!("IS_DIRECTORY {src}/nope"),
+        format!("IS_READABLE {src}/sub/file.txt"),
+        format!("IS_READABLE {src}/nope.txt"),
+        format!("EXISTS \"{src}/sub/file.txt\""),
+        format!("NOT EXISTS {src}/nope.txt AND EXISTS {src}/sub"),
+    ];
+    let exists: Vec<&str> = exists.iter().map(String::as_str).collect();
+    let mut cases = vec![
+        truth_table(
+            "constants",
+            &[
+                "TRUE",
+                "true",
+                "On",
+                "yes",
+                "Y",
+                "y",
+                "1",
+                "FALSE",
+                "off",
+                "No",
+                "N",
+                "n",
+                "0",
+                "IGNORE",
+                "NOTFOUND",
+                "x-NOTFOUND",
+                "-NOTFOUND",
+                "\"\"",
+                "\"ON\"",
+                "\"off\"",
+                "\"x\"",
+                "\"S\"",
+                "\"1\"",
+                "\"TRUE\"",
+            ],
+            &[],
+        ),
+        truth_table(
+            "numbers",
+            &[
+                "2", "-1", "0.0", "2.5", "1e2", "0e5", ".5", "5.", "+1", "-0", "00", "08", "\"2\"",
+                "\"0\"", "\" 1\"", "\"1 \"", "0x10", "0x0", "inf", "nan", "1x",
+            ],
+            &[],
+        ),
+        truth_table(
+            "variables",
+            &[
+                "S", "\"S\"", "OFFV", "NF", "W1", "W2", "W3", "W4", "E", "P", "L", "abc", "N", "R",
+            ],
+            &[],
+        ),
+        truth_table(
+            "strings",
+            &[
+                "S STREQUAL abc",
+                "S STREQUAL \"abc\"",
+                "\"S\" STREQUAL S",
+                "\"abc\" STREQUAL S",
+                "S STREQUAL S",
+                "abc STREQUAL \"xyz\"",
+                "\"abc\" STREQUAL \"xyz\"",
+                "E STREQUAL \"\"",
+                "\"\" STREQUAL E",
+                "P STREQUAL \"S\"",
+                "\"a\" STRLESS \"b\"",
+                "\"b\" STRLESS \"a\"",
+                "\"a\" STRLESS \"a\"",
+                "\"b\" STRGREATER \"a\"",
+                "\"a\" STRGREATER \"a\"",
+                "\"a\" STRGREATER \"b\"",
+                "\"a\" STRLESS_EQUAL \"a\"",
+                "\"b\" STRLESS_EQUAL \"a\"",
+                "\"a\" STRLESS_EQUAL \"b\"",
+                "\"a\" STRGREATER_EQUAL \"a\"",
+                "\"a\" STRGREATER_EQUAL \"b\"",
+                "\"b\" STRGREATER_EQUAL \"a\"",
+                "S STRLESS \"abd\"",
+                "\"a\" STREQUAL \"a\" STREQUAL 1",
+                "\"a\" STREQUAL \"b\" STREQUAL 0",
+                "\"NOT\" STREQUAL \"NOT\"",
+                "\"x\" STREQUAL \"AND\"",
+                "S STREQUAL Release",
+            ],
+            &[],
+        ),
+        truth_table(
+            "numbers as C's strtod reads them",
+            &[
+                "1e",
+                "1e+2",
+                "1E-1",
+                "0e",
+                "\"1e\" EQUAL 1",
+                "1E2 EQUAL 100",
+                "1e-1 LESS 1",
+                "0x1p4 EQUAL 16",
+                "0x.8 EQUAL 0.5",
+                "0x1.8p1 EQUAL 3",
+                "0x10p-4 EQUAL 1",
+                "0x1P+1 EQUAL 2",
+                "0x1p EQUAL 1",
+                "0X1F EQUAL 31",
+                "0xa EQUAL 10",
+                "-0x10 EQUAL -16",
+                "+0x10 EQUAL 16",
+                "0x.p1 EQUAL 0",
+                "\"0x\" EQUAL 0",
+                "\"0x\"",
+                "0xg",
+                "0x.",
+                "+inf GREATER 1",
+                "-inf LESS 0",
+                "\"infinity\" GREATER 1",
+                "\"INFINITY\"",
+                "\"Inf\"",
+                "\"infx\"",
+                "\"infinityx\"",
+                "-inf",
+                "\"NaN\"",
+                "\"nan(1)\"",
+                "\"nan(a_1)\"",
+                "\"nan(\"",
+                "\"nan(1\"",
+                "\"nan()\"",
+                "\"nan(-)\"",
+                "\"nanx\"",
+                "\"-nan\"",
+                "0x0p5",
+                "0x0.0",
+                "0x.08 EQUAL 0.03125",
+                "0x.8",
+                "0x1.8",
+                "0x1.",
+                "0x1. EQUAL 1",
+            ],
+            &[],
+        ),
+        truth_table(
+            "numeric comparisons",
+            &[
+                "1 LESS 2",
+                "2 LESS 1",
+                "2 LESS 2",
+                "2 GREATER 1",
+                "1 GREATER 1",
+                "1 GREATER 2",
+                "1 EQUAL 1.0",
+                "1 EQUAL 2",
+                "2 EQUAL 1",
+                "2 LESS_EQUAL 2",
+                "3 LESS_EQUAL 2",
+                "1 LESS_EQUAL 2",
+                "2 GREATER_EQUAL 2",
+                "1 GREATER_EQUAL 2",
+                "3 GREATER_EQUAL 2",
+                "N EQUAL 10",
+                "N GREATER 9",
+                "\"N\" EQUAL 10",
+                "abc LESS 1",
+                "1 LESS abc",
+                "\"10abc\" LESS 11",
+                "-1 LESS 0",
+                "1e1 EQUAL 10",
+                "\" 5\" EQUAL 5",
+                "0x10 EQUAL 16",
+                "2.5 GREATER 2",
+            ],
+            &[],
+        ),
+        truth_table(
+            "versions",
+            &[
+                "1.2.3 VERSION_LESS 1.10",
+                "1.10 VERSION_LESS 1.9",
+                "1.2 VERSION_LESS 1.2",
+                "V VERSION_EQUAL 1.2.3",
+                "1.2 VERSION_EQUAL 1.2.0",
+                "1.2 VERSION_EQUAL 1.3",
+                "1.3 VERSION_EQUAL 1.2",
+                "1.2 VERSION_GREATER 1.1.9",
+                "2 VERSION_GREATER 2",
+                "1 VERSION_GREATER 2",
+                "1.2 VERSION_LESS_EQUAL 1.2",
+                "1.3 VERSION_LESS_EQUAL 1.2",
+                "1.1 VERSION_LESS_EQUAL 1.2",
+                "1.2 VERSION_GREATER_EQUAL 1.2",
+                "1.1 VERSION_GREATER_EQUAL 1.2",
+                "1.3 VERSION_GREATER_EQUAL 1.2",
+                "1.a VERSION_EQUAL 1.0",
+                "1.2rc1 VERSION_EQUAL 1.2",
+                "1.a.5 VERSION_LESS 1.0.5",
+                "\"V\" VERSION_EQUAL 0",
+                "01.2 VERSION_EQUAL 1.02",
+                "18446744073709551616 VERSION_EQUAL 18446744073709551617",
+                "18446744073709551615 VERSION_GREATER 18446744073709551614",
+                "1..2 VERSION_EQUAL 1.0.2",
+                "1. VERSION_EQUAL 1",
+                ".1 VERSION_EQUAL 0.1",
+                "1.2 VERSION_LESS 1.2.1",
+                "1.2.1 VERSION_GREATER 1.2",
+                "\"a\" VERSION_EQUAL 0",
+            ],
+            &[],
+        ),
+        truth_table(
+            "lists and regular expressions",
+            &[
+                "\"b\" IN_LIST L",
+                "\"d\" IN_LIST L",
+                "\"a\" IN_LIST \"L\"",
+                "\"a\" IN_LIST L",
+                "S IN_LIST L",
+                "abc IN_LIST L",
+                "\"\" IN_LIST E",
+                "S MATCHES \"^a(b)c$\"",
+                "S MATCHES \"x\"",
+                "abc MATCHES S",
+                "\"abc\" MATCHES \"^abc$\"",
+                "\"a{2}\" MATCHES \"^a{2}$\"",
+                "\"aa\" MATCHES \"^a{2}$\"",
+                "S MATCHES \"^[a-c]+$\"",
+                "\"a.b\" MATCHES \"a\\\\.b\"",
+                "\"axb\" MATCHES \"a\\\\.b\"",
+                "\"a{\" MATCHES \"a\\\\{\"",
+                "\"a}\" MATCHES \"^a\\\\}$\"",
+                "/a//b PATH_EQUAL /a/b",
+                "/a/b PATH_EQUAL /a/c",
+                "a/b PATH_EQUAL a/b",
+            ],
+            &[],
+        ),
+        truth_table(
+            "predicates",
+            &[
+                "DEFINED S",
+                "DEFINED E",
+                "DEFINED \"S\"",
+                "COMMAND fn",
+                "COMMAND FN",
+                "COMMAND mc",
+                "COMMAND message",
+                "COMMAND string",
+                "COMMAND nosuchcommand",
+                "POLICY CMP0054",
+                "POLICY NOTAPOLICY",
+                "POLICY CMP9999",
+                "POLICY CMP0001",
+                "POLICY CMP0143",
+                "POLICY CMP054",
+                "POLICY CMP00541",
+                "IS_ABSOLUTE /x/y",
+                "IS_ABSOLUTE x/y",
+                "IS_ABSOLUTE \"\"",
+                "DEFINED",
+                "NOT DEFINED S",
+                "NOT",
+                "NOT STREQUAL",
+            ],
+            &[],
+        ),
+        truth_table("paths", &exists, &[]),
+        truth_table(
+            "logic",
+            &[
+                "NOT TRUE",
+                "NOT FALSE",
+                "NOT S",
+                "NOT E",
+                "TRUE AND FALSE",
+                "TRUE AND TRUE",
+                "FALSE AND TRUE",
+                "FALSE OR FALSE",
+                "FALSE OR TRUE",
+                "TRUE OR FALSE",
+                "TRUE OR FALSE AND FALSE",
+                "(TRUE OR FALSE) AND FALSE",
+                "NOT TRUE AND FALSE",
+                "NOT FALSE AND TRUE",
+                "",
+                "(TRUE) STREQUAL 1",
+                "(FALSE) STREQUAL 0",
+                "(FALSE) STREQUAL \"\"",
+                "\"1\" MATCHES (TRUE)",
+                "\"0\" MATCHES (TRUE)",
+                "\"x\" IN_LIST (TRUE)",
+                "FALSE OR NOT FALSE",
+                "1 AND 2 OR 0",
+                "((TRUE))",
+                "(FALSE OR (TRUE AND TRUE))",
+                "NOT (TRUE AND FALSE)",
+                "S AND N",
+                "S STREQUAL abc AND N EQUAL 10",
+                "FALSE AND TARGET nosuch",
+                "TARGET nosuch AND FALSE",
+                "TRUE OR TEST nosuch",
+                "IS_SYMLINK /nosuch OR TRUE",
+                "FALSE AND (1 IS_NEWER_THAN 2)",
+                "TRUE AND TRUE AND FALSE",
+                "FALSE OR FALSE OR TRUE",
+                "FALSE AND FALSE OR TRUE",
+                "TRUE OR TRUE AND FALSE",
+            ],
+            &[],
+        ),
+        truth_table(
+            "matches set CMAKE_MATCH",
+            &[
+                "S MATCHES \"^a(b)(x)?c$\"",
+                "CMAKE_MATCH_1 STREQUAL \"b\"",
+                "CMAKE_MATCH_0 STREQUAL \"abc\"",
+                "\"${CMAKE_MATCH_2}\" STREQUAL \"\"",
+                "S MATCHES \"(c)$\"",
+                "CMAKE_MATCH_1 STREQUAL \"c\"",
+            ],
+            &[],
+        ),
+        truth_table(
+            "environment",
+            &["DEFINED ENV{PP_E0}", "\"$ENV{PP_E0}\" STREQUAL \"x\""],
+            &[
+                (vec![], pairs(&[("PP_E0", "x")])),
+                (vec![], pairs(&[("PP_E0", "y")])),
+            ],
+        ),
+        truth_table(
+            "a cache input's truth",
+            &["PP_C0", "NOT PP_C0", "DEFINED PP_C0"],
+            &cache_inputs("PP_C0", &["ON", "OFF"]),
+        ),
+        truth_table(
+            "a cache entry's definition",
+            &["DEFINED CACHE{PP_C0}"],
+            &cache_inputs("PP_C0", &["x"]),
+        ),
+        truth_table(
+            "a cache input compared",
+            &["PP_C0 STREQUAL \"rocm\"", "PP_C0 MATCHES \"^ro\""],
+            &cache_inputs("PP_C0", &["rocm", "ro", "x"]),
+        ),
+        truth_table(
+            "a cache input as a version and a number",
+            &["PP_C0 VERSION_LESS 2", "PP_C0 LESS 2"],
+            &cache_inputs("PP_C0", &["1.5", "3"]),
+        ),
+        truth_table(
+            "a cache input in a list",
+            &["PP_C0 IN_LIST L", "a IN_LIST PP_C1"],
+            &[
+                (pairs(&[("PP_C0", "a")]), vec![]),
+                (pairs(&[("PP_C1", "a;b")]), vec![]),
+            ],
+        ),
+        truth_table(
+            "a cache input beside a deciding constant",
+            &["FALSE AND PP_C0", "TRUE OR PP_C0", "PP_C0 AND TRUE"],
+            &cache_inputs("PP_C0", &["ON"]),
+        ),
+        truth_table(
+            "an undefined name",
+            &["UNDEF", "DEFINED UNDEF", "NOT DEFINED UNDEF"],
+            &cache_inputs("UNDEF", &["ON", "OFF"]),
+        ),
+        truth_table(
+            "an undefined name as an operand",
+            &[
+                "UNDEF STREQUAL \"UNDEF\"",
+                "\"a\" IN_LIST UNDEF",
+                "S AND UNDEF",
+            ],
+            &cache_inputs("UNDEF", &["a", "UNDEF", "OFF"]),
+        ),
+        truth_table(
+            "a cache entry the user may set",
+            &["CV", "DEFINED CV", "DEFINED CACHE{CV}"],
+            &cache_inputs("CV", &["OFF"]),
+        ),
+        truth_table(
+            "a normal variable over the user's cache entry",
+            &["DEFINED CACHE{S}", "S STREQUAL \"abc\""],
+            &cache_inputs("S", &["x"]),
+        ),
+        truth_table(
+            "a function's name as a variable",
+            &["fn", "a STRLESS b"],
+            &[(pairs(&[("fn", "ON"), ("a", "c")]), vec![])],
+        ),
+        {
+            // Known to CMake 4.4, not to 3.26: which CMake runs decides, an input.
+            let mut c = truth_table(
+                "a policy newer than CMake 3.26",
+                &["POLICY CMP0150", "POLICY CMP0219"],
+                &[],
+            );
+            c.has_inputs = true;
+            c
+        },
+        truth_table(
+            "names used as variables only after the condition",
+            &[
+                "LATER_SET",
+                "LATER_OPTION",
+                "LATER_UNSET",
+                "LATER_READ",
+                "NOT LATER_IF",
+            ],
+            &[(
+                pairs(&[
+                    ("LATER_SET", "ON"),
+                    ("LATER_OPTION", "ON"),
+                    ("LATER_UNSET", "ON"),
+                    ("LATER_READ", "ON"),
+                    ("LATER_IF", "ON"),
+                ]),
+                vec![],
+            )],
+        ),
+        truth_table(
+            "a variable set from a cache input",
+            &["DEFINED Y", "Y"],
+            &cache_inputs("PP_C0", &["a"]),
+        ),
+        truth_table(
+            "a variable set on one side of a condition on an input",
+            &["DEFINED Z", "Z STREQUAL \"a\""],
+            &cache_inputs("CMAKE_PP_0", &["ON"]),
+        ),
+        truth_table(
+            "a variable set from the environment",
+            &["DEFINED X", "X"],
+            &[(vec![], pairs(&[("PP_E0", "1")]))],
+        ),
+        truth_table(
+            "a path from the environment",
+            &["EXISTS \"$ENV{PP_E0}\""],
+            &[(vec![], pairs(&[("PP_E0", "/")]))],
+        ),
+    ];
+    // `X` from the environment: `set(X $ENV{PP_E0})` unsets it when the variable is unset.
+    if let Some(c) = cases
+        .iter_mut()
+        .find(|c| c.name.ends_with("set from the environment"))
+        && let Some(top) = c.files.get_mut("CMakeLists.txt")
+    {
+        *top = top.replace("set(R r)\n", "set(R r)\nset(X $ENV{PP_E0})\n");
+    }
+    for (name, set) in [
+        ("from a cache input", "set(Y ${PP_C0})\n"),
+        (
+            "one side of a condition on an input",
+            "if(CMAKE_PP_0)\n  set(Z a)\nendif()\n",
+        ),
+    ] {
+        if let Some(c) = cases.iter_mut().find(|c| c.name.ends_with(name))
+            && let Some(top) = c.files.get_mut("CMakeLists.txt")
+        {
+            *top = top.replace("set(R r)\n", &format!("set(R r)\n{set}"));
+        }
+    }
+    if let Some(c) = cases
+        .iter_mut()
+        .find(|c| c.name.ends_with("only after the condition"))
+        && let Some(top) = c.files.get_mut("CMakeLists.txt")
+    {
+        top.push_str(
+            "set(LATER_SET 1)\noption(LATER_OPTION \"\" OFF)\nunset(LATER_UNSET)\nmessage(STATUS \"${LATER_READ}\")\nif (LATER_IF)\nendif()\n",
+        );
+    }
+    for (name, cond) in [
+        ("a quoted operator", "a \"STREQUAL\" a"),
+        ("two values", "TRUE FALSE"),
+        ("NOT NOT", "NOT NOT TRUE"),
+        ("NOT NOT NOT", "NOT NOT NOT FALSE"),
+        ("AND without a right side", "TRUE AND"),
+        ("OR without a left side", "OR TRUE"),
+        ("an unclosed parenthesis", "${O} TRUE"),
+        ("an unopened parenthesis", "TRUE ${C}"),
+        ("a binary operator without a right side", "a STREQUAL"),
+        ("a quoted predicate", "\"DEFINED\" S"),
+    ] {
+        cases.push(malformed(name, cond));
+    }
+    cases
 }

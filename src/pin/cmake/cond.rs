@@ -4,7 +4,7 @@
 //!
 //! Reduction runs in CMake's levels, each left to right: parentheses, unary predicates
 //! (`DEFINED`, `EXISTS`, `COMMAND`, ...), binary operators (`STREQUAL`, `MATCHES`, `LESS`,
-//! `VERSION_*`, `IN_LIST`, ...), `NOT`, `AND`, `OR`. Every result carries the inputs it
+//! `VERSION_*`, `IN_LIST`, ...), `NOT`, then `AND` and `OR` together. Every result carries the inputs it
 //! depends on; a result that does not depend on an input is exact.
 
 use super::value::{Arg, Input, Taint, Val, list_items};
@@ -104,8 +104,7 @@ fn reduce(items: Vec<Item>, env: &mut dyn Env) -> Result<Item, CondError> {
     let items = unary(items, env)?;
     let items = binary(items, env)?;
     let items = not(items, env)?;
-    let items = logic(items, "AND", env)?;
-    let mut items = logic(items, "OR", env)?;
+    let mut items = logic(items, env)?;
     match items.len() {
         0 => Ok(Item::Bool(false, Taint::new())),
         1 => Ok(items.remove(0)),
@@ -195,7 +194,16 @@ fn predicate(op: &str, a: &Arg, env: &mut dyn Env) -> (bool, Taint) {
             d
         }
         "COMMAND" => env.is_command(&a.text),
-        "POLICY" => a.text.starts_with("CMP"),
+        "POLICY" => match policy_number(&a.text) {
+            // Every CMake from 3.26 (the oldest vLLM builds with) knows these.
+            Some(n) if n <= LAST_POLICY_OF_3_26 => true,
+            // Known or not depending on the CMake version.
+            Some(n) if n <= LAST_POLICY_KNOWN => {
+                taint.insert(opaque(&a.text));
+                false
+            }
+            _ => false,
+        },
         "IS_ABSOLUTE" => a.text.starts_with('/'),
         "EXISTS" | "IS_DIRECTORY" | "IS_READABLE" => {
             match env.exists(&a.text, op == "IS_DIRECTORY") {
@@ -212,6 +220,21 @@ fn predicate(op: &str, a: &Arg, env: &mut dyn Env) -> (bool, Taint) {
         }
     };
     (value, taint)
+}
+
+/// The last policy CMake 3.26 has (`CMP0144` came with 3.27).
+const LAST_POLICY_OF_3_26: u32 = 143;
+/// The last policy of the newest CMake this evaluator was checked against (4.4); a policy
+/// past it is one no released CMake has.
+const LAST_POLICY_KNOWN: u32 = 219;
+
+/// `CMP<NNNN>`: the policy's number.
+fn policy_number(text: &str) -> Option<u32> {
+    let digits = text.strip_prefix("CMP")?;
+    if digits.len() != 4 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
 }
 
 /// An operand of a binary operator: the variable's value when unquoted and defined, else the
@@ -252,41 +275,54 @@ fn operand(item: &Item, env: &mut dyn Env) -> Val {
     }
 }
 
-fn binary(items: Vec<Item>, env: &mut dyn Env) -> Result<Vec<Item>, CondError> {
-    let mut out: Vec<Item> = Vec::new();
-    let mut it = items.into_iter().peekable();
-    while let Some(item) = it.next() {
-        let op = match it.peek() {
-            Some(Item::Arg(a)) if !a.quoted && BINARY.contains(&a.text.as_str()) => a.text.clone(),
-            _ => {
-                out.push(item);
-                continue;
-            }
-        };
-        it.next();
-        let Some(rhs) = it.next() else {
-            return Err(CondError(format!("{op} needs two operands")));
-        };
-        let (value, taint) = binop(&op, &item, &rhs, env);
-        out.push(Item::Bool(value, taint));
+fn binary(mut items: Vec<Item>, env: &mut dyn Env) -> Result<Vec<Item>, CondError> {
+    // CMake's passes: left to right, an operator with an operand on each side is replaced by
+    // its result, and passes repeat while one reduces (so `a STREQUAL a STREQUAL 1` compares
+    // the first result with `1`). An operator short of an operand stays an argument.
+    loop {
+        let mut reduced = false;
+        let mut i = 0;
+        while i + 2 < items.len() {
+            let op = match &items[i + 1] {
+                Item::Arg(a) if !a.quoted && BINARY.contains(&a.text.as_str()) => a.text.clone(),
+                _ => {
+                    i += 1;
+                    continue;
+                }
+            };
+            let rhs = items.remove(i + 2);
+            items.remove(i + 1);
+            let (value, taint) = binop(&op, &items[i], &rhs, env);
+            items[i] = Item::Bool(value, taint);
+            reduced = true;
+            i += 1;
+        }
+        if !reduced {
+            return Ok(items);
+        }
     }
-    Ok(out)
 }
 
 fn binop(op: &str, lhs: &Item, rhs: &Item, env: &mut dyn Env) -> (bool, Taint) {
     let l = operand(lhs, env);
     if op == "IN_LIST" {
-        let name = match rhs {
-            Item::Arg(a) => a.text.clone(),
-            Item::Bool(b, _) => if *b { "1" } else { "0" }.into(),
+        // The right side names a variable, quoted or not; a result names none.
+        let Item::Arg(a) = rhs else {
+            return (false, l.taint);
         };
-        let (v, t) = env.defined(&name);
+        let (v, t) = env.defined(&a.text);
         let mut taint = l.taint;
         taint.extend(t);
         return match v {
             Some(list) => {
                 taint.extend(list.taint);
-                (list_items(&list.text).contains(&l.text), taint)
+                // Empty elements count, and an empty value is one empty element.
+                let found = if list.text.is_empty() {
+                    l.text.is_empty()
+                } else {
+                    list_items(&list.text).contains(&l.text)
+                };
+                (found, taint)
             }
             None => (false, taint),
         };
@@ -364,38 +400,45 @@ fn binop(op: &str, lhs: &Item, rhs: &Item, env: &mut dyn Env) -> (bool, Taint) {
     (value, taint)
 }
 
-fn not(items: Vec<Item>, env: &mut dyn Env) -> Result<Vec<Item>, CondError> {
-    // Right to left, so `NOT NOT x` negates twice.
-    let mut out: Vec<Item> = Vec::new();
-    for item in items.into_iter().rev() {
-        if item.keyword("NOT") {
-            let Some(operand) = out.pop() else {
-                return Err(CondError("NOT needs an operand".into()));
-            };
-            let (v, t) = truth_of(&operand, env);
-            out.push(Item::Bool(!v, t));
-        } else {
-            out.push(item);
+fn not(mut items: Vec<Item>, env: &mut dyn Env) -> Result<Vec<Item>, CondError> {
+    // CMake's passes: left to right, `NOT` and the argument after it (whatever it is, another
+    // `NOT` too) become the negation; passes repeat while one reduces. So `NOT NOT x` negates
+    // the word `NOT` and leaves two arguments (an error), and a `NOT` with nothing after it
+    // stays an argument.
+    loop {
+        let mut reduced = false;
+        let mut i = 0;
+        while i + 1 < items.len() {
+            if items[i].keyword("NOT") {
+                let operand = items.remove(i + 1);
+                let (v, t) = truth_of(&operand, env);
+                items[i] = Item::Bool(!v, t);
+                reduced = true;
+            }
+            i += 1;
+        }
+        if !reduced {
+            return Ok(items);
         }
     }
-    out.reverse();
-    Ok(out)
 }
 
-fn logic(items: Vec<Item>, op: &str, env: &mut dyn Env) -> Result<Vec<Item>, CondError> {
+/// `AND` and `OR`: one level, left to right (`TRUE OR FALSE AND FALSE` is false).
+fn logic(items: Vec<Item>, env: &mut dyn Env) -> Result<Vec<Item>, CondError> {
     let mut out: Vec<Item> = Vec::new();
     let mut it = items.into_iter();
     while let Some(item) = it.next() {
-        if !item.keyword(op) {
+        let and = item.keyword("AND");
+        if !and && !item.keyword("OR") {
             out.push(item);
             continue;
         }
+        let op = if and { "AND" } else { "OR" };
         let (Some(lhs), Some(rhs)) = (out.pop(), it.next()) else {
             return Err(CondError(format!("{op} needs two operands")));
         };
         let (a, ta) = truth_of(&lhs, env);
         let (b, tb) = truth_of(&rhs, env);
-        let and = op == "AND";
         let value = if and { a && b } else { a || b };
         // A side that decides alone (exact false for AND, exact true for OR) makes it exact.
         let decides = |v: bool, t: &Taint| t.is_empty() && v != and;
@@ -460,11 +503,14 @@ fn boolean(item: &Item, env: &mut dyn Env) -> Truth {
 
 /// Boolean constants (case-insensitive); `None` for anything else.
 pub(super) fn constant(s: &str) -> Option<bool> {
+    // `NOTFOUND` and the `-NOTFOUND` suffix are case-sensitive, the others not.
+    if s == "NOTFOUND" || s.ends_with("-NOTFOUND") {
+        return Some(false);
+    }
     let u = s.to_ascii_uppercase();
     match u.as_str() {
         "1" | "ON" | "YES" | "TRUE" | "Y" => Some(true),
-        "0" | "OFF" | "NO" | "FALSE" | "N" | "IGNORE" | "NOTFOUND" | "" => Some(false),
-        _ if u.ends_with("-NOTFOUND") => Some(false),
+        "0" | "OFF" | "NO" | "FALSE" | "N" | "IGNORE" | "" => Some(false),
         _ => None,
     }
 }
@@ -481,16 +527,26 @@ fn full_number(s: &str) -> Option<f64> {
     (len == t.len()).then_some(n)
 }
 
-/// `sscanf("%lg")`: the longest number at the start.
+/// `sscanf("%lg")`: the longest number at the start. Unlike `strtod`, glibc's `sscanf` reads
+/// nothing from a bare `0x` (as real CMake shows: `"0x" EQUAL 0` is false).
 fn number_prefix(s: &str) -> Option<f64> {
-    number_at(s.trim_start()).map(|(n, _)| n)
+    let t = s.trim_start();
+    let unsigned = t.strip_prefix(['+', '-']).unwrap_or(t);
+    if unsigned.eq_ignore_ascii_case("0x") {
+        return None;
+    }
+    number_at(t).map(|(n, _)| n)
 }
 
 fn number_at(t: &str) -> Option<(f64, usize)> {
     let b = t.as_bytes();
     let mut i = 0;
+    let negative = b.first() == Some(&b'-');
     if matches!(b.first(), Some(b'+' | b'-')) {
         i += 1;
+    }
+    if let Some((n, len)) = special_number_at(t.get(i..)?) {
+        return Some((if negative { -n } else { n }, i + len));
     }
     let digits_start = i;
     while b.get(i).is_some_and(u8::is_ascii_digit) {
@@ -521,24 +577,101 @@ fn number_at(t: &str) -> Option<(f64, usize)> {
     t.get(..i)?.parse::<f64>().ok().map(|n| (n, i))
 }
 
-/// CMake's version comparison: `.`-separated components, each its leading decimal digits
-/// (0 when none), missing components 0.
-pub(super) fn version_compare(a: &str, b: &str) -> std::cmp::Ordering {
-    fn parts(s: &str) -> Vec<u128> {
-        s.split('.')
-            .map(|p| {
-                let d: String = p.chars().take_while(char::is_ascii_digit).collect();
-                d.parse().unwrap_or(0)
-            })
-            .collect()
+/// What C's `strtod` reads besides decimal numbers, after the sign: hexadecimal (`0x10`, with
+/// an optional fraction and `p` exponent), `inf` / `infinity` and `nan` (any case, `nan(...)`).
+fn special_number_at(t: &str) -> Option<(f64, usize)> {
+    let b = t.as_bytes();
+    let lower = t.get(..t.len().min(8)).unwrap_or("").to_ascii_lowercase();
+    if lower.starts_with("infinity") {
+        return Some((f64::INFINITY, 8));
     }
-    let (pa, pb) = (parts(a), parts(b));
-    let n = pa.len().max(pb.len());
-    for i in 0..n {
-        let x = pa.get(i).copied().unwrap_or(0);
-        let y = pb.get(i).copied().unwrap_or(0);
-        if x != y {
-            return x.cmp(&y);
+    if lower.starts_with("inf") {
+        return Some((f64::INFINITY, 3));
+    }
+    if lower.starts_with("nan") {
+        // `nan(` n-char-sequence `)` is read whole when closed.
+        let rest = t.get(3..).unwrap_or("");
+        let seq = rest.strip_prefix('(').and_then(|r| {
+            let end = r.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))?;
+            (r.as_bytes().get(end) == Some(&b')')).then_some(end + 2)
+        });
+        return Some((f64::NAN, 3 + seq.unwrap_or(0)));
+    }
+    if !(b.first() == Some(&b'0') && matches!(b.get(1), Some(b'x' | b'X'))) {
+        return None;
+    }
+    let mut i = 2;
+    let mut value = 0f64;
+    let mut digits = 0;
+    while let Some(d) = b.get(i).and_then(|c| (*c as char).to_digit(16)) {
+        value = value * 16.0 + f64::from(d);
+        digits += 1;
+        i += 1;
+    }
+    if b.get(i) == Some(&b'.') {
+        let mut scale = 1.0 / 16.0;
+        let mut j = i + 1;
+        while let Some(d) = b.get(j).and_then(|c| (*c as char).to_digit(16)) {
+            value += f64::from(d) * scale;
+            scale /= 16.0;
+            digits += 1;
+            j += 1;
+        }
+        if digits > 0 {
+            i = j;
+        }
+    }
+    if digits == 0 {
+        // `0x` alone: the `0` is the number.
+        return Some((0.0, 1));
+    }
+    if matches!(b.get(i), Some(b'p' | b'P')) {
+        let mut j = i + 1;
+        let neg = b.get(j) == Some(&b'-');
+        if matches!(b.get(j), Some(b'+' | b'-')) {
+            j += 1;
+        }
+        let start = j;
+        while b.get(j).is_some_and(u8::is_ascii_digit) {
+            j += 1;
+        }
+        if j > start {
+            let e: i32 = t.get(start..j)?.parse().unwrap_or(i32::MAX);
+            value *= 2f64.powi(if neg { -e } else { e });
+            i = j;
+        }
+    }
+    Some((value, i))
+}
+
+/// CMake's version comparison (`cmSystemTools::VersionCompare`): while either side is at a
+/// digit, read each side's decimal number there (0, reading nothing, when it is not at one),
+/// compare them as numbers of any length, and step over one `.` on each side.
+pub(super) fn version_compare(a: &str, b: &str) -> std::cmp::Ordering {
+    // The digits at `i` without leading zeros; longer is larger, equal lengths compare as text.
+    fn number<'a>(s: &'a [u8], i: &mut usize) -> &'a [u8] {
+        let start = *i;
+        while s.get(*i).is_some_and(u8::is_ascii_digit) {
+            *i += 1;
+        }
+        let digits = s.get(start..*i).unwrap_or_default();
+        let zeros = digits.iter().take_while(|d| **d == b'0').count();
+        digits.get(zeros..).unwrap_or_default()
+    }
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let (mut i, mut j) = (0, 0);
+    let digit = |s: &[u8], k: usize| s.get(k).is_some_and(u8::is_ascii_digit);
+    while digit(a, i) || digit(b, j) {
+        let (x, y) = (number(a, &mut i), number(b, &mut j));
+        let c = x.len().cmp(&y.len()).then_with(|| x.cmp(y));
+        if c.is_ne() {
+            return c;
+        }
+        if a.get(i) == Some(&b'.') {
+            i += 1;
+        }
+        if b.get(j) == Some(&b'.') {
+            j += 1;
         }
     }
     std::cmp::Ordering::Equal

@@ -266,3 +266,245 @@ fn cmake_files_over_the_cap_are_refused() {
         other => panic!("{other:?}"),
     }
 }
+
+/// The fetch `k`'s tag text in each configuration, by preset (`None`: no preset).
+fn tags_by_setup(e: &Evaluation) -> Vec<(Option<String>, bool, String)> {
+    e.configurations
+        .iter()
+        .flat_map(|c| {
+            c.fetches.iter().filter(|f| f.name == "k").map(|f| {
+                (
+                    c.preset.clone(),
+                    c.default,
+                    f.tag.as_ref().map(|t| t.text.clone()).unwrap_or_default(),
+                )
+            })
+        })
+        .collect()
+}
+
+const FETCH_K: &str = "FetchContent_Declare(k GIT_REPOSITORY https://example.invalid/k.git GIT_TAG ${T})\nFetchContent_MakeAvailable(k)\n";
+
+/// Three independent decisions on `-D` inputs: eight configurations, each its own tag. The
+/// budget bounds them: eight fit a budget of eight; a budget of seven is undecided, and a
+/// budget of four stops as soon as the decisions seen open more than it, before running them.
+#[test]
+fn the_configuration_budget_bounds_the_forks() {
+    let top = format!(
+        "include(FetchContent)\nset(T t)\nif(PP_A)\n  string(APPEND T a)\nendif()\nif(PP_B)\n  string(APPEND T b)\nendif()\nif(PP_C)\n  string(APPEND T c)\nendif()\n{FETCH_K}"
+    );
+    let v = view(&[("CMakeLists.txt", top.as_bytes())]);
+    let with = |n| {
+        evaluate_with(
+            &v,
+            Limits {
+                configurations: n,
+                ..Limits::default()
+            },
+        )
+        .expect("evaluates")
+    };
+    let all = with(8);
+    assert_eq!(all.undecided, None);
+    let mut tags: Vec<String> = tags_by_setup(&all).into_iter().map(|t| t.2).collect();
+    tags.sort();
+    assert_eq!(tags, ["t", "ta", "tab", "tabc", "tac", "tb", "tbc", "tc"]);
+    assert_eq!(
+        tags_by_setup(&all)
+            .iter()
+            .filter(|t| t.1)
+            .map(|t| t.2.as_str())
+            .collect::<Vec<_>>(),
+        ["t"],
+        "one default configuration, every input unset"
+    );
+    let seven = with(7);
+    assert_eq!(
+        seven.undecided.as_deref(),
+        Some("more than 7 configurations (combinations of conditions on inputs)")
+    );
+    let four = with(4);
+    assert!(four.undecided.is_some());
+    assert!(
+        four.configurations.len() < 4,
+        "{} configurations run under a budget of 4",
+        four.configurations.len()
+    );
+}
+
+/// `CMakePresets.json` and `CMakeUserPresets.json`: each configure preset is a configuration of
+/// its own (never the default), its cache variables its own first, then inherited ones (one
+/// name or a list, depth-bounded, cycles cut); strings, booleans and `{"value": ...}` objects.
+#[test]
+fn presets_are_configurations_with_their_cache_variables() {
+    let top = format!(
+        "include(FetchContent)\nset(T \"${{PP_TAG}}-${{PP_FLAG}}-${{PP_OFF}}-${{PP_USER}}-${{PP_DEEP}}-${{PP_DEEPER}}\")\n{FETCH_K}"
+    );
+    let mut chain = String::new();
+    for i in 0..18 {
+        let vars = match i {
+            16 => r#", "cacheVariables": {"PP_DEEP": "d16"}"#,
+            17 => r#", "cacheVariables": {"PP_DEEPER": "d17"}"#,
+            _ => "",
+        };
+        chain.push_str(&format!(
+            r#", {{"name": "p{i}", "inherits": "p{}"{vars}}}"#,
+            i + 1
+        ));
+    }
+    let presets = format!(
+        r#"{{"version": 3, "configurePresets": [
+  {{"name": "base", "hidden": true, "cacheVariables": {{"PP_TAG": "from-base", "PP_FLAG": true}}}},
+  {{"name": "child", "inherits": "base", "cacheVariables": {{"PP_TAG": {{"type": "STRING", "value": "from-child"}}}}}},
+  {{"name": "multi", "inherits": ["child", "base"], "cacheVariables": {{"PP_OFF": {{"value": false}}, "PP_FLAG": false}}}},
+  {{"name": "numbers", "cacheVariables": {{"PP_TAG": 7, "PP_FLAG": {{"value": 7}}, "PP_OFF": {{"value": true}}}}}},
+  {{"name": "cycle-a", "inherits": "cycle-b", "cacheVariables": {{"PP_TAG": "a"}}}},
+  {{"name": "cycle-b", "inherits": "cycle-a", "cacheVariables": {{"PP_FLAG": "b"}}}}
+  {chain}
+]}}"#
+    );
+    let user = r#"{"version": 3, "configurePresets": [{"name": "mine", "inherits": "child", "cacheVariables": {"PP_USER": "u"}}]}"#;
+    let v = view(&[
+        ("CMakeLists.txt", top.as_bytes()),
+        ("CMakePresets.json", presets.as_bytes()),
+        ("CMakeUserPresets.json", user.as_bytes()),
+    ]);
+    let e = evaluate(&v).expect("evaluates");
+    let of = |name: &str| -> Vec<(bool, String)> {
+        tags_by_setup(&e)
+            .into_iter()
+            .filter(|t| t.0.as_deref() == Some(name))
+            .map(|t| (t.1, t.2))
+            .collect()
+    };
+    let one = |tag: &str| vec![(false, tag.to_string())];
+    assert_eq!(of("base"), one("from-base-TRUE----"));
+    assert_eq!(of("child"), one("from-child-TRUE----"));
+    assert_eq!(of("multi"), one("from-child-FALSE-FALSE---"));
+    assert_eq!(of("numbers"), one("--TRUE---"));
+    assert_eq!(of("mine"), one("from-child-TRUE--u--"));
+    assert_eq!(of("cycle-a"), one("a-b----"));
+    assert_eq!(of("p0"), one("----d16-"));
+    assert_eq!(of("p1"), one("----d16-d17"));
+    assert_eq!(
+        tags_by_setup(&e).iter().filter(|t| t.1).count(),
+        1,
+        "only the setup without a preset is the default"
+    );
+}
+
+/// `-D<NAME>=<value>` in `setup.py`, `*.sh` and `Dockerfile*` up to two directories deep is one
+/// more setup: literal values as written (a `:TYPE` dropped), computed or conflicting ones a
+/// value set by a build script (an input, so never the default).
+#[test]
+fn build_script_definitions_are_one_more_setup() {
+    let top = format!(
+        "include(FetchContent)\nset(T \"${{PP_LIT}}-${{PP_TYPED}}-${{PP_SAME}}-${{PP_DEEP}}\")\nif(PP_BRACES STREQUAL \"<set by a build script>\")\n  string(APPEND T -braces)\nendif()\nif(PP_DOLLAR STREQUAL \"<set by a build script>\")\n  string(APPEND T -dollar)\nendif()\nif(PP_PERCENT STREQUAL \"<set by a build script>\")\n  string(APPEND T -percent)\nendif()\nif(PP_EMPTY STREQUAL \"<set by a build script>\")\n  string(APPEND T -empty)\nendif()\nif(PP_CONFLICT STREQUAL \"<set by a build script>\")\n  string(APPEND T -conflict)\nendif()\n{FETCH_K}"
+    );
+    let setup = "cmake_args = ['-DPP_LIT=lit', '-DPP_TYPED:BOOL=ON', '-DPP_BRACES={}'.format(x), '-DPP_SAME=s', '-DPP_CONFLICT=one']\n";
+    let script =
+        "cmake -DPP_DOLLAR=$X -DPP_PERCENT=%x -DPP_EMPTY= -DPP_SAME=s -DPP_CONFLICT=two ..\n";
+    let v = view(&[
+        ("CMakeLists.txt", top.as_bytes()),
+        ("setup.py", setup.as_bytes()),
+        ("tools/ci/build.sh", script.as_bytes()),
+        ("docker/Dockerfile.cuda", b"RUN cmake -DPP_LIT=lit .\n"),
+        ("a/b/c/build.sh", b"cmake -DPP_DEEP=deep\n"),
+        ("notes.txt", b"-DPP_LIT=other\n"),
+    ]);
+    let e = evaluate(&v).expect("evaluates");
+    let scripted: Vec<(bool, String)> = tags_by_setup(&e)
+        .into_iter()
+        .filter(|t| t.0.as_deref() == Some("build scripts"))
+        .map(|t| (t.1, t.2))
+        .collect();
+    assert_eq!(
+        scripted,
+        vec![(
+            false,
+            "lit-ON-s--braces-dollar-percent-empty-conflict".to_string()
+        )]
+    );
+    let none = view(&[("CMakeLists.txt", top.as_bytes())]);
+    assert!(
+        evaluate(&none)
+            .expect("evaluates")
+            .configurations
+            .iter()
+            .all(|c| c.preset.is_none()),
+        "no build script, no setup for it"
+    );
+}
+
+/// Files the evaluator reads: `CMakeLists.txt` and `*.cmake` (any case) at any depth; CPM's own
+/// script (`CPM.cmake`, `get_cpm.cmake`) is the command, its declaring calls are no pins; a file
+/// that does not parse still names each declaring command in it, by line.
+#[test]
+fn unreached_declarations_come_from_cmake_files_only() {
+    let e = eval(&[
+        ("CMakeLists.txt", "project(x)\n"),
+        (
+            "cmake/CPM.cmake",
+            "function(CPMAddPackage)\n  FetchContent_Declare(${name} GIT_TAG ${tag})\nendfunction()\n",
+        ),
+        (
+            "cmake/get_cpm.cmake",
+            "FetchContent_Declare(cpm GIT_TAG v1)\n",
+        ),
+        ("deps/Upper.CMAKE", "FetchContent_Declare(upper GIT_TAG u1)\n"),
+        ("sub/CMakeLists.txt", "ExternalProject_Add(ep GIT_TAG e1)\n"),
+        ("notes.txt", "FetchContent_Declare(notes GIT_TAG n1)\n"),
+        ("notes.cmake.txt", "FetchContent_Declare(notes2 GIT_TAG n2)\n"),
+        (
+            "broken.cmake",
+            "set(A b)\nFetchContent_Populate(p1 GIT_TAG x)\nExternalProject_Add(e2\nCPMAddPackage(c3\nfetchcontent_declare(d4 \"unterminated\n",
+        ),
+    ])
+    .expect("evaluates");
+    let got: Vec<(String, String, u32, Command)> = e
+        .unreached
+        .iter()
+        .map(|d| (d.file.clone(), d.name.clone(), d.line, d.command))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (
+                "broken.cmake".into(),
+                String::new(),
+                2,
+                Command::FetchContentPopulate
+            ),
+            (
+                "broken.cmake".into(),
+                String::new(),
+                3,
+                Command::ExternalProjectAdd
+            ),
+            (
+                "broken.cmake".into(),
+                String::new(),
+                4,
+                Command::CpmAddPackage
+            ),
+            (
+                "broken.cmake".into(),
+                String::new(),
+                5,
+                Command::FetchContentDeclare
+            ),
+            (
+                "deps/Upper.CMAKE".into(),
+                "upper".into(),
+                1,
+                Command::FetchContentDeclare
+            ),
+            (
+                "sub/CMakeLists.txt".into(),
+                "ep".into(),
+                1,
+                Command::ExternalProjectAdd
+            ),
+        ]
+    );
+}
