@@ -40,8 +40,8 @@ pub enum Kind {
     /// A shipped library's dynamic symbol table, by its RECORD line and zip entry
     /// (`pin::shipped::library_cache`).
     Library,
-    /// A wheel's whole report, by the file's stamp and central directory, the rules, pinprobe
-    /// and the settings (`scan::reuse`).
+    /// A wheel's whole report, by the file's stamp and end records, the rules, pinprobe and
+    /// the settings (`scan::reuse`).
     Report,
 }
 

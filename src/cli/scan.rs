@@ -361,7 +361,7 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         // Shipped libraries' symbol tables by RECORD hash and zip entry.
         crate::pin::shipped::library_cache::use_store(crate::cache::Store::new(cache));
         if !args.rescan {
-            // Whole wheel reports by the file's stamp and central directory.
+            // Whole wheel reports by the file's stamp and end records.
             scan::reuse::use_store(crate::cache::Store::new(cache));
         }
     }

@@ -120,7 +120,7 @@ fn wheel_in<E>(
 }
 
 /// The entry's key and the stamp it was computed from; `None` when the file has no stamp or
-/// no readable central directory (the scan then says what is wrong with it).
+/// no readable end records (the scan then says what is wrong with it).
 fn key(target: &str, path: &Path, opts: &Options, db: &Database) -> Option<(Key, FileStamp)> {
     let stamp = FileStamp::of(path)?;
     let end = crate::target::end_records_digest(path).ok()?;

@@ -11,22 +11,22 @@
 //!   commit (vLLM's own revision is evidence for rules that require one).
 //!
 //! [`Identity::unchanged`] says, after the scan, that the content is still what was digested
-//! before it (a file's size and modification time, else the digest again), so a target that
+//! before it (a file's [`FileStamp`], else the digest again), so a target that
 //! changed while it was scanned is never recorded under the digest of what it was.
 
 use super::image::{self, reference};
 use sha2::{Digest, Sha256};
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 /// A target's content digest, and how to tell it is unchanged.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Identity {
     /// `sha256:HEX`, `git:COMMIT`, or a registry's `sha256:` manifest digest.
     pub digest: String,
-    /// For a file: its size and modification time when digested.
-    stamp: Option<(u64, Option<SystemTime>)>,
+    /// For a file: its stamp when digested.
+    stamp: Option<FileStamp>,
 }
 
 /// The identity of `target` (read at `rev` for a source tree), or `None` when it cannot be
@@ -70,7 +70,7 @@ impl Identity {
     /// Whether `target` still has this identity (after it was scanned).
     pub fn unchanged(&self, target: &str, rev: Option<&str>, images: &image::Options) -> bool {
         match (self.stamp, file_target(target, rev)) {
-            (Some(stamp), Some(path)) => stamp_of(&path) == Some(stamp),
+            (Some(stamp), Some(path)) => FileStamp::of(&path) == Some(stamp),
             _ => of(target, rev, images).is_some_and(|now| now.digest == self.digest),
         }
     }
@@ -122,8 +122,8 @@ impl FileStamp {
     /// change carries a later time, whatever the file system's timestamp granularity (up to
     /// `margin`), and so a different stamp. A file written just before `when` may be written
     /// again within the same tick without its stamp changing (git's "racy" entries).
-    pub fn settled(&self, when: std::time::SystemTime, margin: std::time::Duration) -> bool {
-        let Ok(since) = when.duration_since(std::time::UNIX_EPOCH) else {
+    pub fn settled(&self, when: SystemTime, margin: Duration) -> bool {
+        let Ok(since) = when.duration_since(SystemTime::UNIX_EPOCH) else {
             return false;
         };
         let Some(bound) = since.checked_sub(margin) else {
@@ -149,13 +149,8 @@ fn file_target(target: &str, rev: Option<&str>) -> Option<PathBuf> {
     }
 }
 
-fn stamp_of(path: &Path) -> Option<(u64, Option<SystemTime>)> {
-    let meta = std::fs::metadata(path).ok()?;
-    Some((meta.len(), meta.modified().ok()))
-}
-
 fn file(path: &Path) -> Option<Identity> {
-    let stamp = stamp_of(path)?;
+    let stamp = FileStamp::of(path)?;
     let mut f = crate::input::open_file(path).ok()?;
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
@@ -282,7 +277,6 @@ mod tests {
 
     #[test]
     fn a_file_stamp_changes_with_any_write_or_replacement() {
-        use std::time::{Duration, SystemTime};
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("x-1.0-py3-none-any.whl");
         std::fs::write(&path, b"PK one").expect("write");
