@@ -248,7 +248,13 @@ pub(super) fn list(args: &[Arg], get: &dyn Fn(&str) -> Val) -> Result<Option<Set
 }
 
 /// `string(<op> ...)`.
-pub(super) fn string(args: &[Arg], get: &dyn Fn(&str) -> Val) -> Result<Option<Sets>, String> {
+/// `caret_once`: policy CMP0186 (CMake 4.1) is NEW, so `^` matches only at the start of the
+/// input, not at the start of each repeated search as before.
+pub(super) fn string(
+    args: &[Arg],
+    get: &dyn Fn(&str) -> Val,
+    caret_once: bool,
+) -> Result<Option<Sets>, String> {
     let Some(op) = args.first() else {
         return Err("string() needs an operation".into());
     };
@@ -341,19 +347,25 @@ pub(super) fn string(args: &[Arg], get: &dyn Fn(&str) -> Val) -> Result<Option<S
                 return Ok(Some(vec![(out.to_string(), val("", opaque("REGEX")))]));
             };
             let input = input.concat();
-            let text = if *mode == "MATCH" {
-                regex
-                    .find(&input)
-                    .map(|m| m.as_str().to_string())
-                    .unwrap_or_default()
+            let mut found: Vec<String> = Vec::new();
+            let mut last: Option<regex::Captures> = None;
+            if *mode == "MATCH" {
+                last = regex.captures(&input);
+                found.extend(
+                    last.as_ref()
+                        .and_then(|c| c.get(0))
+                        .map(|m| m.as_str().to_string()),
+                );
             } else {
-                regex
-                    .find_iter(&input)
-                    .map(|m| m.as_str())
-                    .collect::<Vec<_>>()
-                    .join(";")
-            };
-            vec![(out.to_string(), val(text, all))]
+                for caps in searches(&regex, &input, caret_once) {
+                    let (_, caps) = caps?;
+                    found.push(caps.get(0).map_or("", |m| m.as_str()).to_string());
+                    last = Some(caps);
+                }
+            }
+            let mut sets = match_sets(last.as_ref(), &all);
+            sets.push((out.to_string(), val(found.join(";"), all)));
+            sets
         }
         ("REGEX", ["REPLACE", re, replacement, out, input @ ..]) => {
             let Ok(regex) = regex::Regex::new(&translate_regex(re)) else {
@@ -373,8 +385,21 @@ pub(super) fn string(args: &[Arg], get: &dyn Fn(&str) -> Val) -> Result<Option<S
                     _ => repl.push(c),
                 }
             }
-            let text = regex.replace_all(&input, repl.as_str()).into_owned();
-            vec![(out.to_string(), val(text, all))]
+            let mut text = String::new();
+            let mut done = 0;
+            let mut last: Option<regex::Captures> = None;
+            for caps in searches(&regex, &input, caret_once) {
+                let (offset, caps) = caps?;
+                let Some(m) = caps.get(0) else { break };
+                text.push_str(input.get(done..offset + m.start()).unwrap_or(""));
+                caps.expand(&repl, &mut text);
+                done = offset + m.end();
+                last = Some(caps);
+            }
+            text.push_str(input.get(done..).unwrap_or(""));
+            let mut sets = match_sets(last.as_ref(), &all);
+            sets.push((out.to_string(), val(text, all)));
+            sets
         }
         (
             "MD5" | "SHA1" | "SHA224" | "SHA256" | "SHA384" | "SHA512" | "SHA3_224" | "SHA3_256"
@@ -404,6 +429,59 @@ pub(super) fn string(args: &[Arg], get: &dyn Fn(&str) -> Val) -> Result<Option<S
         }
         _ => return Ok(None),
     }))
+}
+
+/// CMake's repeated regex searches (`MATCHALL`, `REPLACE`): each from where the last match
+/// ended, with `^` matching there too unless `caret_once`. A match of the empty string is an
+/// error, as in CMake.
+fn searches<'r, 'h>(
+    regex: &'r regex::Regex,
+    input: &'h str,
+    caret_once: bool,
+) -> impl Iterator<Item = Result<(usize, regex::Captures<'h>), String>> + use<'r, 'h> {
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        if at > input.len() {
+            return None;
+        }
+        // Before CMP0186, each search is of the rest alone, so `^` matches where it starts.
+        let (offset, caps) = if caret_once {
+            (0, regex.captures_at(input, at)?)
+        } else {
+            (at, regex.captures(input.get(at..)?)?)
+        };
+        let m = caps.get(0)?;
+        if m.start() == m.end() {
+            at = input.len() + 1;
+            return Some(Err(format!(
+                "regex `{}` matched an empty string",
+                regex.as_str()
+            )));
+        }
+        at = offset + m.end();
+        if at >= input.len() {
+            at = input.len() + 1;
+        }
+        Some(Ok((offset, caps)))
+    })
+}
+
+/// `CMAKE_MATCH_<n>` and `CMAKE_MATCH_COUNT` after a `string(REGEX)`: the last match's groups.
+fn match_sets(caps: Option<&regex::Captures>, taint: &Taint) -> Sets {
+    let groups: Vec<&str> = caps
+        .map(|c| c.iter().map(|g| g.map_or("", |g| g.as_str())).collect())
+        .unwrap_or_default();
+    let mut sets: Sets = (0..10)
+        .map(|i| {
+            let name = format!("CMAKE_MATCH_{i}");
+            (name, groups.get(i).and_then(|g| val(*g, taint.clone())))
+        })
+        .collect();
+    sets.push((
+        "CMAKE_MATCH_COUNT".into(),
+        val(groups.len().saturating_sub(1).to_string(), taint.clone()),
+    ));
+    sets
 }
 
 /// `math(EXPR <var> "<expr>" [OUTPUT_FORMAT ...])`: 64-bit integer arithmetic.

@@ -40,7 +40,7 @@ pub(super) enum Node {
     Foreach(Invocation, Vec<Node>),
     While(Invocation, Vec<Node>),
     Function(Invocation, Rc<Vec<Node>>, bool),
-    Block(Vec<Node>),
+    Block(Invocation, Vec<Node>),
 }
 
 /// Match `if`/`endif` and the other block commands. Errors: (line, message).
@@ -95,7 +95,7 @@ pub(super) fn parse(invocations: Vec<Invocation>) -> Result<Vec<Node>, (u32, Str
                         "function" | "macro" => {
                             Node::Function(open.head, Rc::new(body), want == "macro")
                         }
-                        _ => Node::Block(body),
+                        _ => Node::Block(open.head, body),
                     }
                 };
                 current(&mut root, &mut stack).push(node);
@@ -291,6 +291,12 @@ pub(super) struct State {
     maybe: HashMap<String, Taint>,
     /// Prefixes of variable names set where the rest of the name was unknown.
     wild: Vec<(String, Input)>,
+    /// What a `return(PROPAGATE ...)` being unwound sets in the scope it returns to (`None`:
+    /// unsets), as the returning scope held it.
+    returning: Vec<(String, Option<Val>)>,
+    /// Files an `include_guard(GLOBAL)` (`None`) or `include_guard(DIRECTORY)` (the directory)
+    /// has guarded.
+    guards: HashSet<(Option<String>, String)>,
 }
 
 /// One run of the program under one sequence of decisions.
@@ -508,7 +514,6 @@ const NO_EFFECT: &[&str] = &[
     "define_property",
     "configure_file",
     "remove_definitions",
-    "include_guard",
     "fetchcontent_setpopulated",
     "cpmusepackagelock",
     "cpm_package",
@@ -560,6 +565,8 @@ impl<'m, 'v> Run<'m, 'v> {
                 project_dir: None,
                 maybe: HashMap::new(),
                 wild: Vec::new(),
+                returning: Vec::new(),
+                guards: HashSet::new(),
             },
             no_default: false,
             summarizing: 0,
@@ -583,6 +590,55 @@ impl<'m, 'v> Run<'m, 'v> {
         }
         let n = self.st.scopes.len() - 1;
         &mut self.st.scopes[n]
+    }
+
+    /// `include_guard([DIRECTORY|GLOBAL])`: the rest of the file is skipped where the guard was
+    /// reached before (the default scope is the variable scope, as CMake's own variable).
+    fn include_guard(&mut self, args: &[Arg]) -> Flow {
+        let Some(dirs) = self.st.dirs.last() else {
+            return Flow::Next;
+        };
+        let file = dirs.list_file.clone();
+        let dir = dirs.source_dir.clone();
+        match args.first().map(|a| a.text.as_str()) {
+            Some("GLOBAL") => {
+                if !self.st.guards.insert((None, file)) {
+                    return Flow::Return;
+                }
+            }
+            Some("DIRECTORY") => {
+                let below = |d: &str| d.is_empty() || dir == d || dir.starts_with(&format!("{d}/"));
+                if self
+                    .st
+                    .guards
+                    .iter()
+                    .any(|(d, f)| *f == file && d.as_deref().is_some_and(below))
+                {
+                    return Flow::Return;
+                }
+                self.st.guards.insert((Some(dir), file));
+            }
+            _ => {
+                let name = format!("__pinprobe_include_guard_{file}");
+                if self.st.scopes.last().is_some_and(|s| s.contains_key(&name)) {
+                    return Flow::Return;
+                }
+                self.set_var(&name, Val::exact("1"));
+            }
+        }
+        Flow::Next
+    }
+
+    /// Set what a `return(PROPAGATE ...)` carried in the scope it returned to.
+    fn land_return(&mut self) {
+        for (name, v) in std::mem::take(&mut self.st.returning) {
+            match v {
+                Some(v) => self.set_var(&name, v),
+                None => {
+                    self.scope_mut().remove(&name);
+                }
+            }
+        }
     }
 
     fn set_var(&mut self, name: &str, v: Val) {
@@ -801,19 +857,65 @@ impl<'m, 'v> Run<'m, 'v> {
                     }
                     Flow::Next
                 }
-                Node::Block(body) => {
-                    let copy = self.st.scopes.last().cloned().unwrap_or_default();
-                    self.st.scopes.push(copy);
-                    let flow = self.block(body, false);
-                    self.st.scopes.pop();
-                    flow?
-                }
+                Node::Block(head, body) => self.run_block(head, body)?,
             };
             if !matches!(flow, Flow::Next) {
                 return Ok(flow);
             }
         }
         Ok(Flow::Next)
+    }
+
+    /// `block([SCOPE_FOR [POLICIES] [VARIABLES]] [PROPAGATE <var>...])`: a variable scope of its
+    /// own unless `SCOPE_FOR` leaves `VARIABLES` out; what `PROPAGATE` names is set (or unset)
+    /// in the enclosing scope as the block leaves it.
+    fn run_block(&mut self, head: &Invocation, body: &[Node]) -> Result<Flow, Stop> {
+        let args = self.expand_args(&head.args)?;
+        let mut variables = true;
+        let mut propagate: Vec<String> = Vec::new();
+        let mut mode = "";
+        for a in &args {
+            match a.text.as_str() {
+                "SCOPE_FOR" => {
+                    mode = "SCOPE_FOR";
+                    variables = false;
+                }
+                "PROPAGATE" => mode = "PROPAGATE",
+                "VARIABLES" if mode == "SCOPE_FOR" => variables = true,
+                "POLICIES" if mode == "SCOPE_FOR" => {}
+                name if mode == "PROPAGATE" => {
+                    if !a.taint.is_empty() {
+                        return Err(Stop::Undecided(format!(
+                            "{}: block(PROPAGATE) of a name from an input",
+                            self.here(head.line)
+                        )));
+                    }
+                    propagate.push(name.to_string());
+                }
+                other => {
+                    return Err(Stop::Error(format!(
+                        "{}: block() given `{other}`",
+                        self.here(head.line)
+                    )));
+                }
+            }
+        }
+        if !variables {
+            return self.block(body, false);
+        }
+        let copy = self.st.scopes.last().cloned().unwrap_or_default();
+        self.st.scopes.push(copy);
+        let flow = self.block(body, false);
+        let inner = self.st.scopes.pop().unwrap_or_default();
+        for name in propagate {
+            match inner.get(&name) {
+                Some(v) => self.set_var(&name, v.clone()),
+                None => {
+                    self.scope_mut().remove(&name);
+                }
+            }
+        }
+        flow
     }
 
     /// `if()`/`elseif()`/`else()`. A condition that depends on an input is either a decision
@@ -945,8 +1047,14 @@ impl<'m, 'v> Run<'m, 'v> {
             reached,
             unread,
             written,
+            guards,
             ..
         } = other;
+        if guards != self.st.guards {
+            return Err(Stop::Undecided(
+                "include_guard() reached on one side of a condition on an input".into(),
+            ));
+        }
         if commands != self.st.commands {
             return Err(Stop::Undecided(
                 "a function or macro defined differently under a condition on an input".into(),
@@ -1206,7 +1314,20 @@ impl<'m, 'v> Run<'m, 'v> {
                     )));
                 }
             }
-            "return" => return Ok(Flow::Return),
+            "include_guard" => return Ok(self.include_guard(&args)),
+            "return" => {
+                if self.policy("CMP0140", (3, 25))
+                    && args.first().is_some_and(|a| a.text == "PROPAGATE")
+                {
+                    let scope = self.st.scopes.last();
+                    self.st.returning = args
+                        .iter()
+                        .skip(1)
+                        .map(|a| (a.text.clone(), scope.and_then(|s| s.get(&a.text)).cloned()))
+                        .collect();
+                }
+                return Ok(Flow::Return);
+            }
             "break" => return Ok(Flow::Break),
             "continue" => return Ok(Flow::Continue),
             "cmake_parse_arguments" => self.cmd_parse_arguments(&args, inv.line)?,
@@ -1348,6 +1469,7 @@ impl<'m, 'v> Run<'m, 'v> {
             self.summarizing -= 1;
             self.st.macro_frames.pop();
             self.st.scopes.pop();
+            self.land_return();
             match r {
                 Err(Stop::NeedsFork) => {
                     self.st = before;
@@ -1721,6 +1843,8 @@ impl<'m, 'v> Run<'m, 'v> {
         let r = self.block(&nodes, false);
         self.st.depth -= 1;
         self.st.dirs.pop();
+        // An included file shares its includer's scope: what it propagates is already there.
+        self.st.returning.clear();
         r.map(|_| Flow::Next)
     }
 
@@ -1772,6 +1896,7 @@ impl<'m, 'v> Run<'m, 'v> {
         self.st.depth -= 1;
         self.st.dirs.pop();
         self.st.scopes.pop();
+        self.land_return();
         r.map(|_| ())
     }
 
@@ -1881,6 +2006,13 @@ impl<'m, 'v> Run<'m, 'v> {
             "NAME_WE" => Some(name.find('.').map_or(name, |i| &name[..i]).to_string()),
             "LAST_EXT" => Some(name.rfind('.').map_or("", |i| &name[i..]).to_string()),
             "NAME_WLE" => Some(name.rfind('.').map_or(name, |i| &name[..i]).to_string()),
+            // Against the current source directory, `.` and `..` folded (no links followed).
+            "ABSOLUTE" => {
+                let full = self.path_arg(file);
+                full.strip_prefix('/')
+                    .and_then(super::paths::normalize)
+                    .map(|p| format!("/{p}"))
+            }
             _ => None,
         };
         let v = match text {
@@ -1933,7 +2065,8 @@ impl<'m, 'v> Run<'m, 'v> {
     }
 
     fn cmd_string(&mut self, args: &[Arg], line: u32) -> Result<(), Stop> {
-        let sets = super::builtins::string(args, &|n| self.read_var(n))
+        let caret_once = self.policy("CMP0186", (4, 1));
+        let sets = super::builtins::string(args, &|n| self.read_var(n), caret_once)
             .map_err(|e| Stop::Error(format!("{}: {e}", self.here(line))))?;
         self.apply(sets, args, "string");
         Ok(())
@@ -2023,10 +2156,13 @@ impl<'m, 'v> Run<'m, 'v> {
                             }
                         }
                     }
-                    let lines = text
-                        .split('\n')
+                    // Every line, empty ones too; nothing after a final newline.
+                    let body = text.strip_suffix('\n').unwrap_or(&text);
+                    let lines = (!text.is_empty())
+                        .then(|| body.split('\n'))
+                        .into_iter()
+                        .flatten()
                         .map(|l| l.strip_suffix('\r').unwrap_or(l))
-                        .filter(|l| !l.is_empty())
                         .filter(|l| regex.as_ref().is_none_or(|r| r.is_match(l)))
                         .map(|l| l.replace(';', "\\;"));
                     let lines: Vec<String> = match limit {
@@ -2318,7 +2454,7 @@ fn has_control_flow(nodes: &[Node]) -> bool {
             Node::Cmd(inv) => inv.name.eq_ignore_ascii_case("return"),
             other => has_control_flow(std::slice::from_ref(other)),
         }),
-        Node::Block(b) => has_control_flow(b),
+        Node::Block(_, b) => has_control_flow(b),
         Node::Function(..) => false,
     })
 }
@@ -2409,7 +2545,7 @@ fn collect_parent_writes(
                     collect_parent_writes(b, names, problem, functions, depth);
                 }
             }
-            Node::Foreach(_, b) | Node::While(_, b) | Node::Block(b) => {
+            Node::Foreach(_, b) | Node::While(_, b) | Node::Block(_, b) => {
                 collect_parent_writes(b, names, problem, functions, depth)
             }
             Node::Function(..) => *problem = Some("defines a function".into()),
