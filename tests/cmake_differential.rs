@@ -202,13 +202,6 @@ fn cmake_runs(case: &Case, src: &Path) -> Vec<Outcome> {
     runs
 }
 
-/// Check one case against CMake run live.
-fn check(case: &Case) -> Result<Verdict, String> {
-    let dir = write_tree(&case.files);
-    let runs = cmake_runs(case, dir.path());
-    check_against(case, dir.path(), &runs)
-}
-
 /// Check one case, written at `src`, against CMake's runs of it (live or recorded: the default
 /// run first, then the variants); `Err` explains the disagreement.
 fn check_against(case: &Case, src: &Path, runs: &[Outcome]) -> Result<Verdict, String> {
@@ -360,221 +353,17 @@ fn case(name: &str, list: &[(&str, &str)], has_inputs: bool) -> Case {
     }
 }
 
-fn run_case(c: Case) {
-    if !cmake_available() {
-        return;
-    }
-    match check(&c) {
-        Ok(Verdict::Agrees) => {}
-        Ok(other) => panic!("case {}: {other:?}", c.name),
-        Err(e) => panic!("{e}"),
-    }
-}
-
 // ---------------------------------------------------------------------------------------------
-// One hand-written case per class of issue 13
+// One hand-written case per class of issue 13, and one table per command family: `commands.rs`
 // ---------------------------------------------------------------------------------------------
 
-#[test]
-fn conditions_are_evaluated() {
-    let top = format!(
-        r#"set(TAG {AFFECTED})
-if(FALSE)
-  set(TAG {FIX})
-elseif("a" STREQUAL "b" OR (1 LESS 0 AND NOT OFF))
-  set(TAG deadbeef)
-elseif(3.10 VERSION_GREATER 3.9 AND DEFINED TAG AND TAG MATCHES "^5063")
-  set(TAG "${{TAG}}")
-else()
-  set(TAG {FIX})
-endif()
-if(FALSE)
-  FetchContent_Declare(vllm-flash-attn GIT_REPOSITORY {FA} GIT_TAG {FIX})
-endif()
-FetchContent_Declare(vllm-flash-attn GIT_REPOSITORY {FA} GIT_TAG ${{TAG}})
-FetchContent_MakeAvailable(vllm-flash-attn)
-"#
-    );
-    run_case(case("conditions", &[("CMakeLists.txt", &top)], false));
-}
+#[path = "cmake_differential/commands.rs"]
+mod commands;
 
+/// The environment case's preset is a configuration of its own, with the mirror.
 #[test]
-fn function_macro_and_cache_scopes() {
-    let top = format!(
-        r#"set(TAG {AFFECTED})
-function(pick value)
-  set(TAG ${{value}})
-  set(OTHER ${{ARGN}} PARENT_SCOPE)
-endfunction()
-pick({FIX} extra)
-macro(choose v)
-  set(MTAG ${{v}})
-  set(MARGS "${{ARGN}}")
-endmacro()
-choose(${{TAG}} a b)
-set(PARENT_ONLY x PARENT_SCOPE)
-set(TAG {FIX} CACHE STRING "over a normal variable")
-set(C1 {AFFECTED} CACHE STRING "first")
-set(C1 {FIX} CACHE STRING "second, no FORCE")
-set(C2 {FIX} CACHE STRING "")
-set(C2 ${{C1}} CACHE STRING "" FORCE)
-option(USE_FIX "" OFF)
-if(USE_FIX)
-  set(MTAG {FIX})
-endif()
-FetchContent_Declare(vllm-flash-attn GIT_REPOSITORY {FA} GIT_TAG ${{MTAG}})
-FetchContent_MakeAvailable(vllm-flash-attn)
-FetchContent_Declare(other GIT_REPOSITORY https://example.invalid/o.git GIT_TAG ${{C2}})
-FetchContent_MakeAvailable(other)
-"#
-    );
-    let mut c = case("scopes", &[("CMakeLists.txt", &top)], true);
-    c.variants = vec![
-        (pairs(&[("USE_FIX", "ON")]), vec![]),
-        (pairs(&[("C1", "cafe")]), vec![]),
-    ];
-    run_case(c);
-}
-
-#[test]
-fn strings_lists_and_files() {
-    let top = r#"include(ExternalProject)
-string(CONCAT A "506341a1" "43fcabd4")
-set(B "bb79052a7605")
-string(APPEND B "ada727d6b3f5")
-string(REPLACE "bb" "bb" B "${B}")
-set(L "")
-list(APPEND L x "${A}${B}" y)
-list(GET L 1 TAG)
-string(TOUPPER "${TAG}" UP)
-string(TOLOWER "${UP}" TAG)
-file(STRINGS ${CMAKE_CURRENT_SOURCE_DIR}/pins/deepgemm.txt DG REGEX "^[0-9a-f]+$")
-file(READ ${CMAKE_CURRENT_SOURCE_DIR}/pins/qutlass.txt QT)
-string(STRIP "${QT}" QT)
-string(SUBSTRING "${QT}" 0 40 QT)
-math(EXPR N "2 * (3 + 4)")
-set(COUNT "")
-foreach(i RANGE 1 3)
-  string(APPEND COUNT "${i}")
-endforeach()
-set(K 0)
-while(K LESS 3)
-  math(EXPR K "${K} + 1")
-endwhile()
-FetchContent_Declare(vllm-flash-attn GIT_REPOSITORY https://github.com/vllm-project/flash-attention.git GIT_TAG ${TAG})
-FetchContent_MakeAvailable(vllm-flash-attn)
-FetchContent_Declare(deepgemm GIT_REPOSITORY https://github.com/vllm-project/DeepGEMM.git GIT_TAG ${DG})
-FetchContent_MakeAvailable(deepgemm)
-ExternalProject_Add(qutlass GIT_REPOSITORY https://github.com/IST-DASLab/qutlass.git GIT_TAG ${QT} SOURCE_DIR q-${N}-${COUNT}-${K})
-"#;
-    run_case(case(
-        "strings",
-        &[
-            ("CMakeLists.txt", top),
-            (
-                "pins/deepgemm.txt",
-                "# a comment\ne21c821f39a2056d68067a466c64ddc942200106\n",
-            ),
-            (
-                "pins/qutlass.txt",
-                "  830d2c4537c7396e14a02a46fbddd18b5d107c65\n\n",
-            ),
-        ],
-        false,
-    ));
-}
-
-#[test]
-fn include_and_subdirectory_order() {
-    let top = r#"set(TAG first)
-include(third_party/fa.cmake)
-set(TAG third)
-add_subdirectory(sub)
-list(APPEND CMAKE_MODULE_PATH ${CMAKE_CURRENT_SOURCE_DIR}/modules)
-include(pinmod)
-FetchContent_MakeAvailable(vllm-flash-attn sub-dep mod-dep)
-"#;
-    let fa = format!(
-        "set(TAG {AFFECTED})\nFetchContent_Declare(vllm-flash-attn GIT_REPOSITORY {FA} GIT_TAG ${{TAG}})\n"
-    );
-    let sub = "set(TAG ${TAG}-sub)\nset(SUBDIR ${CMAKE_CURRENT_SOURCE_DIR})\nFetchContent_Declare(sub-dep GIT_REPOSITORY https://example.invalid/s.git GIT_TAG ${TAG})\n";
-    let module = "FetchContent_Declare(mod-dep GIT_REPOSITORY https://example.invalid/m.git GIT_TAG ${TAG}-mod)\n";
-    run_case(case(
-        "includes",
-        &[
-            ("CMakeLists.txt", top),
-            ("third_party/fa.cmake", &fa),
-            ("sub/CMakeLists.txt", sub),
-            ("modules/pinmod.cmake", module),
-        ],
-        false,
-    ));
-}
-
-#[test]
-fn fetchcontent_semantics() {
-    let top = format!(
-        r#"FetchContent_Declare(vllm-flash-attn GIT_REPOSITORY {FA})
-FetchContent_Declare(vllm-flash-attn GIT_REPOSITORY {FA} GIT_TAG {FIX})
-FetchContent_GetProperties(vllm-flash-attn)
-if(NOT vllm-flash-attn_POPULATED)
-  FetchContent_Populate(vllm-flash-attn)
-endif()
-FetchContent_MakeAvailable(vllm-flash-attn)
-FetchContent_Populate(
-  deepgemm
-  SUBBUILD_DIR ${{CMAKE_BINARY_DIR}}/_deps/deepgemm-subbuild
-  SOURCE_DIR ${{CMAKE_BINARY_DIR}}/_deps/deepgemm-src
-  GIT_REPOSITORY https://github.com/vllm-project/DeepGEMM.git
-  GIT_TAG e21c821f39a2056d68067a466c64ddc942200106
-)
-FetchContent_Declare(local-dep GIT_REPOSITORY https://example.invalid/l.git GIT_TAG {AFFECTED})
-FetchContent_MakeAvailable(local-dep)
-include(CPM)
-CPMAddPackage(NAME fmt GITHUB_REPOSITORY fmtlib/fmt VERSION 10.2.1)
-CPMAddPackage(NAME fmt GITHUB_REPOSITORY fmtlib/fmt GIT_TAG other)
-"#
-    );
-    let mut c = case("fetchcontent", &[("CMakeLists.txt", &top)], true);
-    c.variants = vec![(
-        pairs(&[("FETCHCONTENT_SOURCE_DIR_LOCAL-DEP", "/tmp")]),
-        vec![],
-    )];
-    run_case(c);
-}
-
-#[test]
-fn environment_and_presets_are_possible_values() {
-    let top = format!(
-        r#"if(DEFINED ENV{{PP_FA_TAG}})
-  set(TAG $ENV{{PP_FA_TAG}})
-else()
-  set(TAG {FIX})
-endif()
-set(FA_REPO {FA} CACHE STRING "")
-FetchContent_Declare(vllm-flash-attn GIT_REPOSITORY ${{FA_REPO}} GIT_TAG ${{TAG}})
-FetchContent_MakeAvailable(vllm-flash-attn)
-"#
-    );
-    let presets = r#"{"version": 3, "configurePresets": [{"name": "mirror", "binaryDir": "b", "cacheVariables": {"FA_REPO": "https://mirror.invalid/fa.git"}}]}"#;
-    let mut c = case(
-        "env",
-        &[("CMakeLists.txt", &top), ("CMakePresets.json", presets)],
-        true,
-    );
-    c.variants = vec![
-        (vec![], pairs(&[("PP_FA_TAG", AFFECTED)])),
-        (
-            pairs(&[("FA_REPO", "https://mirror.invalid/fa.git")]),
-            vec![],
-        ),
-    ];
-    run_case(c);
-    // The preset is a configuration of its own, with the mirror.
-    let dir = write_tree(&files(&[
-        ("CMakeLists.txt", &format!("{HEAD}{top}")),
-        ("CMakePresets.json", presets),
-    ]));
+fn a_preset_is_a_configuration_of_its_own() {
+    let dir = write_tree(&commands::preset_tree());
     let eval = evaluate(dir.path());
     assert!(
         eval.configurations
@@ -1399,11 +1188,12 @@ FetchContent_MakeAvailable(triton_kernels)
 // drift from CMake. `PINPROBE_CMAKE_RECORD=1` makes them write the files instead:
 //
 //     PINPROBE_CMAKE_RECORD=1 cargo test --test cmake_differential -- \
-//         generated_programs_agree condition_cases_agree joined_conditions_keep
+//         generated_programs_agree condition_cases_agree command_cases_agree joined_conditions_keep
 
 const GENERATED_PART: &str = "generated";
 const CONDITIONS_PART: &str = "conditions";
 const JOINED_PART: &str = "joined";
+const COMMANDS_PART: &str = "commands";
 
 /// One recorded case: its name, a digest of what it is (files, inputs, variants) and CMake's
 /// runs of it (the default run first, then the variants).
@@ -1432,7 +1222,7 @@ fn load_corpus(part: &str) -> Vec<Recorded> {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-const RECORD: &str = "PINPROBE_CMAKE_RECORD=1 cargo test --test cmake_differential -- generated_programs_agree condition_cases_agree joined_conditions_keep";
+const RECORD: &str = "PINPROBE_CMAKE_RECORD=1 cargo test --test cmake_differential -- generated_programs_agree condition_cases_agree command_cases_agree joined_conditions_keep";
 
 /// A live test's view of one part of the corpus: each case's CMake runs are compared with the
 /// recorded ones, or, with `PINPROBE_CMAKE_RECORD` set, collected and written.
@@ -1528,6 +1318,7 @@ fn corpus_cases(part: &str) -> Vec<Case> {
             .map(|i| generated_case(GENERATED_BASE, i))
             .collect(),
         JOINED_PART => (0..JOIN_RECORDED).map(join_case).collect(),
+        COMMANDS_PART => commands::command_cases(),
         _ => condition_cases(),
     }
 }
@@ -1536,7 +1327,7 @@ fn corpus_cases(part: &str) -> Vec<Case> {
 /// Each case must be the one recorded (same digest); a condition case must not be undecided.
 #[test]
 fn recorded_cmake_answers_agree() {
-    for part in [GENERATED_PART, CONDITIONS_PART, JOINED_PART] {
+    for part in [GENERATED_PART, CONDITIONS_PART, JOINED_PART, COMMANDS_PART] {
         let cases = corpus_cases(part);
         let recorded: BTreeMap<String, Recorded> = load_corpus(part)
             .into_iter()
@@ -1609,15 +1400,28 @@ fn recorded_cmake_answers_agree() {
 /// CMake's.
 #[test]
 fn condition_cases_agree_with_cmake() {
+    agree_live(CONDITIONS_PART, &condition_cases());
+}
+
+/// The command tables and the issue-13 cases against CMake run live, and their recorded answers
+/// still CMake's.
+#[test]
+fn command_cases_agree_with_cmake() {
+    agree_live(COMMANDS_PART, &commands::command_cases());
+}
+
+/// A recorded part's cases against CMake run live: each must agree (or name no default where it
+/// has inputs), and CMake's answers must still be the recorded ones (with
+/// `PINPROBE_CMAKE_RECORD` set, they are recorded).
+fn agree_live(part: &'static str, cases: &[Case]) {
     if !cmake_available() {
         return;
     }
-    let corpus = Corpus::live(CONDITIONS_PART);
-    let cases = condition_cases();
+    let corpus = Corpus::live(part);
     let failures = std::sync::Mutex::new(Vec::new());
     std::thread::scope(|s| {
         for t in 0..2usize {
-            let (failures, cases, corpus) = (&failures, &cases, &corpus);
+            let (failures, corpus) = (&failures, &corpus);
             s.spawn(move || {
                 for case in cases.iter().skip(t).step_by(2) {
                     let dir = write_tree(&case.files);
@@ -1640,13 +1444,13 @@ fn condition_cases_agree_with_cmake() {
     if let Some(dir) = std::env::var_os("PINPROBE_CMAKE_FAILURES") {
         std::fs::create_dir_all(&dir).expect("failure directory");
         for (i, f) in failures.iter().enumerate() {
-            std::fs::write(Path::new(&dir).join(format!("cond-{i}.txt")), f)
+            std::fs::write(Path::new(&dir).join(format!("{part}-{i}.txt")), f)
                 .expect("write failure");
         }
     }
     assert!(
         failures.is_empty(),
-        "{} of {} condition cases disagree with cmake; first:\n{}",
+        "{} of {} {part} cases disagree with cmake; first:\n{}",
         failures.len(),
         cases.len(),
         failures.first().map(String::as_str).unwrap_or("")

@@ -1,0 +1,600 @@
+//! Command cases: what each command pinprobe evaluates computes, one table per command family,
+//! with CMake's answers recorded in `tests/data/cmake_oracle/commands.json`.
+//!
+//! Each step of a table sets `OUT`; the table fetches `k` at a tag made of every step's `OUT` in
+//! turn (a list's `;` written `,`), so one step pinprobe computes differently from CMake changes
+//! the tag the two are compared on. The issue-13 cases (one per class of construct) are here
+//! too, so their CMake answers are recorded and replayed like the tables'.
+
+use super::{AFFECTED, Case, FA, FIX, HEAD, case, files, pairs};
+
+/// Files besides `CMakeLists.txt` that the tables read.
+const TABLE_FILES: &[(&str, &str)] = &[
+    ("pins/lines.txt", "# a comment\nabc\n\ndef 1\nghi\n"),
+    (
+        "pins/one.txt",
+        "  830d2c4537c7396e14a02a46fbddd18b5d107c65\n\n",
+    ),
+    (
+        "inc/a.cmake",
+        "get_filename_component(A_NAME \"${CMAKE_CURRENT_LIST_FILE}\" NAME)\nget_filename_component(A_DIR \"${CMAKE_CURRENT_LIST_DIR}\" NAME)\nset(A_SET \"${A_SET}a\")\n",
+    ),
+    (
+        "inc/guarded.cmake",
+        "include_guard(GLOBAL)\nset(G_COUNT \"${G_COUNT}g\")\n",
+    ),
+    (
+        "inc/early.cmake",
+        "set(E_SEEN before)\nreturn()\nset(E_SEEN after)\n",
+    ),
+    (
+        "sub/CMakeLists.txt",
+        "set(SUB_LOCAL x)\nset(SUB_UP \"${PARENT_IN}-up\" PARENT_SCOPE)\nget_filename_component(SUB_DIR_NAME \"${CMAKE_CURRENT_SOURCE_DIR}\" NAME)\nset(SUB_DIR_NAME \"${SUB_DIR_NAME}\" PARENT_SCOPE)\n",
+    ),
+    ("modules/pinmod.cmake", "set(MOD_SEEN yes)\n"),
+];
+
+/// A table: each step in turn, its `OUT` appended to the tag.
+fn outputs_table(name: &str, steps: &[&str]) -> Case {
+    outputs_table_with(name, steps, &[])
+}
+
+/// A table whose steps read names the user may set (`-D`), with variant runs that set them.
+fn outputs_table_with(name: &str, steps: &[&str], inputs: &[super::Variant]) -> Case {
+    let mut top = String::from("set(R r)\n");
+    for s in steps {
+        top.push_str(&format!(
+            "set(OUT \"\")\n{s}\nstring(REPLACE \";\" \",\" OUT \"${{OUT}}\")\nstring(APPEND R \"/${{OUT}}\")\n"
+        ));
+    }
+    top.push_str(
+        "FetchContent_Declare(k GIT_REPOSITORY https://example.invalid/k.git GIT_TAG \"${R}\")\nFetchContent_MakeAvailable(k)\n",
+    );
+    let mut list: Vec<(&str, &str)> = vec![("CMakeLists.txt", &top)];
+    list.extend_from_slice(TABLE_FILES);
+    let mut c = case(&format!("commands {name}"), &list, !inputs.is_empty());
+    c.variants = inputs.to_vec();
+    c
+}
+
+pub(super) fn command_cases() -> Vec<Case> {
+    let mut cases = vec![
+        outputs_table(
+            "list",
+            &[
+                "set(L a b c d)\nlist(INSERT L 1 x y)\nset(OUT \"${L}\")",
+                "set(L a b)\nlist(INSERT L 2 z)\nset(OUT \"${L}\")",
+                "set(L a b c)\nlist(INSERT L -1 z)\nset(OUT \"${L}\")",
+                "set(L a b c)\nlist(INSERT L 0 z)\nset(OUT \"${L}\")",
+                "set(L a b c b a)\nlist(REMOVE_ITEM L b a)\nset(OUT \"${L}\")",
+                "set(L a b c d)\nlist(REMOVE_AT L 0 -1)\nset(OUT \"${L}\")",
+                "set(L a b c d)\nlist(REMOVE_AT L 1)\nset(OUT \"${L}\")",
+                "set(L a b a c b)\nlist(REMOVE_DUPLICATES L)\nset(OUT \"${L}\")",
+                "set(L a b c)\nlist(REVERSE L)\nset(OUT \"${L}\")",
+                "set(L c a B b)\nlist(SORT L)\nset(OUT \"${L}\")",
+                "set(L a b c)\nlist(LENGTH L OUT)",
+                "set(L \"a;;b\")\nlist(LENGTH L OUT)",
+                "set(L \"\")\nlist(LENGTH L OUT)",
+                "set(L a b c)\nlist(GET L 0 -1 OUT)",
+                "set(L a b c)\nlist(GET L -2 OUT)",
+                "set(L a b c)\nlist(GET L 2 OUT)",
+                "set(L a b c)\nlist(JOIN L + OUT)",
+                "set(L a)\nlist(JOIN L + OUT)",
+                "set(L a b c d)\nlist(SUBLIST L 1 2 OUT)",
+                "set(L a b c d)\nlist(SUBLIST L 1 -1 OUT)",
+                "set(L a b c d)\nlist(SUBLIST L 2 10 OUT)",
+                "set(L a b c d)\nlist(SUBLIST L 0 0 OUT)",
+                "set(L a b c d)\nlist(SUBLIST L 3 1 OUT)",
+                "set(L a b c b)\nlist(FIND L b OUT)",
+                "set(L a b c)\nlist(FIND L c OUT)",
+                "set(L a b c)\nlist(FIND L z OUT)",
+                "set(L a b c)\nlist(POP_BACK L X)\nset(OUT \"${X}-${L}\")",
+                "set(L a b c)\nlist(POP_FRONT L X Y)\nset(OUT \"${X}-${Y}-${L}\")",
+                "set(L a b c)\nlist(POP_BACK L X Y)\nset(OUT \"${X}-${Y}-${L}\")",
+                "set(L a b c)\nlist(POP_BACK L)\nset(OUT \"${L}\")",
+                "set(L a b c)\nlist(POP_FRONT L)\nset(OUT \"${L}\")",
+                "set(L ab b1 cb ba)\nlist(FILTER L INCLUDE REGEX \"^b\")\nset(OUT \"${L}\")",
+                "set(L ab b1 cb ba)\nlist(FILTER L EXCLUDE REGEX \"b$\")\nset(OUT \"${L}\")",
+                "set(L a b)\nlist(TRANSFORM L APPEND _s)\nset(OUT \"${L}\")",
+                "set(L a b)\nlist(TRANSFORM L PREPEND p_)\nset(OUT \"${L}\")",
+                "set(L Ab cD)\nlist(TRANSFORM L TOLOWER)\nset(OUT \"${L}\")",
+                "set(L Ab cD)\nlist(TRANSFORM L TOUPPER)\nset(OUT \"${L}\")",
+                "set(L \" a\" \"b \")\nlist(TRANSFORM L STRIP)\nset(OUT \"${L}\")",
+                "set(L a b)\nlist(TRANSFORM L APPEND _s OUTPUT_VARIABLE OUT)\nstring(APPEND OUT \"-${L}\")",
+                "set(E \"\")\nlist(APPEND E x)\nset(OUT \"${E}\")",
+                "set(L a)\nlist(PREPEND L x y)\nset(OUT \"${L}\")",
+                "set(L a)\nlist(APPEND L)\nset(OUT \"${L}\")",
+                "set(L a b c)\nlist(GET L 1 OUT)\nlist(APPEND OUT z)",
+            ],
+        ),
+        outputs_table(
+            "string",
+            &[
+                "set(OUT a)\nstring(APPEND OUT b c)",
+                "set(OUT a)\nstring(PREPEND OUT b c)",
+                "string(APPEND OUT x)",
+                "string(CONCAT OUT a b c)",
+                "string(CONCAT OUT)",
+                "string(JOIN - OUT a b c)",
+                "string(JOIN - OUT a)",
+                "string(REPLACE a bb OUT banana ab)",
+                "string(REPLACE x y OUT abc)",
+                "string(TOLOWER AbC OUT)",
+                "string(TOUPPER AbC OUT)",
+                "string(LENGTH hello OUT)",
+                "string(LENGTH \"\" OUT)",
+                "string(STRIP \"  x y  \" OUT)",
+                "string(SUBSTRING abcdef 1 3 OUT)",
+                "string(SUBSTRING abcdef 2 -1 OUT)",
+                "string(SUBSTRING abcdef 4 100 OUT)",
+                "string(SUBSTRING abcdef 6 1 OUT)",
+                "string(SUBSTRING abcdef 0 0 OUT)",
+                "string(FIND abcabc bc OUT)",
+                "string(FIND abcabc bc OUT REVERSE)",
+                "string(FIND abc z OUT)",
+                "string(FIND abc a OUT)",
+                "string(REPEAT ab 3 OUT)",
+                "string(REPEAT ab 0 OUT)",
+                "string(COMPARE EQUAL a a OUT)",
+                "string(COMPARE EQUAL a b OUT)",
+                "string(COMPARE NOTEQUAL a a OUT)",
+                "string(COMPARE NOTEQUAL a b OUT)",
+                "string(COMPARE LESS a b OUT)",
+                "string(COMPARE LESS b a OUT)",
+                "string(COMPARE LESS a a OUT)",
+                "string(COMPARE GREATER b a OUT)",
+                "string(COMPARE GREATER a b OUT)",
+                "string(COMPARE GREATER a a OUT)",
+                "string(COMPARE LESS_EQUAL b b OUT)",
+                "string(COMPARE LESS_EQUAL c b OUT)",
+                "string(COMPARE LESS_EQUAL a b OUT)",
+                "string(COMPARE GREATER_EQUAL a b OUT)",
+                "string(COMPARE GREATER_EQUAL b b OUT)",
+                "string(COMPARE GREATER_EQUAL c b OUT)",
+                "string(REGEX MATCH \"[0-9]+\" OUT ab12cd34)",
+                "string(REGEX MATCHALL \"[0-9]+\" OUT ab12cd34)",
+                "string(REGEX MATCH \"z\" OUT abc)",
+                "string(REGEX MATCH \"b(c)\" OUT a bc d)\nset(OUT \"${OUT}-${CMAKE_MATCH_1}\")",
+                "string(REGEX REPLACE \"([a-z])([0-9])\" \"\\\\2\\\\1\" OUT a1b2)",
+                "string(REGEX REPLACE \"b+\" \"<&>\" OUT abbcb)",
+                "string(REGEX REPLACE \"^a\" \"x\" OUT aaa)",
+                "string(REGEX REPLACE \"[.]\" \"_\" OUT 1.2.3)",
+            ],
+        ),
+        outputs_table(
+            "math",
+            &[
+                "math(EXPR OUT \"1 | 6\")",
+                "math(EXPR OUT \"5 ^ 3\")",
+                "math(EXPR OUT \"6 & 3\")",
+                "math(EXPR OUT \"1 << 4\")",
+                "math(EXPR OUT \"256 >> 2\")",
+                "math(EXPR OUT \"2 + 3 * 4 - 1\")",
+                "math(EXPR OUT \"(2 + 3) * 4\")",
+                "math(EXPR OUT \"7 / 2\")",
+                "math(EXPR OUT \"-7 / 2\")",
+                "math(EXPR OUT \"7 % 3\")",
+                "math(EXPR OUT \"-7 % 3\")",
+                "math(EXPR OUT \"-(3 + 1)\")",
+                "math(EXPR OUT \"~5\")",
+                "math(EXPR OUT \"0x10 + 1\")",
+                "math(EXPR OUT \"255\" OUTPUT_FORMAT HEXADECIMAL)",
+                "math(EXPR OUT \"0x1f\" OUTPUT_FORMAT DECIMAL)",
+                "math(EXPR OUT \"1 + 2 | 4 & 6 ^ 1\")",
+                "math(EXPR OUT \"1 | 2 ^ 3 & 5\")",
+                "math(EXPR OUT \"1 << 2 + 1\")",
+                "math(EXPR OUT \"10 - 2 - 3\")",
+                "math(EXPR OUT \"100 / 10 / 5\")",
+                "math(EXPR OUT \"2*-3\")",
+                "math(EXPR OUT \" 3 \")",
+                "math(EXPR OUT \"--4\")",
+                "math(EXPR OUT \"+4\")",
+                "set(N 6)\nmath(EXPR OUT \"${N} * ${N}\")",
+            ],
+        ),
+        outputs_table(
+            "control flow",
+            &[
+                "foreach(i RANGE 3)\n  string(APPEND OUT ${i})\nendforeach()",
+                "foreach(i RANGE 2 5)\n  string(APPEND OUT ${i})\nendforeach()",
+                "foreach(i RANGE 1 10 3)\n  string(APPEND OUT ${i})\nendforeach()",
+                "foreach(i RANGE 0)\n  string(APPEND OUT ${i})\nendforeach()",
+                "set(L a b)\nset(M c)\nforeach(i IN LISTS L M ITEMS d e)\n  string(APPEND OUT ${i})\nendforeach()",
+                "foreach(i IN ITEMS)\n  string(APPEND OUT ${i})\nendforeach()\nset(OUT \"${OUT}x\")",
+                "foreach(i a b c d)\n  if(i STREQUAL b)\n    continue()\n  endif()\n  if(i STREQUAL d)\n    break()\n  endif()\n  string(APPEND OUT ${i})\nendforeach()",
+                "foreach(i a b)\n  foreach(j 1 2)\n    if(j STREQUAL 2)\n      break()\n    endif()\n    string(APPEND OUT ${i}${j})\n  endforeach()\nendforeach()",
+                "set(i before)\nforeach(i a b)\nendforeach()\nset(OUT \"${i}\")",
+                "set(K 0)\nwhile(TRUE)\n  math(EXPR K \"${K}+1\")\n  if(K GREATER 4)\n    break()\n  endif()\nendwhile()\nset(OUT ${K})",
+                "set(K 0)\nwhile(K LESS 5)\n  math(EXPR K \"${K}+1\")\n  if(K EQUAL 2)\n    continue()\n  endif()\n  string(APPEND OUT ${K})\nendwhile()",
+                "set(K 3)\nwhile(K GREATER 3)\n  set(OUT never)\nendwhile()\nset(OUT \"${OUT}done\")",
+                "if(FALSE)\n  set(OUT a)\nelseif(TRUE)\n  set(OUT b)\nelseif(TRUE)\n  set(OUT c)\nelse()\n  set(OUT d)\nendif()",
+                "if(FALSE)\n  set(OUT a)\nelseif(FALSE)\n  set(OUT b)\nelse()\n  set(OUT d)\nendif()",
+                "if(TRUE)\n  if(FALSE)\n    set(OUT a)\n  else()\n    set(OUT b)\n  endif()\nendif()",
+            ],
+        ),
+        outputs_table(
+            "functions and macros",
+            &[
+                "function(f1 a b)\n  set(OUT \"${a}-${b}-${ARGC}-${ARGV}-${ARGN}-${ARGV2}-${ARGV0}\" PARENT_SCOPE)\nendfunction()\nf1(1 2 3 4)",
+                "function(f2)\n  set(OUT in)\nendfunction()\nset(OUT out)\nf2()",
+                "function(f3)\n  set(OUT early PARENT_SCOPE)\n  return()\n  set(OUT late PARENT_SCOPE)\nendfunction()\nf3()",
+                "function(f4)\n  foreach(i a b c)\n    if(i STREQUAL \"b\")\n      return()\n    endif()\n    set(OUT ${i} PARENT_SCOPE)\n  endforeach()\nendfunction()\nf4()",
+                "macro(m1 a)\n  set(OUT \"${a}${ARGC}${ARGN}\")\nendmacro()\nm1(x y z)",
+                "macro(m2)\n  set(OUT \"${ARGV0}-${ARGV1}\")\nendmacro()\nm2(p q)",
+                "macro(m3 a)\n  if(a STREQUAL \"a\")\n    set(OUT named)\n  else()\n    set(OUT value)\n  endif()\nendmacro()\nset(a a)\nm3(zz)",
+                "function(outer)\n  function(inner)\n    set(OUT deep PARENT_SCOPE)\n  endfunction()\n  inner()\n  set(OUT \"${OUT}!\" PARENT_SCOPE)\nendfunction()\nouter()",
+                "function(f5)\n  set(X 1)\n  set(X 2 PARENT_SCOPE)\n  set(OUT ${X} PARENT_SCOPE)\nendfunction()\nset(X 0)\nf5()\nset(OUT \"${OUT}${X}\")",
+                "function(F6)\n  set(OUT upper PARENT_SCOPE)\nendfunction()\nf6()",
+                "function(f7 v)\n  set(${v} named PARENT_SCOPE)\nendfunction()\nf7(OUT)",
+                "function(f8)\n  set(OUT propagated)\n  return(PROPAGATE OUT)\nendfunction()\nf8()",
+                "set(OUT before)\nblock()\n  set(OUT inner)\nendblock()",
+                "set(OUT before)\nblock(PROPAGATE OUT)\n  set(OUT inner)\nendblock()",
+                "set(OUT a)\nblock(SCOPE_FOR VARIABLES)\n  set(OUT b PARENT_SCOPE)\nendblock()",
+                "macro(m4)\n  set(OUT \"${ARGN}\")\nendmacro()\nm4(a \"b c\" d)",
+                "function(f11)\n  set(OUT \"${ARGV}\" PARENT_SCOPE)\nendfunction()\nf11(a \"b;c\")",
+            ],
+        ),
+        outputs_table_with(
+            "variables and the cache",
+            &[
+                "set(X 5)\nunset(X)\nset(OUT \"${X}\")",
+                "set(OUT a b c)",
+                "set(OUT a)\nset(OUT)",
+                "set(OUT \"\")\nset(OUT \"${OUT}e\")",
+                "set(CX cached CACHE STRING \"\")\nset(CX normal)\nunset(CX)\nset(OUT ${CX})",
+                "set(CY first CACHE STRING \"\")\nset(CY second CACHE STRING \"\")\nset(OUT ${CY})",
+                "set(CW first CACHE STRING \"\")\nset(CW second CACHE STRING \"\" FORCE)\nset(OUT ${CW})",
+                "set(CZ n)\nset(CZ c CACHE STRING \"\")\nset(OUT ${CZ})",
+                "set(CI i CACHE INTERNAL \"\")\nset(OUT ${CI})",
+                "set(CV cached CACHE STRING \"\")\nset(CV normal)\nset(OUT \"$CACHE{CV}-${CV}\")",
+                "set(CU u CACHE STRING \"\")\nunset(CU CACHE)\nset(OUT \"${CU}\")",
+                "option(OPTX \"\" ON)\nset(OUT ${OPTX})",
+                "option(OPTZ \"\")\nset(OUT ${OPTZ})",
+                "set(OPTY normal)\noption(OPTY \"\" ON)\nset(OUT ${OPTY})",
+                "set(INNER b)\nset(OUTER_b deep)\nset(OUT \"${OUTER_${INNER}}\")",
+                "set(NAME1 OUT)\nset(${NAME1} indirect)",
+                "set(ENV{PP_SET} e1)\nset(OUT \"$ENV{PP_SET}\")",
+                "set(OUT \"a\\;b\")\nlist(LENGTH OUT OUT)",
+                "set(OUT [[a;b]])\nlist(LENGTH OUT OUT)",
+            ],
+            &[
+                (
+                    pairs(&[
+                        ("X", "x"),
+                        ("OUT", "o"),
+                        ("CX", "ux"),
+                        ("CY", "uy"),
+                        ("CI", "ui"),
+                        ("CV", "uv"),
+                        ("OPTX", "OFF"),
+                        ("OPTZ", "ON"),
+                    ]),
+                    vec![],
+                ),
+                (pairs(&[("CW", "uw"), ("CZ", "uz"), ("CU", "uu")]), vec![]),
+            ],
+        ),
+        outputs_table(
+            "argument parsing",
+            &[
+                "function(pa)\n  cmake_parse_arguments(A \"FLAG;OTHER\" \"ONE\" \"MANY\" ${ARGN})\n  set(OUT \"${A_FLAG}-${A_OTHER}-${A_ONE}-${A_MANY}-${A_UNPARSED_ARGUMENTS}\" PARENT_SCOPE)\nendfunction()\npa(u FLAG ONE 1 MANY x y)",
+                "function(pb)\n  cmake_parse_arguments(PARSE_ARGV 1 B \"\" \"K\" \"\")\n  set(OUT \"${B_K}-${B_UNPARSED_ARGUMENTS}\" PARENT_SCOPE)\nendfunction()\npb(skip K v z)",
+                "function(pd)\n  cmake_parse_arguments(D \"F\" \"\" \"\" ${ARGN})\n  if(D_F)\n    set(OUT yes PARENT_SCOPE)\n  else()\n    set(OUT no PARENT_SCOPE)\n  endif()\nendfunction()\npd(x)",
+                "function(pe)\n  cmake_parse_arguments(E \"\" \"ONE\" \"\" ${ARGN})\n  set(OUT \"${E_ONE}\" PARENT_SCOPE)\nendfunction()\npe(ONE a ONE b)",
+                "macro(pf)\n  cmake_parse_arguments(FM \"\" \"V\" \"\" ${ARGN})\n  set(OUT \"${FM_V}\")\nendmacro()\npf(V mv)",
+            ],
+        ),
+        outputs_table(
+            "file names and files",
+            &[
+                "get_filename_component(OUT a/b/c.tar.gz NAME)",
+                "get_filename_component(OUT a/b/c.tar.gz NAME_WE)",
+                "get_filename_component(OUT a/b/c.tar.gz EXT)",
+                "get_filename_component(OUT a/b/c.tar.gz LAST_EXT)",
+                "get_filename_component(OUT a/b/c.tar.gz NAME_WLE)",
+                "get_filename_component(OUT a/b/c.tar.gz DIRECTORY)",
+                "get_filename_component(OUT a/b/c.tar.gz PATH)",
+                "get_filename_component(OUT noext NAME_WE)",
+                "get_filename_component(OUT noext EXT)",
+                "get_filename_component(OUT \"${CMAKE_CURRENT_SOURCE_DIR}/pins\" ABSOLUTE)\nget_filename_component(OUT \"${OUT}\" NAME)",
+                "file(STRINGS \"${CMAKE_CURRENT_SOURCE_DIR}/pins/lines.txt\" OUT)",
+                "file(STRINGS \"${CMAKE_CURRENT_SOURCE_DIR}/pins/lines.txt\" OUT REGEX \"^[a-z]+$\")",
+                "file(STRINGS \"${CMAKE_CURRENT_SOURCE_DIR}/pins/lines.txt\" OUT LIMIT_COUNT 2)",
+                "file(STRINGS \"${CMAKE_CURRENT_SOURCE_DIR}/pins/lines.txt\" OUT REGEX \"^[a-z]\" LIMIT_COUNT 2)",
+                "file(READ \"${CMAKE_CURRENT_SOURCE_DIR}/pins/one.txt\" OUT)\nstring(STRIP \"${OUT}\" OUT)",
+                "file(READ \"${CMAKE_CURRENT_SOURCE_DIR}/pins/lines.txt\" OUT)\nstring(LENGTH \"${OUT}\" OUT)",
+            ],
+        ),
+        outputs_table(
+            "include, subdirectories and projects",
+            &[
+                "set(A_SET \"\")\ninclude(${CMAKE_CURRENT_SOURCE_DIR}/inc/a.cmake)\nset(OUT \"${A_NAME}-${A_DIR}-${A_SET}\")",
+                "include(${CMAKE_CURRENT_SOURCE_DIR}/inc/a.cmake RESULT_VARIABLE RV)\nget_filename_component(OUT \"${RV}\" NAME)\nset(OUT \"${OUT}-${A_SET}\")",
+                "include(${CMAKE_CURRENT_SOURCE_DIR}/inc/nope.cmake OPTIONAL RESULT_VARIABLE OUT)",
+                "set(G_COUNT \"\")\ninclude(${CMAKE_CURRENT_SOURCE_DIR}/inc/guarded.cmake)\ninclude(${CMAKE_CURRENT_SOURCE_DIR}/inc/guarded.cmake)\nset(OUT \"${G_COUNT}\")",
+                "include(${CMAKE_CURRENT_SOURCE_DIR}/inc/early.cmake)\nset(OUT \"${E_SEEN}\")",
+                "list(APPEND CMAKE_MODULE_PATH ${CMAKE_CURRENT_SOURCE_DIR}/modules)\ninclude(pinmod)\nset(OUT \"${MOD_SEEN}\")",
+                "set(SUB_LOCAL before)\nset(PARENT_IN p)\nadd_subdirectory(sub)\nset(OUT \"${SUB_LOCAL}-${SUB_UP}-${SUB_DIR_NAME}\")",
+                "project(inner VERSION 1.2.3 LANGUAGES NONE)\nset(OUT \"${PROJECT_NAME}-${PROJECT_VERSION}-${inner_VERSION_MINOR}-${PROJECT_VERSION_PATCH}\")",
+                "get_filename_component(OUT \"${CMAKE_CURRENT_LIST_FILE}\" NAME)",
+            ],
+        ),
+        outputs_table_with(
+            "names the user may set",
+            &[
+                "list(LENGTH NOPE OUT)",
+                "list(APPEND NEW1 x y)\nset(OUT \"${NEW1}\")",
+                "list(PREPEND NEW2 x)\nset(OUT \"${NEW2}\")",
+                "set(L a)\nset(Y was)\nlist(POP_FRONT L X Y)\nset(OUT \"${X}-${Y}-${L}\")",
+                "function(f9)\n  unset(OUT PARENT_SCOPE)\nendfunction()\nset(OUT v)\nf9()\nset(OUT \"${OUT}-\")",
+                "function(f10 a)\n  if(DEFINED ARGV1)\n    set(OUT d PARENT_SCOPE)\n  else()\n    set(OUT u PARENT_SCOPE)\n  endif()\nendfunction()\nf10(x)",
+                "function(pc)\n  cmake_parse_arguments(C \"\" \"ONE;TWO\" \"\" ${ARGN})\n  if(DEFINED C_ONE)\n    set(D d)\n  else()\n    set(D u)\n  endif()\n  set(OUT \"${D}-${C_KEYWORDS_MISSING_VALUES}-${C_TWO}\" PARENT_SCOPE)\nendfunction()\npc(ONE TWO b)",
+            ],
+            &[
+                (
+                    pairs(&[
+                        ("NOPE", "a;b"),
+                        ("NEW1", "n"),
+                        ("NEW2", "m"),
+                        ("Y", "y"),
+                        ("OUT", "o"),
+                        ("ARGV1", "a1"),
+                        ("C_ONE", "c1"),
+                        ("L", "l"),
+                    ]),
+                    vec![],
+                ),
+                (pairs(&[("Y", "y"), ("L", "l;m")]), vec![]),
+            ],
+        ),
+    ];
+    cases.extend(issue_13_cases());
+    cases
+}
+
+/// A configuration with an error: what CMake fetched before it, and after it where CMake goes
+/// on (every error but a fatal one).
+fn errors() -> Vec<Case> {
+    let fetch = |n: &str| {
+        format!(
+            "FetchContent_Declare({n} GIT_REPOSITORY https://example.invalid/{n}.git GIT_TAG t)\nFetchContent_MakeAvailable({n})\n"
+        )
+    };
+    [
+        ("message", "message(FATAL_ERROR \"stop\")\n"),
+        ("message SEND_ERROR", "message(SEND_ERROR \"stop\")\n"),
+        (
+            "a missing include",
+            "include(${CMAKE_CURRENT_SOURCE_DIR}/nope.cmake)\n",
+        ),
+        ("a sublist", "set(L a b c d)\nlist(SUBLIST L 5 1 X)\n"),
+        (
+            "a missing subdirectory",
+            "add_subdirectory(${CMAKE_CURRENT_SOURCE_DIR}/nope)\n",
+        ),
+        ("a list index", "set(L a)\nlist(GET L 5 X)\n"),
+        ("a substring", "string(SUBSTRING abc 5 1 X)\n"),
+        ("math", "math(EXPR X \"1 +\")\n"),
+        (
+            "a missing file",
+            "file(READ ${CMAKE_CURRENT_SOURCE_DIR}/nope.txt X)\n",
+        ),
+    ]
+    .iter()
+    .map(|(name, stop)| {
+        let top = format!(
+            "{}message(STATUS \"going on\")\n{stop}{}",
+            fetch("before"),
+            fetch("after")
+        );
+        case(
+            &format!("an error: {name}"),
+            &[("CMakeLists.txt", &top)],
+            false,
+        )
+    })
+    .collect()
+}
+
+/// One hand-written case per class of issue 13.
+fn issue_13_cases() -> Vec<Case> {
+    let mut cases = errors();
+    let conditions = format!(
+        r#"set(TAG {AFFECTED})
+if(FALSE)
+  set(TAG {FIX})
+elseif("a" STREQUAL "b" OR (1 LESS 0 AND NOT OFF))
+  set(TAG deadbeef)
+elseif(3.10 VERSION_GREATER 3.9 AND DEFINED TAG AND TAG MATCHES "^5063")
+  set(TAG "${{TAG}}")
+else()
+  set(TAG {FIX})
+endif()
+if(FALSE)
+  FetchContent_Declare(vllm-flash-attn GIT_REPOSITORY {FA} GIT_TAG {FIX})
+endif()
+FetchContent_Declare(vllm-flash-attn GIT_REPOSITORY {FA} GIT_TAG ${{TAG}})
+FetchContent_MakeAvailable(vllm-flash-attn)
+"#
+    );
+    cases.push(case(
+        "conditions",
+        &[("CMakeLists.txt", &conditions)],
+        false,
+    ));
+
+    let scopes = format!(
+        r#"set(TAG {AFFECTED})
+function(pick value)
+  set(TAG ${{value}})
+  set(OTHER ${{ARGN}} PARENT_SCOPE)
+endfunction()
+pick({FIX} extra)
+macro(choose v)
+  set(MTAG ${{v}})
+  set(MARGS "${{ARGN}}")
+endmacro()
+choose(${{TAG}} a b)
+set(PARENT_ONLY x PARENT_SCOPE)
+set(TAG {FIX} CACHE STRING "over a normal variable")
+set(C1 {AFFECTED} CACHE STRING "first")
+set(C1 {FIX} CACHE STRING "second, no FORCE")
+set(C2 {FIX} CACHE STRING "")
+set(C2 ${{C1}} CACHE STRING "" FORCE)
+option(USE_FIX "" OFF)
+if(USE_FIX)
+  set(MTAG {FIX})
+endif()
+FetchContent_Declare(vllm-flash-attn GIT_REPOSITORY {FA} GIT_TAG ${{MTAG}})
+FetchContent_MakeAvailable(vllm-flash-attn)
+FetchContent_Declare(other GIT_REPOSITORY https://example.invalid/o.git GIT_TAG ${{C2}})
+FetchContent_MakeAvailable(other)
+"#
+    );
+    let mut c = case("scopes", &[("CMakeLists.txt", &scopes)], true);
+    c.variants = vec![
+        (pairs(&[("USE_FIX", "ON")]), vec![]),
+        (pairs(&[("C1", "cafe")]), vec![]),
+    ];
+    cases.push(c);
+
+    let strings = r#"include(ExternalProject)
+string(CONCAT A "506341a1" "43fcabd4")
+set(B "bb79052a7605")
+string(APPEND B "ada727d6b3f5")
+string(REPLACE "bb" "bb" B "${B}")
+set(L "")
+list(APPEND L x "${A}${B}" y)
+list(GET L 1 TAG)
+string(TOUPPER "${TAG}" UP)
+string(TOLOWER "${UP}" TAG)
+file(STRINGS ${CMAKE_CURRENT_SOURCE_DIR}/pins/deepgemm.txt DG REGEX "^[0-9a-f]+$")
+file(READ ${CMAKE_CURRENT_SOURCE_DIR}/pins/qutlass.txt QT)
+string(STRIP "${QT}" QT)
+string(SUBSTRING "${QT}" 0 40 QT)
+math(EXPR N "2 * (3 + 4)")
+set(COUNT "")
+foreach(i RANGE 1 3)
+  string(APPEND COUNT "${i}")
+endforeach()
+set(K 0)
+while(K LESS 3)
+  math(EXPR K "${K} + 1")
+endwhile()
+FetchContent_Declare(vllm-flash-attn GIT_REPOSITORY https://github.com/vllm-project/flash-attention.git GIT_TAG ${TAG})
+FetchContent_MakeAvailable(vllm-flash-attn)
+FetchContent_Declare(deepgemm GIT_REPOSITORY https://github.com/vllm-project/DeepGEMM.git GIT_TAG ${DG})
+FetchContent_MakeAvailable(deepgemm)
+ExternalProject_Add(qutlass GIT_REPOSITORY https://github.com/IST-DASLab/qutlass.git GIT_TAG ${QT} SOURCE_DIR q-${N}-${COUNT}-${K})
+"#;
+    cases.push(case(
+        "strings",
+        &[
+            ("CMakeLists.txt", strings),
+            (
+                "pins/deepgemm.txt",
+                "# a comment\ne21c821f39a2056d68067a466c64ddc942200106\n",
+            ),
+            (
+                "pins/qutlass.txt",
+                "  830d2c4537c7396e14a02a46fbddd18b5d107c65\n\n",
+            ),
+        ],
+        false,
+    ));
+
+    let includes = r#"set(TAG first)
+include(third_party/fa.cmake)
+set(TAG third)
+add_subdirectory(sub)
+list(APPEND CMAKE_MODULE_PATH ${CMAKE_CURRENT_SOURCE_DIR}/modules)
+include(pinmod)
+FetchContent_MakeAvailable(vllm-flash-attn sub-dep mod-dep)
+"#;
+    let fa = format!(
+        "set(TAG {AFFECTED})\nFetchContent_Declare(vllm-flash-attn GIT_REPOSITORY {FA} GIT_TAG ${{TAG}})\n"
+    );
+    let sub = "set(TAG ${TAG}-sub)\nset(SUBDIR ${CMAKE_CURRENT_SOURCE_DIR})\nFetchContent_Declare(sub-dep GIT_REPOSITORY https://example.invalid/s.git GIT_TAG ${TAG})\n";
+    let module = "FetchContent_Declare(mod-dep GIT_REPOSITORY https://example.invalid/m.git GIT_TAG ${TAG}-mod)\n";
+    cases.push(case(
+        "includes",
+        &[
+            ("CMakeLists.txt", includes),
+            ("third_party/fa.cmake", &fa),
+            ("sub/CMakeLists.txt", sub),
+            ("modules/pinmod.cmake", module),
+        ],
+        false,
+    ));
+
+    let fetchcontent = format!(
+        r#"FetchContent_Declare(vllm-flash-attn GIT_REPOSITORY {FA})
+FetchContent_Declare(vllm-flash-attn GIT_REPOSITORY {FA} GIT_TAG {FIX})
+FetchContent_GetProperties(vllm-flash-attn)
+if(NOT vllm-flash-attn_POPULATED)
+  FetchContent_Populate(vllm-flash-attn)
+endif()
+FetchContent_MakeAvailable(vllm-flash-attn)
+FetchContent_Populate(
+  deepgemm
+  SUBBUILD_DIR ${{CMAKE_BINARY_DIR}}/_deps/deepgemm-subbuild
+  SOURCE_DIR ${{CMAKE_BINARY_DIR}}/_deps/deepgemm-src
+  GIT_REPOSITORY https://github.com/vllm-project/DeepGEMM.git
+  GIT_TAG e21c821f39a2056d68067a466c64ddc942200106
+)
+FetchContent_Declare(local-dep GIT_REPOSITORY https://example.invalid/l.git GIT_TAG {AFFECTED})
+FetchContent_MakeAvailable(local-dep)
+include(CPM)
+CPMAddPackage(NAME fmt GITHUB_REPOSITORY fmtlib/fmt VERSION 10.2.1)
+CPMAddPackage(NAME fmt GITHUB_REPOSITORY fmtlib/fmt GIT_TAG other)
+"#
+    );
+    let mut c = case("fetchcontent", &[("CMakeLists.txt", &fetchcontent)], true);
+    c.variants = vec![(
+        pairs(&[("FETCHCONTENT_SOURCE_DIR_LOCAL-DEP", "/tmp")]),
+        vec![],
+    )];
+    cases.push(c);
+
+    let (env_top, presets) = environment_tree();
+    let mut c = case(
+        "env",
+        &[("CMakeLists.txt", &env_top), ("CMakePresets.json", presets)],
+        true,
+    );
+    c.variants = vec![
+        (vec![], pairs(&[("PP_FA_TAG", AFFECTED)])),
+        (
+            pairs(&[("FA_REPO", "https://mirror.invalid/fa.git")]),
+            vec![],
+        ),
+    ];
+    cases.push(c);
+    cases
+}
+
+/// The environment case's top file (without [`HEAD`]) and its presets.
+pub(super) fn environment_tree() -> (String, &'static str) {
+    let top = format!(
+        r#"if(DEFINED ENV{{PP_FA_TAG}})
+  set(TAG $ENV{{PP_FA_TAG}})
+else()
+  set(TAG {FIX})
+endif()
+set(FA_REPO {FA} CACHE STRING "")
+FetchContent_Declare(vllm-flash-attn GIT_REPOSITORY ${{FA_REPO}} GIT_TAG ${{TAG}})
+FetchContent_MakeAvailable(vllm-flash-attn)
+"#
+    );
+    let presets = r#"{"version": 3, "configurePresets": [{"name": "mirror", "binaryDir": "b", "cacheVariables": {"FA_REPO": "https://mirror.invalid/fa.git"}}]}"#;
+    (top, presets)
+}
+
+/// The preset is a configuration of its own, with the mirror (no CMake needed).
+pub(super) fn preset_tree() -> std::collections::BTreeMap<String, String> {
+    let (top, presets) = environment_tree();
+    files(&[
+        ("CMakeLists.txt", &format!("{HEAD}{top}")),
+        ("CMakePresets.json", presets),
+    ])
+}
