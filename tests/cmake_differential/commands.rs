@@ -347,6 +347,34 @@ pub(super) fn command_cases() -> Vec<Case> {
                 (pairs(&[("Y", "y"), ("L", "l;m")]), vec![]),
             ],
         ),
+        // A bare name compared (the right of a binary operator is a variable only if one of
+        // that name exists) that the tree mentions only elsewhere: in a reference, or as the
+        // name a later `set`/`option`/`unset` gives. The user may set each (`-D`).
+        outputs_table_with(
+            "names the tree mentions only elsewhere",
+            &[
+                "if(\"x\" STREQUAL REF_ONLY)\n  set(OUT 1)\nendif()",
+                "if(\"x\" STREQUAL REF_ONLY_2)\n  set(OUT 1)\nendif()",
+                "if(\"x\" STREQUAL SET_LATER_1)\n  set(OUT 1)\nendif()",
+                "if(\"x\" STREQUAL OPTION_LATER)\n  set(OUT 1)\nendif()",
+                "if(\"x\" STREQUAL UNSET_LATER)\n  set(OUT 1)\nendif()",
+                "if(\"x\" STREQUAL NEVER_NAMED)\n  set(OUT 1)\nendif()",
+                "message(STATUS \"${REF_ONLY}/${REF_ONLY_2}\")\nset( SET_LATER_1 y)\noption(OPTION_LATER \"\" OFF)\nunset(UNSET_LATER)",
+            ],
+            &[
+                (
+                    pairs(&[
+                        ("REF_ONLY", "x"),
+                        ("REF_ONLY_2", "x"),
+                        ("SET_LATER_1", "x"),
+                        ("OPTION_LATER", "x"),
+                        ("UNSET_LATER", "x"),
+                    ]),
+                    vec![],
+                ),
+                (pairs(&[("REF_ONLY_2", "x")]), vec![]),
+            ],
+        ),
     ];
     cases.extend(issue_13_cases());
     cases
