@@ -152,7 +152,12 @@ pub(super) fn list(args: &[Arg], get: &dyn Fn(&str) -> Val) -> Result<Option<Set
             };
             let b: usize = b.trim().parse().map_err(|_| "list(SUBLIST) begin")?;
             let l: i64 = l.trim().parse().map_err(|_| "list(SUBLIST) length")?;
-            if b > items.len() {
+            if l < -1 {
+                return Err(format!("list(SUBLIST) length {l} is under -1"));
+            }
+            // An empty list gives an empty sublist whatever the begin; otherwise the begin
+            // must be an element.
+            if !items.is_empty() && b >= items.len() {
                 return Err("list(SUBLIST) begin out of range".into());
             }
             let end = if l < 0 {
@@ -160,7 +165,8 @@ pub(super) fn list(args: &[Arg], get: &dyn Fn(&str) -> Val) -> Result<Option<Set
             } else {
                 (b + l as usize).min(items.len())
             };
-            vec![(out.clone(), val(items[b..end].join(";"), taint))]
+            let got = items.get(b..end).unwrap_or_default();
+            vec![(out.clone(), val(got.join(";"), taint))]
         }
         "FIND" => {
             let (Some(x), Some(out)) = (texts.first(), texts.get(1)) else {
@@ -303,6 +309,9 @@ pub(super) fn string(
                 .map_err(|_| "string(SUBSTRING) begin")?;
             let l: i64 = len.trim().parse().map_err(|_| "string(SUBSTRING) length")?;
             let bytes = input.as_bytes();
+            if l < -1 {
+                return Err(format!("string(SUBSTRING) length {l} is under -1"));
+            }
             if b > bytes.len() {
                 return Err("string(SUBSTRING) begin out of range".into());
             }
@@ -507,11 +516,8 @@ pub(super) fn math(args: &[Arg]) -> Result<Option<Sets>, String> {
         return Err(format!("math(EXPR) cannot parse `{}`", expr.text));
     };
     let text = if hex {
-        if v < 0 {
-            format!("-0x{:x}", v.unsigned_abs())
-        } else {
-            format!("0x{v:x}")
-        }
+        // CMake prints the 64 bits as unsigned (`-1` is `0xffffffffffffffff`).
+        format!("0x{:x}", v as u64)
     } else {
         v.to_string()
     };
