@@ -265,6 +265,14 @@ fn cmake_files_over_the_cap_are_refused() {
         }
         other => panic!("{other:?}"),
     }
+    // The cap itself is allowed: a file of exactly MAX_CMAKE_BYTES is read.
+    let at_cap = format!("# {}\n", "x".repeat(MAX_CMAKE_BYTES - 3));
+    assert_eq!(at_cap.len(), MAX_CMAKE_BYTES);
+    assert!(tokenize_file("CMakeLists.txt", at_cap.as_bytes()).is_ok());
+    assert!(matches!(
+        tokenize_file("CMakeLists.txt", format!("{at_cap}\n").as_bytes()),
+        Err(CmakeError::TooLarge { size, .. }) if size == MAX_CMAKE_BYTES + 1
+    ));
 }
 
 /// The fetch `k`'s tag text in each configuration, by preset (`None`: no preset).
