@@ -402,6 +402,38 @@ pub(super) fn command_cases() -> Vec<Case> {
                 (pairs(&[("REF_ONLY_2", "x")]), vec![]),
             ],
         ),
+        // Policies as the policy version and `cmake_policy()` set them, oldest first (each
+        // step's version holds for the steps after it).
+        outputs_table_with(
+            "policies",
+            &[
+                "cmake_minimum_required(VERSION 3.12)\nset(OPTP normal)\noption(OPTP \"\" ON)\nset(OUT ${OPTP})",
+                "cmake_policy(SET CMP0077 NEW)\nset(OPTQ normal)\noption(OPTQ \"\" ON)\nset(OUT ${OPTQ})",
+                "cmake_minimum_required(VERSION 3.20)\nset(CP n)\nset(CP c CACHE STRING \"\")\nset(OUT ${CP})",
+                "cmake_policy(PUSH)\ncmake_policy(SET CMP0126 NEW)\nset(CQ n)\nset(CQ c CACHE STRING \"\")\nset(OUT ${CQ})\ncmake_policy(POP)",
+                "set(CR n)\nset(CR c CACHE STRING \"\")\nset(OUT ${CR})",
+                "cmake_minimum_required(VERSION 3.24)\nfunction(rp1)\n  set(OUT p)\n  return(PROPAGATE OUT)\nendfunction()\nrp1()\nset(OUT \"${OUT}-\")",
+                "cmake_minimum_required(VERSION 3.5...3.26)\nset(CS n)\nset(CS c CACHE STRING \"\")\nset(OUT ${CS})",
+                "cmake_policy(VERSION 3.25)\nfunction(rp2)\n  set(OUT p)\n  return(PROPAGATE OUT)\nendfunction()\nrp2()",
+                "string(REGEX REPLACE \"^a\" x OUT aaa)",
+                "function(px)\n  cmake_parse_arguments(PARSE_ARGV 0 X \"\" \"ONE;TWO\" \"\")\n  foreach(k ONE TWO)\n    if(DEFINED X_${k})\n      string(APPEND D d)\n    else()\n      string(APPEND D u)\n    endif()\n  endforeach()\n  set(OUT \"${D}\" PARENT_SCOPE)\nendfunction()\nset(D \"\")\npx(ONE \"\" TWO)",
+                "cmake_minimum_required(VERSION 3.31)\nfunction(pz)\n  cmake_parse_arguments(Z \"\" \"ONE\" \"\" ${ARGN})\n  if(DEFINED Z_ONE)\n    set(OUT d PARENT_SCOPE)\n  else()\n    set(OUT u PARENT_SCOPE)\n  endif()\nendfunction()\npz(ONE)",
+                "function(py)\n  cmake_parse_arguments(PARSE_ARGV 0 Y \"\" \"ONE;TWO\" \"\")\n  foreach(k ONE TWO)\n    if(DEFINED Y_${k})\n      string(APPEND D d)\n    else()\n      string(APPEND D u)\n    endif()\n  endforeach()\n  set(OUT \"${D}\" PARENT_SCOPE)\nendfunction()\nset(D \"\")\npy(ONE \"\" TWO)",
+                "cmake_minimum_required(VERSION 4.1)\nstring(REGEX REPLACE \"^a\" x OUT aaa)",
+                "string(REGEX MATCHALL \"^a\" OUT aaa)",
+            ],
+            &[(
+                pairs(&[
+                    ("OPTP", "OFF"),
+                    ("OPTQ", "OFF"),
+                    ("CP", "u"),
+                    ("CQ", "u"),
+                    ("CR", "u"),
+                    ("CS", "u"),
+                ]),
+                vec![],
+            )],
+        ),
     ];
     cases.extend(issue_13_cases());
     cases

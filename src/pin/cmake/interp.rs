@@ -297,6 +297,8 @@ pub(super) struct State {
     /// Files an `include_guard(GLOBAL)` (`None`) or `include_guard(DIRECTORY)` (the directory)
     /// has guarded.
     guards: HashSet<(Option<String>, String)>,
+    /// `cmake_policy(PUSH)`ed policy settings.
+    policy_stack: Vec<((u64, u64), HashMap<String, bool>)>,
 }
 
 /// One run of the program under one sequence of decisions.
@@ -567,6 +569,7 @@ impl<'m, 'v> Run<'m, 'v> {
                 wild: Vec::new(),
                 returning: Vec::new(),
                 guards: HashSet::new(),
+                policy_stack: Vec::new(),
             },
             no_default: false,
             summarizing: 0,
@@ -1685,13 +1688,24 @@ impl<'m, 'v> Run<'m, 'v> {
         let texts: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
         match texts.as_slice() {
             ["VERSION", v, ..] => {
-                let min = v.split("...").next().unwrap_or(v);
-                let mut parts = min.split('.').map(|p| p.parse::<u64>().unwrap_or(0));
+                // `min...max`: policies as of `max` (every CMake that runs this knows them).
+                let version = v.rsplit("...").next().unwrap_or(v);
+                let mut parts = version.split('.').map(|p| p.parse::<u64>().unwrap_or(0));
                 self.st.policy_version = (parts.next().unwrap_or(3), parts.next().unwrap_or(0));
                 self.st.policies.clear();
             }
             ["SET", id, value, ..] => {
                 self.st.policies.insert(id.to_string(), *value == "NEW");
+            }
+            ["PUSH"] => {
+                let top = (self.st.policy_version, self.st.policies.clone());
+                self.st.policy_stack.push(top);
+            }
+            ["POP"] => {
+                if let Some((version, policies)) = self.st.policy_stack.pop() {
+                    self.st.policy_version = version;
+                    self.st.policies = policies;
+                }
             }
             _ => {}
         }
@@ -1901,19 +1915,23 @@ impl<'m, 'v> Run<'m, 'v> {
     }
 
     fn cmd_parse_arguments(&mut self, args: &[Arg], line: u32) -> Result<(), Stop> {
-        let (values, prefix, opts, one, multi): (Vec<Val>, _, _, _, _) =
-            if args.first().is_some_and(|a| a.text == "PARSE_ARGV") {
-                let n: usize = args
-                    .get(1)
-                    .and_then(|a| a.text.parse().ok())
-                    .ok_or_else(|| Stop::Error(format!("{}: PARSE_ARGV index", self.here(line))))?;
-                let argc: usize = self.var("ARGC").text.parse().unwrap_or(0);
-                let vals = (n..argc).map(|i| self.var(&format!("ARGV{i}"))).collect();
-                (vals, args.get(2), args.get(3), args.get(4), args.get(5))
-            } else {
-                let vals = args.iter().skip(4).map(Arg::val).collect();
-                (vals, args.first(), args.get(1), args.get(2), args.get(3))
-            };
+        let parse_argv = args.first().is_some_and(|a| a.text == "PARSE_ARGV");
+        // CMP0174 (3.31): the PARSE_ARGV form defines a single-value keyword given without a
+        // value (or with an empty one) as an empty string; before it, and in the other form,
+        // such a keyword leaves the variable undefined.
+        let empty_defined = parse_argv && self.policy("CMP0174", (3, 31));
+        let (values, prefix, opts, one, multi): (Vec<Val>, _, _, _, _) = if parse_argv {
+            let n: usize = args
+                .get(1)
+                .and_then(|a| a.text.parse().ok())
+                .ok_or_else(|| Stop::Error(format!("{}: PARSE_ARGV index", self.here(line))))?;
+            let argc: usize = self.var("ARGC").text.parse().unwrap_or(0);
+            let vals = (n..argc).map(|i| self.var(&format!("ARGV{i}"))).collect();
+            (vals, args.get(2), args.get(3), args.get(4), args.get(5))
+        } else {
+            let vals = args.iter().skip(4).map(Arg::val).collect();
+            (vals, args.first(), args.get(1), args.get(2), args.get(3))
+        };
         let Some(prefix) = prefix.map(|p| p.text.clone()) else {
             return Ok(());
         };
@@ -1967,11 +1985,15 @@ impl<'m, 'v> Run<'m, 'v> {
         }
         for k in one.iter().chain(&multi) {
             let name = format!("{prefix}_{k}");
+            let is_one = one.contains(k);
+            // PARSE_ARGV keeps an empty argument: a single value that is empty is no value.
+            let has_value = |list: &[Val]| {
+                list.iter()
+                    .any(|v| !(parse_argv && is_one && v.text.is_empty()))
+            };
             match found.get(k) {
-                Some(list) if !list.is_empty() => self.set_var(&name, join(list)),
-                Some(_) if self.policy("CMP0174", (3, 31)) && one.contains(k) => {
-                    self.set_var(&name, Val::exact(""))
-                }
+                Some(list) if has_value(list) => self.set_var(&name, join(list)),
+                Some(_) if empty_defined && is_one => self.set_var(&name, Val::exact("")),
                 _ => {
                     self.scope_mut().remove(&name);
                 }
