@@ -523,9 +523,85 @@ fn errors() -> Vec<Case> {
     .collect()
 }
 
+/// How FetchContent, ExternalProject and CPM calls become fetches: one case a rule.
+fn fetch_cases() -> Vec<Case> {
+    let d = |n: &str, tag: &str| {
+        format!(
+            "FetchContent_Declare({n} GIT_REPOSITORY https://example.invalid/{n}.git GIT_TAG {tag})\n"
+        )
+    };
+    let scenarios: Vec<(&str, String)> = vec![
+        (
+            "names in any case",
+            format!("{}FetchContent_MakeAvailable(A)\n", d("a", "t1")),
+        ),
+        (
+            "the first declaration wins",
+            format!("{}{}FetchContent_MakeAvailable(b)\n", d("b", "t1"), d("b", "t2")),
+        ),
+        (
+            "the last of a repeated keyword",
+            "FetchContent_Declare(c GIT_REPOSITORY https://example.invalid/c.git GIT_TAG t1 GIT_TAG t2)\nFetchContent_MakeAvailable(c)\n".into(),
+        ),
+        (
+            "made available twice",
+            format!("{}FetchContent_MakeAvailable(e)\nFetchContent_MakeAvailable(e)\nFetchContent_Populate(e)\n", d("e", "t1")),
+        ),
+        (
+            "several at once",
+            format!("{}{}FetchContent_MakeAvailable(g f)\n", d("f", "t1"), d("g", "t2")),
+        ),
+        (
+            "declared in a function",
+            format!("function(decl)\n  {}endfunction()\ndecl()\nFetchContent_MakeAvailable(h)\n", d("h", "t1")),
+        ),
+        (
+            "declared where CMake never goes",
+            format!("if(FALSE)\n  {}endif()\n{}FetchContent_MakeAvailable(i)\n", d("i", "t1"), d("i", "t2")),
+        ),
+        (
+            "a source directory set in the file",
+            format!("set(FETCHCONTENT_SOURCE_DIR_J ${{CMAKE_CURRENT_SOURCE_DIR}})\n{}FetchContent_MakeAvailable(j)\n", d("j", "t1")),
+        ),
+        (
+            "a source directory set empty or off",
+            format!("set(FETCHCONTENT_SOURCE_DIR_K \"\")\nset(FETCHCONTENT_SOURCE_DIR_L OFF)\n{}{}FetchContent_MakeAvailable(k l)\n", d("k", "t1"), d("l", "t2")),
+        ),
+        (
+            "a declaration only",
+            format!("{}", d("m", "t1")),
+        ),
+        (
+            "a populate with its own details",
+            "FetchContent_Populate(n SOURCE_DIR ${CMAKE_BINARY_DIR}/n GIT_REPOSITORY https://example.invalid/n.git GIT_TAG t1)\nFetchContent_Populate(o SOURCE_DIR ${CMAKE_CURRENT_SOURCE_DIR})\n".into(),
+        ),
+        (
+            "an external project by URL and by repository",
+            "include(ExternalProject)\nExternalProject_Add(p URL https://example.invalid/p.tar.gz)\nExternalProject_Add(q GIT_REPOSITORY https://example.invalid/q.git GIT_TAG t1)\n".into(),
+        ),
+        (
+            "a tag from a variable set after the declaration",
+            "set(T before)\nFetchContent_Declare(r GIT_REPOSITORY https://example.invalid/r.git GIT_TAG ${T})\nset(T after)\nFetchContent_MakeAvailable(r)\n".into(),
+        ),
+        (
+            "an undeclared name",
+            format!("{}FetchContent_MakeAvailable(s nosuch)\n", d("s", "t1")),
+        ),
+        (
+            "a CPM package once",
+            "include(CPM)\nCPMAddPackage(NAME u GIT_REPOSITORY https://example.invalid/u.git GIT_TAG t1)\nCPMAddPackage(NAME U GIT_REPOSITORY https://example.invalid/u.git GIT_TAG t2)\nCPMAddPackage(NAME w GITHUB_REPOSITORY o/w VERSION 1.2)\n".into(),
+        ),
+    ];
+    scenarios
+        .iter()
+        .map(|(name, top)| case(&format!("fetch: {name}"), &[("CMakeLists.txt", top)], false))
+        .collect()
+}
+
 /// One hand-written case per class of issue 13.
 fn issue_13_cases() -> Vec<Case> {
     let mut cases = errors();
+    cases.extend(fetch_cases());
     let conditions = format!(
         r#"set(TAG {AFFECTED})
 if(FALSE)
