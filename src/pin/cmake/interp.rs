@@ -231,6 +231,8 @@ impl<'v> Machine<'v> {
 
 #[derive(Clone)]
 struct Def {
+    /// As the definition spells it (`CMAKE_CURRENT_FUNCTION`).
+    name: String,
     params: Vec<String>,
     body: Rc<Vec<Node>>,
     is_macro: bool,
@@ -238,7 +240,8 @@ struct Def {
 
 impl PartialEq for Def {
     fn eq(&self, other: &Def) -> bool {
-        self.params == other.params
+        self.name == other.name
+            && self.params == other.params
             && self.is_macro == other.is_macro
             && Rc::ptr_eq(&self.body, &other.body)
     }
@@ -852,6 +855,7 @@ impl<'m, 'v> Run<'m, 'v> {
                         self.st.commands.insert(
                             name.text.to_ascii_lowercase(),
                             Def {
+                                name: name.text.clone(),
                                 params: params.iter().map(|p| p.text.clone()).collect(),
                                 body: body.clone(),
                                 is_macro: *is_macro,
@@ -1212,7 +1216,9 @@ impl<'m, 'v> Run<'m, 'v> {
                 match mode {
                     "ITEMS" => items.push(a.val()),
                     "LISTS" | "ZIP_LISTS" => {
-                        let v = self.var(&a.text);
+                        // A variable, never a macro's argument (`ARGN` in a macro is the
+                        // caller's variable).
+                        let v = self.read_var(&a.text);
                         let mut taint = v.taint.clone();
                         taint.extend(a.taint.iter().cloned());
                         let list: Vec<Val> = list_items(&v.text)
@@ -1465,6 +1471,10 @@ impl<'m, 'v> Run<'m, 'v> {
             let before = self.st.clone();
             let mut scope = self.st.scopes.last().cloned().unwrap_or_default();
             scope.extend(frame.clone());
+            scope.insert(
+                "CMAKE_CURRENT_FUNCTION".into(),
+                Val::exact(def.name.clone()),
+            );
             self.st.scopes.push(scope);
             self.st.macro_frames.push(None);
             self.summarizing += 1;

@@ -297,7 +297,11 @@ pub(super) fn expand(token: &Token, scope: &dyn Lookup) -> Result<Vec<Arg>, Expa
         }
         Quoting::Unquoted => {
             let v = expand_text(&token.text, scope)?;
-            let mut items = split_list(&v.text);
+            // Split on `;`; an escaped `\;` does not split and is `;` in the element.
+            let mut items: Vec<String> = split_list(&v.text)
+                .into_iter()
+                .map(|i| i.replace("\\;", ";"))
+                .collect();
             // An unknown value that is empty by default may not be empty: keep one element
             // standing for it, so its inputs are not lost with the empty argument.
             if items.is_empty() && !v.taint.is_empty() {
