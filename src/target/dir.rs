@@ -62,9 +62,16 @@ impl View for DirView {
         let mut seen = std::collections::HashSet::new();
         let mut stack = vec![(start, dir.trim_end_matches('/').to_string())];
         while let Some((abs, rel)) = stack.pop() {
+            // Nothing is under a path that is missing or crosses a file.
+            let absent = |e: &std::io::Error| {
+                matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                )
+            };
             let meta = match std::fs::metadata(&abs) {
                 Ok(meta) => meta,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) if absent(&e) => continue,
                 Err(e) => return Err(self.io(abs, e)),
             };
             if !seen.insert((meta.dev(), meta.ino())) {
@@ -72,7 +79,7 @@ impl View for DirView {
             }
             let entries = match std::fs::read_dir(&abs) {
                 Ok(entries) => entries,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) if absent(&e) => continue,
                 Err(e) => return Err(self.io(abs, e)),
             };
             for entry in entries {

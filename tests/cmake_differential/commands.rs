@@ -11,6 +11,8 @@ use super::{AFFECTED, Case, FA, FIX, HEAD, case, files, pairs};
 /// Files besides `CMakeLists.txt` that the tables read.
 const TABLE_FILES: &[(&str, &str)] = &[
     ("pins/lines.txt", "# a comment\nabc\n\ndef 1\nghi\n"),
+    ("pins/deep/d.txt", "d\n"),
+    ("pins/deep/er/e.txt", "e\n"),
     (
         "pins/one.txt",
         "  830d2c4537c7396e14a02a46fbddd18b5d107c65\n\n",
@@ -345,6 +347,15 @@ pub(super) fn command_cases() -> Vec<Case> {
                 "file(GLOB OUT RELATIVE ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/pins/*.txt)",
                 "file(GLOB_RECURSE OUT RELATIVE ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/*.cmake)",
                 "file(GLOB OUT RELATIVE ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/pins/?ne.txt)",
+                "file(GLOB OUT RELATIVE ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/*/a.cmake)",
+                "file(GLOB OUT RELATIVE ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/pins/*/*.txt)",
+                "file(GLOB OUT RELATIVE ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/pins/one.txt)",
+                "file(GLOB OUT RELATIVE ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/inc/*a*e*.cmake)",
+                "file(GLOB OUT RELATIVE ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/inc/?.cmake ${CMAKE_CURRENT_SOURCE_DIR}/pins/*.txt)",
+                "file(GLOB_RECURSE OUT RELATIVE ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/pins/*.txt)",
+                "file(GLOB_RECURSE OUT RELATIVE ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/p*/*.txt)",
+                "file(GLOB_RECURSE OUT RELATIVE ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/pins/deep/*)",
+                "file(GLOB_RECURSE OUT RELATIVE ${CMAKE_CURRENT_SOURCE_DIR}/pins ${CMAKE_CURRENT_SOURCE_DIR}/pins/*.txt)",
                 "file(GLOB OUT RELATIVE ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/nope/*)\nset(OUT \"${OUT}-\")",
                 "get_filename_component(OUT \"${CMAKE_CURRENT_SOURCE_DIR}/pins\" ABSOLUTE)\nget_filename_component(OUT \"${OUT}\" NAME)",
                 "file(STRINGS \"${CMAKE_CURRENT_SOURCE_DIR}/pins/lines.txt\" OUT)",

@@ -37,6 +37,15 @@ pub(super) fn glob(
     let literal = segments.iter().take_while(|s| !is_glob(s)).count();
     let prefix = segments.get(..literal).unwrap_or_default().join("/");
     let rest = segments.get(literal..).unwrap_or_default();
+    if rest.is_empty() {
+        // No wildcard: the file itself, if it is one.
+        let parent = prefix.rsplit_once('/').map_or("", |(d, _)| d);
+        return Ok(view
+            .files_under(parent)?
+            .into_iter()
+            .filter(|f| *f == prefix)
+            .collect());
+    }
     let files = view.files_under(&prefix)?;
     let skip = if prefix.is_empty() {
         0
