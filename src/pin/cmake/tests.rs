@@ -146,6 +146,10 @@ fn declarations_no_configuration_reaches_are_kept_with_their_own_files_values() 
             "third_party/cpm/deps.cmake",
             "CPMAddPackage(\"gh:owner/proj#v1.2\")\n",
         ),
+        (
+            "third_party/inputs.cmake",
+            "FetchContent_Declare(from_env GIT_REPOSITORY r GIT_TAG $ENV{PP_TAG})\nFetchContent_Declare(from_cache GIT_REPOSITORY r GIT_TAG $CACHE{PP_TAG})\nFetchContent_Declare(from_var GIT_REPOSITORY r GIT_TAG ${PP_TAG})\n",
+        ),
     ])
     .expect("evaluates");
     let got: Vec<(String, String, u32, Option<String>)> = e
@@ -169,6 +173,26 @@ fn declarations_no_configuration_reaches_are_kept_with_their_own_files_values() 
                 "third_party/cpm/deps.cmake".into(),
                 1,
                 Some("v1.2".into())
+            ),
+            // A value the file's own set()s do not give stays unresolved, wherever it would
+            // come from.
+            (
+                "from_env".into(),
+                "third_party/inputs.cmake".into(),
+                1,
+                None
+            ),
+            (
+                "from_cache".into(),
+                "third_party/inputs.cmake".into(),
+                2,
+                None
+            ),
+            (
+                "from_var".into(),
+                "third_party/inputs.cmake".into(),
+                3,
+                None
             ),
             (
                 "moved".into(),
