@@ -652,6 +652,15 @@ fn fetch_cases() -> Vec<Case> {
             "set(T before)\nFetchContent_Declare(r GIT_REPOSITORY https://example.invalid/r.git GIT_TAG ${T})\nset(T after)\nFetchContent_MakeAvailable(r)\n".into(),
         ),
         (
+            "a quoted list as the tag",
+            "set(L t1 t2)\nFetchContent_Declare(x1 GIT_REPOSITORY https://example.invalid/x1.git GIT_TAG \"${L}\")\nFetchContent_MakeAvailable(x1)\n".into(),
+        ),
+        (
+            // The tag hidden in a quoted repository value is still the tag CMake fetches.
+            "a keyword inside a quoted value",
+            format!("FetchContent_Declare(vllm-flash-attn GIT_REPOSITORY \"{FA};GIT_TAG;{AFFECTED}\")\nFetchContent_MakeAvailable(vllm-flash-attn)\n"),
+        ),
+        (
             "an undeclared name",
             format!("{}FetchContent_MakeAvailable(s nosuch)\n", d("s", "t1")),
         ),

@@ -1291,7 +1291,10 @@ impl<'m, 'v> Run<'m, 'v> {
         if NO_EFFECT.contains(&name.as_str()) {
             return Ok(Flow::Next);
         }
-        let args = self.expand_args(&inv.args)?;
+        let mut args = self.expand_args(&inv.args)?;
+        if is_fetch_command(&name) {
+            args = list_elements(args);
+        }
         match name.as_str() {
             "set" => {
                 let raw = inv.args.first().map(|t| t.text.as_str()).unwrap_or("");
@@ -2459,6 +2462,35 @@ impl<'m, 'v> Run<'m, 'v> {
         };
         self.st.fetches.push(f);
     }
+}
+
+/// The arguments as a function implemented in CMake sees them through `${ARGN}` (as
+/// FetchContent, ExternalProject and CPM are): a quoted list is its elements, so
+/// `GIT_TAG "a;b"` is the tag `a` and an element `GIT_TAG` inside a quoted value is a keyword.
+fn list_elements(args: Vec<Arg>) -> Vec<Arg> {
+    let mut out = Vec::with_capacity(args.len());
+    for a in args {
+        let items = super::value::split_list(&a.text);
+        if items.len() == 1 && items.first().is_some_and(|i| *i == a.text) {
+            out.push(a);
+            continue;
+        }
+        // An unknown value that is empty by default still stands for its inputs.
+        if items.is_empty() && !a.taint.is_empty() {
+            out.push(Arg { quoted: false, ..a });
+            continue;
+        }
+        for text in items {
+            out.push(Arg {
+                text: text.replace("\\;", ";"),
+                taint: a.taint.clone(),
+                quoted: false,
+                line: a.line,
+                alts: Vec::new(),
+            });
+        }
+    }
+    out
 }
 
 fn is_fetch_command(name: &str) -> bool {
