@@ -479,3 +479,108 @@ pub(super) fn expand_text(text: &str, scope: &dyn Lookup) -> Result<Val, ExpandE
         alts,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A value joined from two sides of join `join`: `texts[0]` on the default side.
+    fn joined_value(join: u32, texts: &[&str]) -> Val {
+        let alts: Vec<Alt> = texts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| Alt {
+                text: t.to_string(),
+                when: vec![Outcome {
+                    join,
+                    outcome: i == 0,
+                    default_side: i == 0,
+                    what: format!("join {join}"),
+                }],
+            })
+            .collect();
+        Val {
+            text: texts.first().map(|t| t.to_string()).unwrap_or_default(),
+            taint: [Input::Join(format!("join {join}"))].into_iter().collect(),
+            alts,
+        }
+    }
+
+    fn texts(alts: &[Alt]) -> Vec<&str> {
+        alts.iter().map(|a| a.text.as_str()).collect()
+    }
+
+    #[test]
+    fn inputs_are_written_as_a_user_would_set_them() {
+        assert_eq!(Input::Cache("FA_TAG".into()).to_string(), "-DFA_TAG");
+        assert_eq!(Input::Env("FA_TAG".into()).to_string(), "$ENV{FA_TAG}");
+        assert_eq!(
+            Input::Opaque("file(READ x)".into()).to_string(),
+            "file(READ x)"
+        );
+        assert_eq!(
+            Input::Join("if(X)".into()).to_string(),
+            "the outcome of if(X)"
+        );
+    }
+
+    #[test]
+    fn joined_elements_keep_each_alternative_with_its_separators() {
+        let a = joined_value(1, &["a", "b"]);
+        let v = Val::joined([&Val::exact("x"), &a, &Val::exact("z")], ";");
+        assert_eq!(v.text, "x;a;z");
+        let alts = v.finite().expect("finite");
+        assert_eq!(texts(&alts), vec!["x;a;z", "x;b;z"]);
+    }
+
+    #[test]
+    fn a_value_changed_after_its_join_is_any_value() {
+        let mut v = joined_value(1, &["a", "b"]);
+        assert_eq!(v.finite().map(|a| a.len()), Some(2));
+        // Its text no longer among the alternatives: they are stale.
+        v.text.push('!');
+        assert_eq!(v.finite(), None);
+        // An input other than a join: any value, even with alternatives that hold its text.
+        let mut w = joined_value(2, &["a", "b"]);
+        w.taint.insert(Input::Cache("C".into()));
+        assert_eq!(w.finite(), None);
+    }
+
+    #[test]
+    fn alternatives_are_bounded_in_count_and_length() {
+        // 8 x 8 = 64 alternatives: kept; 5 x 13 = 65: any value.
+        let many = |join: u32, n: usize| {
+            let names: Vec<String> = (0..n).map(|i| format!("v{i}")).collect();
+            let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+            // Each alternative its own join, so every pair combines.
+            let mut v = joined_value(join, &refs);
+            for (i, a) in v.alts.iter_mut().enumerate() {
+                a.when = vec![Outcome {
+                    join: join * 100 + i as u32,
+                    outcome: true,
+                    default_side: true,
+                    what: String::new(),
+                }];
+            }
+            v
+        };
+        let pieces = |a: Val, b: Val| vec![Piece::Value(a), Piece::Value(b)];
+        assert_eq!(
+            combine(&pieces(many(1, 8), many(2, 8))).map(|a| a.len()),
+            Some(64)
+        );
+        assert_eq!(combine(&pieces(many(1, 5), many(2, 13))), None);
+        // A combined text of exactly MAX_VALUE bytes is kept; one byte more is not.
+        let long = "x".repeat(MAX_VALUE - 1);
+        let at_cap = vec![
+            Piece::Text(long.clone()),
+            Piece::Value(joined_value(3, &["a", "b"])),
+        ];
+        assert_eq!(combine(&at_cap).map(|a| a.len()), Some(2));
+        let over = vec![
+            Piece::Text(format!("{long}y")),
+            Piece::Value(joined_value(3, &["a", "b"])),
+        ];
+        assert_eq!(combine(&over), None);
+    }
+}
