@@ -147,6 +147,10 @@ fn declarations_no_configuration_reaches_are_kept_with_their_own_files_values() 
             "CPMAddPackage(\"gh:owner/proj#v1.2\")\n",
         ),
         (
+            "third_party/pop.cmake",
+            "set(PT c1 CACHE STRING \"\")\nFetchContent_Populate(pop GIT_REPOSITORY r GIT_TAG ${PT})\n",
+        ),
+        (
             "third_party/inputs.cmake",
             "FetchContent_Declare(from_env GIT_REPOSITORY r GIT_TAG $ENV{PP_TAG})\nFetchContent_Declare(from_cache GIT_REPOSITORY r GIT_TAG $CACHE{PP_TAG})\nFetchContent_Declare(from_var GIT_REPOSITORY r GIT_TAG ${PP_TAG})\n",
         ),
@@ -193,6 +197,13 @@ fn declarations_no_configuration_reaches_are_kept_with_their_own_files_values() 
                 "third_party/inputs.cmake".into(),
                 3,
                 None
+            ),
+            // A cache set()'s value is what comes before CACHE; a populate declares too.
+            (
+                "pop".into(),
+                "third_party/pop.cmake".into(),
+                2,
+                Some("c1".into())
             ),
             (
                 "moved".into(),
