@@ -122,8 +122,35 @@ pub(super) fn list(args: &[Arg], get: &dyn Fn(&str) -> Val) -> Result<Option<Set
             items.reverse();
             set_list(&items, taint)
         }
-        "SORT" if texts.is_empty() => {
-            items.sort();
+        "SORT" => {
+            // COMPARE STRING, CASE, ORDER as CMake sorts; COMPARE NATURAL or FILE_BASENAME is
+            // not followed.
+            let mut insensitive = false;
+            let mut descending = false;
+            let mut opts = texts.iter();
+            while let Some(o) = opts.next() {
+                match (o.as_str(), opts.next().map(String::as_str)) {
+                    ("COMPARE", Some("STRING")) => {}
+                    ("CASE", Some("SENSITIVE")) => insensitive = false,
+                    ("CASE", Some("INSENSITIVE")) => insensitive = true,
+                    ("ORDER", Some("ASCENDING")) => descending = false,
+                    ("ORDER", Some("DESCENDING")) => descending = true,
+                    _ => return Ok(None),
+                }
+            }
+            // A stable sort by the comparison, reversed for DESCENDING (equal items keep
+            // their order either way).
+            let key = |i: &String| {
+                if insensitive {
+                    i.to_lowercase()
+                } else {
+                    i.clone()
+                }
+            };
+            items.sort_by(|a, b| {
+                let o = key(a).cmp(&key(b));
+                if descending { o.reverse() } else { o }
+            });
             set_list(&items, taint)
         }
         "LENGTH" => vec![(out_last(), val(items.len().to_string(), taint))],
