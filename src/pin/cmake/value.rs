@@ -336,7 +336,8 @@ pub(super) fn expand(token: &Token, scope: &dyn Lookup) -> Result<Vec<Arg>, Expa
     }
 }
 
-/// CMake's list splitting: on `;` outside `[]` and not escaped, empty elements dropped.
+/// CMake's list splitting: on `;` outside `[]` (as CMake counts them) and not escaped, empty
+/// elements dropped.
 pub(super) fn split_list(text: &str) -> Vec<String> {
     let mut items = list_items(text);
     items.retain(|item| !item.is_empty());
@@ -350,7 +351,8 @@ pub(super) fn list_items(text: &str) -> Vec<String> {
     }
     let mut out = Vec::new();
     let mut cur = String::new();
-    let mut depth = 0usize;
+    // CMake's count of `[` less `]`: a `]` first makes it negative, and then no `;` splits.
+    let mut depth = 0i64;
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
@@ -364,7 +366,7 @@ pub(super) fn list_items(text: &str) -> Vec<String> {
                 cur.push(c);
             }
             ']' => {
-                depth = depth.saturating_sub(1);
+                depth -= 1;
                 cur.push(c);
             }
             ';' if depth == 0 => out.push(std::mem::take(&mut cur)),
