@@ -686,9 +686,31 @@ fn fetch_cases() -> Vec<Case> {
         .collect()
 }
 
+/// A value joined over a condition pinprobe cannot decide (a path from the environment), used
+/// as the tag as it is: what is computed from it keeps both sides' values, or is any value.
+fn joined_value_cases() -> Vec<Case> {
+    let join = "if(EXISTS \"$ENV{PP_E0}\")\n  set(J b)\nelse()\n  set(J a)\nendif()\nset(X_a t1)\nset(X_b t2)\n";
+    [
+        ("a reference whose name is joined", "${X_${J}}"),
+        ("a joined value twice", "${J}-${J}"),
+        ("a joined value beside text", "v${J}.0"),
+    ]
+    .iter()
+    .map(|(name, tag)| {
+        let top = format!(
+            "{join}FetchContent_Declare(k GIT_REPOSITORY https://example.invalid/k.git GIT_TAG \"{tag}\")\nFetchContent_MakeAvailable(k)\n"
+        );
+        let mut c = case(&format!("joined: {name}"), &[("CMakeLists.txt", &top)], true);
+        c.variants = vec![(vec![], pairs(&[("PP_E0", "/")]))];
+        c
+    })
+    .collect()
+}
+
 /// One hand-written case per class of issue 13.
 fn issue_13_cases() -> Vec<Case> {
     let mut cases = errors();
+    cases.extend(joined_value_cases());
     cases.extend(fetch_cases());
     let conditions = format!(
         r#"set(TAG {AFFECTED})

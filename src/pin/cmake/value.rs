@@ -548,6 +548,51 @@ mod tests {
         assert_eq!(w.finite(), None);
     }
 
+    /// Variables for [`expand_text`]: each name's value given.
+    struct Vars(Vec<(&'static str, String)>);
+
+    impl Lookup for Vars {
+        fn var(&self, name: &str) -> Val {
+            self.0
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| Val::exact(v.clone()))
+                .unwrap_or_else(|| Val::with("", Input::Cache(name.into())))
+        }
+        fn env(&self, name: &str) -> Val {
+            Val::with("", Input::Env(name.into()))
+        }
+        fn cache(&self, name: &str) -> Val {
+            self.var(name)
+        }
+    }
+
+    #[test]
+    fn an_expansion_is_bounded_at_max_value_bytes() {
+        let vars = Vars(vec![
+            ("AT", "x".repeat(MAX_VALUE)),
+            ("OVER", "x".repeat(MAX_VALUE + 1)),
+            ("HALF", "x".repeat(MAX_VALUE / 2 + 1)),
+        ]);
+        assert_eq!(
+            expand_text("${AT}", &vars).map(|v| v.text.len()).ok(),
+            Some(MAX_VALUE)
+        );
+        assert!(matches!(
+            expand_text("${OVER}", &vars),
+            Err(ExpandError::TooLong)
+        ));
+        // The sum of references counts, and a name built past the cap inside a reference.
+        assert!(matches!(
+            expand_text("${HALF}${HALF}", &vars),
+            Err(ExpandError::TooLong)
+        ));
+        assert!(matches!(
+            expand_text("${X${AT}}", &vars),
+            Err(ExpandError::TooLong)
+        ));
+    }
+
     #[test]
     fn alternatives_are_bounded_in_count_and_length() {
         // 8 x 8 = 64 alternatives: kept; 5 x 13 = 65: any value.
