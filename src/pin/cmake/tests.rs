@@ -132,6 +132,44 @@ fn vllm_shape_default_fetch_patches_and_the_override() {
 }
 
 #[test]
+fn patches_are_what_the_patch_step_names_files_globs_and_directories() {
+    let top = "project(x)\ninclude(FetchContent)\nFetchContent_Declare(dep GIT_REPOSITORY r GIT_TAG t\n  UPDATE_COMMAND git apply ${CMAKE_CURRENT_SOURCE_DIR}/p/not-this.patch\n  PATCH_COMMAND git apply ${CMAKE_CURRENT_SOURCE_DIR}/p/one.patch\n  COMMAND git apply ${CMAKE_CURRENT_SOURCE_DIR}/globbed/*.patch\n  COMMAND apply-all ${CMAKE_CURRENT_SOURCE_DIR}/dir\n  COMMAND git apply ${CMAKE_CURRENT_SOURCE_DIR}/p/one.patch -DPATCH=rel.diff\n  BINARY_DIR ${CMAKE_BINARY_DIR}/b\n  TEST_COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/p/not-this.patch)\nFetchContent_MakeAvailable(dep)\n";
+    let files: Vec<(&str, &[u8])> = vec![
+        ("CMakeLists.txt", top.as_bytes()),
+        ("p/one.patch", b""),
+        ("p/not-this.patch", b""),
+        ("globbed/a.patch", b""),
+        ("globbed/b.diff", b""),
+        ("globbed/c.patch", b""),
+        ("globbed/readme.md", b""),
+        ("dir/x.diff", b""),
+        ("dir/y.txt", b""),
+        ("dir/sub/z.patch", b""),
+    ];
+    let v = view(&files);
+    let e = evaluate(&v).expect("evaluates");
+    let d = e
+        .configurations
+        .iter()
+        .find(|c| c.default)
+        .expect("default");
+    let fetch = d.fetches.first().expect("a fetch");
+    // The patch step's files in order, each once: a file, a glob's patch files, a directory's
+    // patch files, a `-D` value naming one; not what other steps name.
+    assert_eq!(
+        fetch.patches(&v).expect("patches"),
+        vec![
+            "p/one.patch",
+            "globbed/a.patch",
+            "globbed/c.patch",
+            "dir/sub/z.patch",
+            "dir/x.diff",
+            "rel.diff",
+        ]
+    );
+}
+
+#[test]
 fn declarations_no_configuration_reaches_are_kept_with_their_own_files_values() {
     let e = eval(&[
         (
