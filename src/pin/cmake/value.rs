@@ -591,6 +591,11 @@ mod tests {
             expand_text("${X${AT}}", &vars),
             Err(ExpandError::TooLong)
         ));
+        // A name of exactly MAX_VALUE bytes is still a name (of an unset variable here).
+        assert_eq!(
+            expand_text("${${AT}}", &vars).map(|v| v.text).ok(),
+            Some(String::new())
+        );
     }
 
     #[test]
