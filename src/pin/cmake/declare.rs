@@ -371,3 +371,56 @@ pub(super) fn cpm_of(args: &[super::value::Arg]) -> Declaration {
     cpm(&mut decl, &groups, uri);
     decl
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(texts: &[&str]) -> Vec<super::super::value::Arg> {
+        texts
+            .iter()
+            .map(|t| super::super::value::Arg {
+                text: t.to_string(),
+                taint: Default::default(),
+                quoted: false,
+                line: 1,
+                alts: Vec::new(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn prefixed_keywords_end_the_values_before_them() {
+        let a = args(&[
+            "GIT_TAG",
+            "t",
+            "LOG_DOWNLOAD",
+            "ON",
+            "USES_TERMINAL_BUILD",
+            "ON",
+            "DOWNLOAD_NO_PROGRESS",
+            "1",
+            "PATCH_COMMAND",
+            "git",
+            "COMMAND",
+            "sh",
+        ]);
+        let groups: Vec<(&str, Vec<&str>)> = group_args(&a)
+            .into_iter()
+            .map(|(k, v)| (k, v.iter().map(|a| a.text.as_str()).collect()))
+            .collect();
+        assert_eq!(
+            groups,
+            vec![
+                ("", vec![]),
+                ("GIT_TAG", vec!["t"]),
+                ("LOG_DOWNLOAD", vec!["ON"]),
+                ("USES_TERMINAL_BUILD", vec!["ON"]),
+                ("DOWNLOAD_NO_PROGRESS", vec!["1"]),
+                ("PATCH_COMMAND", vec!["git", "COMMAND", "sh"]),
+            ]
+        );
+        assert!(!is_keyword("LOGS"));
+        assert!(!is_keyword("git"));
+    }
+}
