@@ -423,4 +423,29 @@ mod tests {
         assert!(!is_keyword("LOGS"));
         assert!(!is_keyword("git"));
     }
+
+    #[test]
+    fn a_cpm_keyword_after_a_command_still_starts_its_group() {
+        let d = cpm_of(&args(&[
+            "NAME",
+            "x",
+            "GIT_REPOSITORY",
+            "https://example.invalid/x.git",
+            "PATCH_COMMAND",
+            "git",
+            "apply",
+            "COMMAND",
+            "true",
+            "GIT_TAG",
+            "t1",
+            "VERSION",
+            "2.0",
+        ]));
+        assert_eq!(d.name, "x");
+        assert_eq!(d.git_tag.and_then(|a| a.value).as_deref(), Some("t1"));
+        assert_eq!(
+            d.git_repository.and_then(|a| a.value).as_deref(),
+            Some("https://example.invalid/x.git")
+        );
+    }
 }
