@@ -165,6 +165,7 @@ pub(super) fn command_cases() -> Vec<Case> {
                 "string(FIND abc a OUT)",
                 "string(REPEAT ab 3 OUT)",
                 "string(REPEAT ab 0 OUT)",
+                "string(REPEAT x 1048576 OUT)\nstring(LENGTH \"${OUT}\" OUT)",
                 "string(COMPARE EQUAL a a OUT)",
                 "string(COMPARE EQUAL a b OUT)",
                 "string(COMPARE NOTEQUAL a a OUT)",

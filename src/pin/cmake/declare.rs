@@ -425,6 +425,24 @@ mod tests {
     }
 
     #[test]
+    fn a_cpm_shorthand_url_is_a_url_unless_it_names_a_git_repository() {
+        let archive = cpm_of(&args(&["https://example.invalid/x.tar.gz@1.0"]));
+        assert_eq!(
+            archive.url.and_then(|a| a.value).as_deref(),
+            Some("https://example.invalid/x.tar.gz")
+        );
+        assert!(archive.git_repository.is_none());
+        let git = cpm_of(&args(&["https://example.invalid/y.git@2.1#t9"]));
+        assert_eq!(
+            git.git_repository.and_then(|a| a.value).as_deref(),
+            Some("https://example.invalid/y.git")
+        );
+        assert!(git.url.is_none());
+        assert_eq!(git.git_tag.and_then(|a| a.value).as_deref(), Some("t9"));
+        assert_eq!(git.name, "y");
+    }
+
+    #[test]
     fn a_cpm_keyword_after_a_command_still_starts_its_group() {
         let d = cpm_of(&args(&[
             "NAME",
