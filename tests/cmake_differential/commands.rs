@@ -190,6 +190,16 @@ pub(super) fn command_cases() -> Vec<Case> {
                 "string(REGEX REPLACE \"b+\" \"<&>\" OUT abbcb)",
                 "string(REGEX REPLACE \"^a\" \"x\" OUT aaa)",
                 "string(REGEX REPLACE \"[.]\" \"_\" OUT 1.2.3)",
+                "string(REGEX REPLACE \"b\" \"$1x\" OUT abc)",
+                "string(REGEX REPLACE \"(b)\" \"[\\\\1]\" OUT abc)",
+                "string(REGEX REPLACE \"b\" \"\\\\\\\\\" OUT abc)",
+                "string(REGEX REPLACE \"b\" \"[\\\\n]\" OUT abc)\nstring(LENGTH \"${OUT}\" OUT)",
+                "string(REGEX REPLACE \"(a)(b)\" \"\\\\2\\\\0\\\\1\" OUT abc)",
+                "string(ASCII 72 105 33 OUT)",
+                "string(HEX \"a-Z\" OUT)",
+                "string(MAKE_C_IDENTIFIER \"1a-b.c d\" OUT)",
+                "string(MAKE_C_IDENTIFIER \"x_y\" OUT)",
+                "string(SHA256 OUT \"abc\")",
             ],
         ),
         outputs_table(
@@ -573,6 +583,14 @@ fn errors() -> Vec<Case> {
             "string(SUBSTRING abc 0 -2 X)\n",
         ),
         ("a negative repeat", "string(REPEAT ab -1 X)\n"),
+        (
+            "an unknown replace escape",
+            "string(REGEX REPLACE b \"\\\\t\" X abc)\n",
+        ),
+        (
+            "a replace ending in a backslash",
+            "string(REGEX REPLACE b \"x\\\\\" X abc)\n",
+        ),
         ("a division by zero", "math(EXPR X \"1 / 0\")\n"),
         ("a remainder by zero", "math(EXPR X \"1 % 0\")\n"),
         (

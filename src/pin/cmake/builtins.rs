@@ -408,15 +408,25 @@ pub(super) fn string(
                 return Ok(Some(vec![(out.to_string(), val("", opaque("REGEX")))]));
             };
             let input = input.concat();
-            // CMake's `\1` back-references; `$` is literal there.
+            // CMake's escapes: `\1` a group, `\\` a backslash, `\n` a newline; any other
+            // escape, or a backslash at the end, is an error. `$` is literal there.
             let mut repl = String::new();
-            let mut chars = replacement.chars().peekable();
+            let mut chars = replacement.chars();
             while let Some(c) = chars.next() {
                 match c {
-                    '\\' if chars.peek().is_some_and(char::is_ascii_digit) => {
-                        let d = chars.next().unwrap_or('0');
-                        repl.push_str(&format!("${{{d}}}"));
-                    }
+                    '\\' => match chars.next() {
+                        Some(d) if d.is_ascii_digit() => repl.push_str(&format!("${{{d}}}")),
+                        Some('\\') => repl.push('\\'),
+                        Some('n') => repl.push('\n'),
+                        Some(other) => {
+                            return Err(format!(
+                                "string(REGEX REPLACE): unknown escape `\\{other}`"
+                            ));
+                        }
+                        None => {
+                            return Err("string(REGEX REPLACE): ends in a backslash".into());
+                        }
+                    },
                     '$' => repl.push_str("$$"),
                     _ => repl.push(c),
                 }
@@ -436,6 +446,45 @@ pub(super) fn string(
             let mut sets = match_sets(last.as_ref(), &all);
             sets.push((out.to_string(), val(text, all)));
             sets
+        }
+        // `string(ASCII <code>... <out>)`: codes below 128 are those characters.
+        ("ASCII", [codes @ .., out])
+            if !codes.is_empty()
+                && codes
+                    .iter()
+                    .all(|c| c.trim().parse::<u8>().is_ok_and(|n| n < 128)) =>
+        {
+            let text: String = codes
+                .iter()
+                .filter_map(|c| c.trim().parse::<u8>().ok())
+                .map(char::from)
+                .collect();
+            vec![(out.to_string(), val(text, all))]
+        }
+        ("HEX", [input, out]) => {
+            let text: String = input.bytes().map(|b| format!("{b:02x}")).collect();
+            vec![(out.to_string(), val(text, all))]
+        }
+        // A leading digit gets a `_` before it; every byte that is not a letter, a digit or
+        // `_` becomes `_`.
+        ("MAKE_C_IDENTIFIER", [input, out]) => {
+            let mut text = String::new();
+            if input.starts_with(|c: char| c.is_ascii_digit()) {
+                text.push('_');
+            }
+            text.extend(input.bytes().map(|b| {
+                if b.is_ascii_alphanumeric() || b == b'_' {
+                    char::from(b)
+                } else {
+                    '_'
+                }
+            }));
+            vec![(out.to_string(), val(text, all))]
+        }
+        ("SHA256", [out, input]) => {
+            use sha2::Digest;
+            let text = hex::encode(sha2::Sha256::digest(input.as_bytes()));
+            vec![(out.to_string(), val(text, all))]
         }
         (
             "MD5" | "SHA1" | "SHA224" | "SHA256" | "SHA384" | "SHA512" | "SHA3_224" | "SHA3_256"
