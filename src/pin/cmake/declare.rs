@@ -176,8 +176,8 @@ fn first(groups: &[(&str, Vec<&Item>)], keyword: &str) -> Option<Arg> {
     values(groups, keyword).and_then(|v| v.first().map(|i| i.arg()))
 }
 
-/// CPM's keyword and shorthand forms. Returns whether a download source was named.
-fn cpm(decl: &mut Declaration, groups: &[(&str, Vec<&Item>)], uri: Option<&Item>) -> bool {
+/// CPM's keyword and shorthand forms.
+fn cpm(decl: &mut Declaration, groups: &[(&str, Vec<&Item>)], uri: Option<&Item>) {
     let short = uri.map(|item| {
         let raw = Shorthand::parse(&item.raw);
         let value = item.value().map(Shorthand::parse);
@@ -191,8 +191,6 @@ fn cpm(decl: &mut Declaration, groups: &[(&str, Vec<&Item>)], uri: Option<&Item>
             line: item.line,
         })
     };
-    let mut has_download = false;
-
     // Repository: GIT_REPOSITORY, then GITHUB/GITLAB/BITBUCKET_REPOSITORY, then the shorthand.
     let hosted = [
         ("GITHUB_REPOSITORY", "https://github.com/"),
@@ -220,7 +218,6 @@ fn cpm(decl: &mut Declaration, groups: &[(&str, Vec<&Item>)], uri: Option<&Item>
     if decl.url.is_none() {
         decl.url = part(|s| s.repo.clone().filter(|_| s.is_url));
     }
-    has_download |= decl.git_repository.is_some() || decl.url.is_some();
 
     // Tag: GIT_TAG, the shorthand's `#tag`, else `v<VERSION>` as CPM does.
     if decl.git_tag.is_none() {
@@ -247,7 +244,6 @@ fn cpm(decl: &mut Declaration, groups: &[(&str, Vec<&Item>)], uri: Option<&Item>
             Some(basename(text).to_string())
         })
         .unwrap_or_default();
-    has_download
 }
 
 fn basename(url: &str) -> &str {
