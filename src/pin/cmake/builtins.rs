@@ -394,7 +394,9 @@ pub(super) fn string(
                 );
             } else {
                 for caps in searches(&regex, &input, caret_once) {
-                    let (_, caps) = caps?;
+                    let Ok((_, caps)) = caps else {
+                        return Ok(None);
+                    };
                     found.push(caps.get(0).map_or("", |m| m.as_str()).to_string());
                     last = Some(caps);
                 }
@@ -435,7 +437,9 @@ pub(super) fn string(
             let mut done = 0;
             let mut last: Option<regex::Captures> = None;
             for caps in searches(&regex, &input, caret_once) {
-                let (offset, caps) = caps?;
+                let Ok((offset, caps)) = caps else {
+                    return Ok(None);
+                };
                 let Some(m) = caps.get(0) else { break };
                 text.push_str(input.get(done..offset + m.start()).unwrap_or(""));
                 caps.expand(&repl, &mut text);
@@ -517,13 +521,14 @@ pub(super) fn string(
 }
 
 /// CMake's repeated regex searches (`MATCHALL`, `REPLACE`): each from where the last match
-/// ended, with `^` matching there too unless `caret_once`. A match of the empty string is an
-/// error, as in CMake.
+/// ended, with `^` matching there too unless `caret_once`. `Err(EmptyMatch)` at a match of the
+/// empty string: CMake 3.x stops with an error there and CMake 4 goes on past it, so what the
+/// command computes depends on the CMake that runs.
 fn searches<'r, 'h>(
     regex: &'r regex::Regex,
     input: &'h str,
     caret_once: bool,
-) -> impl Iterator<Item = Result<(usize, regex::Captures<'h>), String>> + use<'r, 'h> {
+) -> impl Iterator<Item = Result<(usize, regex::Captures<'h>), EmptyMatch>> + use<'r, 'h> {
     let mut at = 0;
     std::iter::from_fn(move || {
         if at > input.len() {
@@ -538,10 +543,7 @@ fn searches<'r, 'h>(
         let m = caps.get(0)?;
         if m.start() == m.end() {
             at = input.len() + 1;
-            return Some(Err(format!(
-                "regex `{}` matched an empty string",
-                regex.as_str()
-            )));
+            return Some(Err(EmptyMatch));
         }
         at = offset + m.end();
         if at >= input.len() {
@@ -550,6 +552,9 @@ fn searches<'r, 'h>(
         Some(Ok((offset, caps)))
     })
 }
+
+/// A repeated search matched the empty string.
+struct EmptyMatch;
 
 /// `CMAKE_MATCH_<n>` and `CMAKE_MATCH_COUNT` after a `string(REGEX)`: the last match's groups.
 fn match_sets(caps: Option<&regex::Captures>, taint: &Taint) -> Sets {
@@ -721,5 +726,55 @@ impl MathParser<'_> {
         }
         let t = std::str::from_utf8(self.s.get(start..self.i)?).ok()?;
         t.parse().ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(texts: &[&str]) -> Vec<Arg> {
+        texts
+            .iter()
+            .map(|t| Arg {
+                text: t.to_string(),
+                taint: Taint::new(),
+                quoted: true,
+                line: 1,
+                alts: Vec::new(),
+            })
+            .collect()
+    }
+
+    fn out(texts: &[&str]) -> Option<String> {
+        let unset = |_: &str| Val::exact("");
+        let sets = string(&args(texts), &unset, false).ok()??;
+        sets.into_iter()
+            .find(|(n, _)| n == "OUT")
+            .and_then(|(_, v)| v)
+            .filter(|v| v.taint.is_empty())
+            .map(|v| v.text)
+    }
+
+    #[test]
+    fn a_search_that_matches_the_empty_string_is_unknown() {
+        // CMake 3.x fails here and CMake 4 goes on: which CMake runs decides.
+        assert_eq!(out(&["REGEX", "REPLACE", "a*", "y", "OUT", "aab"]), None);
+        assert_eq!(out(&["REGEX", "MATCHALL", "b*", "OUT", "ab"]), None);
+        assert_eq!(out(&["REGEX", "REPLACE", "x*", "y", "OUT", ""]), None);
+        // Matches that are never empty, up to the end of the input.
+        assert_eq!(
+            out(&["REGEX", "REPLACE", "a+", "y", "OUT", "aabaa"]).as_deref(),
+            Some("yby")
+        );
+        assert_eq!(
+            out(&["REGEX", "MATCHALL", "[0-9]", "OUT", "1a2"]).as_deref(),
+            Some("1;2")
+        );
+        // A MATCH (one search) of the empty string is that empty match.
+        assert_eq!(
+            out(&["REGEX", "MATCH", "x*", "OUT", "ab"]).as_deref(),
+            Some("")
+        );
     }
 }
