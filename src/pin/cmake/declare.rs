@@ -439,6 +439,47 @@ mod tests {
     }
 
     #[test]
+    fn cpm_shorthands_name_host_repository_version_and_tag() {
+        let value = |a: Option<Arg>| a.and_then(|a| a.value);
+        let d = cpm_of(&args(&["gh:owner/proj@1.2.3"]));
+        assert_eq!(
+            value(d.git_repository).as_deref(),
+            Some("https://github.com/owner/proj")
+        );
+        assert_eq!(value(d.git_tag).as_deref(), Some("v1.2.3"));
+        assert_eq!(d.name, "proj");
+        let d = cpm_of(&args(&["gl:group/pkg#abc123"]));
+        assert_eq!(
+            value(d.git_repository).as_deref(),
+            Some("https://gitlab.com/group/pkg")
+        );
+        assert_eq!(value(d.git_tag).as_deref(), Some("abc123"));
+        let d = cpm_of(&args(&["bb:team/lib@2.0#t2"]));
+        assert_eq!(
+            value(d.git_repository).as_deref(),
+            Some("https://bitbucket.org/team/lib")
+        );
+        assert_eq!(value(d.git_tag).as_deref(), Some("t2"));
+        // A bare name and version: no repository, the tag from the version.
+        let d = cpm_of(&args(&["fmt@10.2.1"]));
+        assert_eq!(d.name, "fmt");
+        assert!(d.git_repository.is_none());
+        assert_eq!(value(d.git_tag).as_deref(), Some("v10.2.1"));
+        // `user@` in a URL's host is not a version.
+        let d = cpm_of(&args(&["https://user@example.invalid/z.git"]));
+        assert_eq!(
+            value(d.git_repository).as_deref(),
+            Some("https://user@example.invalid/z.git")
+        );
+        assert!(d.git_tag.is_none());
+        assert_eq!(d.name, "z");
+        // The keyword form's URI takes the same shorthand.
+        let d = cpm_of(&args(&["URI", "gh:o/r@0.1", "NAME", "named"]));
+        assert_eq!(d.name, "named");
+        assert_eq!(value(d.git_tag).as_deref(), Some("v0.1"));
+    }
+
+    #[test]
     fn a_cpm_keyword_after_a_command_still_starts_its_group() {
         let d = cpm_of(&args(&[
             "NAME",
