@@ -400,6 +400,8 @@ mod tests {
             "git",
             "COMMAND",
             "sh",
+            "BUILD_COMMAND",
+            "make",
         ]);
         let groups: Vec<(&str, Vec<&str>)> = group_args(&a)
             .into_iter()
@@ -414,6 +416,7 @@ mod tests {
                 ("USES_TERMINAL_BUILD", vec!["ON"]),
                 ("DOWNLOAD_NO_PROGRESS", vec!["1"]),
                 ("PATCH_COMMAND", vec!["git", "COMMAND", "sh"]),
+                ("BUILD_COMMAND", vec!["make"]),
             ]
         );
         assert!(!is_keyword("LOGS"));
