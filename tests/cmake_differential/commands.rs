@@ -6,7 +6,7 @@
 //! the tag the two are compared on. The issue-13 cases (one per class of construct) are here
 //! too, so their CMake answers are recorded and replayed like the tables'.
 
-use super::{AFFECTED, Case, FA, FIX, HEAD, case, files, pairs};
+use super::{AFFECTED, Case, FA, FIX, HEAD, cache_inputs as cache_inputs_of, case, files, pairs};
 
 /// Files besides `CMakeLists.txt` that the tables read.
 const TABLE_FILES: &[(&str, &str)] = &[
@@ -294,6 +294,7 @@ pub(super) fn command_cases() -> Vec<Case> {
                 "macro(m6 v)\n  set(OUT \"${v}\")\n  set(v changed)\n  set(OUT \"${OUT}-${v}\")\nendmacro()\nm6(orig)",
                 "function(f15 first)\n  set(OUT \"${ARGC}\" PARENT_SCOPE)\nendfunction()\nf15(\"\" \"\")",
                 "set(FN f16)\nfunction(${FN})\n  set(OUT named PARENT_SCOPE)\nendfunction()\nf16()",
+                "function(fc)\n  math(EXPR C \"${C}+1\")\n  set(C ${C} PARENT_SCOPE)\nendfunction()\nset(C 0)\nforeach(i RANGE 1 250)\n  fc()\nendforeach()\nset(OUT ${C})",
             ],
         ),
         outputs_table_with(
@@ -491,6 +492,15 @@ pub(super) fn command_cases() -> Vec<Case> {
                 "set (OUT spaced)",
                 "set(\n  OUT\n  lines\n)",
             ],
+        ),
+        // A function whose result depends on an input (a return() under a condition on it):
+        // pinprobe summarises the call, and a function it calls is followed for effects.
+        outputs_table_with(
+            "a summarised call that calls a function",
+            &[
+                "function(inner)\n  set(INNER_SET x PARENT_SCOPE)\nendfunction()\nfunction(outer)\n  if(PP_C0)\n    set(OUT early PARENT_SCOPE)\n    return()\n  endif()\n  inner()\n  set(OUT \"late-${INNER_SET}\" PARENT_SCOPE)\nendfunction()\nouter()",
+            ],
+            &cache_inputs_of("PP_C0", &["ON", "OFF"]),
         ),
         // Policies as the policy version and `cmake_policy()` set them, oldest first (each
         // step's version holds for the steps after it).
