@@ -701,6 +701,10 @@ fn fetch_cases() -> Vec<Case> {
             format!("FetchContent_Declare(vllm-flash-attn GIT_REPOSITORY \"{FA};GIT_TAG;{AFFECTED}\")\nFetchContent_MakeAvailable(vllm-flash-attn)\n"),
         ),
         (
+            "populated where the caller cannot see, then asked",
+            format!("function(fa)\n  {}  FetchContent_MakeAvailable(pa)\nendfunction()\nfa()\nFetchContent_GetProperties(pa)\nif(pa_POPULATED)\n  {}  FetchContent_MakeAvailable(pb)\nendif()\n", d("pa", "t1"), d("pb", "t2")),
+        ),
+        (
             "an undeclared name",
             format!("{}FetchContent_MakeAvailable(s nosuch)\n", d("s", "t1")),
         ),

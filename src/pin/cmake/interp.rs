@@ -2477,7 +2477,7 @@ fn list_elements(args: Vec<Arg>) -> Vec<Arg> {
         }
         // An unknown value that is empty by default still stands for its inputs.
         if items.is_empty() && !a.taint.is_empty() {
-            out.push(Arg { quoted: false, ..a });
+            out.push(a);
             continue;
         }
         for text in items {

@@ -370,6 +370,54 @@ const FETCH_K: &str = "FetchContent_Declare(k GIT_REPOSITORY https://example.inv
 /// budget bounds them: eight fit a budget of eight; a budget of seven is undecided, and a
 /// budget of four stops as soon as the decisions seen open more than it, before running them.
 #[test]
+fn a_summarised_call_with_other_effects_is_unknown() {
+    // A function whose return() depends on an input is summarised: what it sets in its caller
+    // becomes unknown. Any other effect it has cannot be summarised, so the evaluation is.
+    for (effect, named) in [
+        ("option(OPT_IN \"\" ON)", "option()"),
+        ("include(${CMAKE_CURRENT_SOURCE_DIR}/x.cmake)", "include()"),
+        ("project(p2 LANGUAGES NONE)", "project()"),
+        ("file(WRITE ${CMAKE_CURRENT_SOURCE_DIR}/w.txt x)", "file()"),
+        (
+            "FetchContent_Declare(d GIT_REPOSITORY r GIT_TAG t)",
+            "FetchContent_Declare()",
+        ),
+        ("set(CV x CACHE STRING \"\")", "cache"),
+        (
+            "function(defined_inside)\n  endfunction()",
+            "defines a function",
+        ),
+    ] {
+        let top = format!(
+            "include(FetchContent)\nfunction(f)\n  if(PP_IN)\n    return()\n  endif()\n  {effect}\n  set(T x PARENT_SCOPE)\nendfunction()\nf()\n{FETCH_K}"
+        );
+        let files: Vec<(&str, &[u8])> = vec![("CMakeLists.txt", top.as_bytes()), ("x.cmake", b"")];
+        let e = evaluate(&view(&files)).expect("evaluates");
+        let why = e.undecided.unwrap_or_default();
+        assert!(why.contains(named), "{effect}: {why:?}");
+    }
+    // Only parent-scope writes (and calls of functions that have no other effect): decided.
+    let top = format!(
+        "include(FetchContent)\nfunction(g)\n  set(G_LOCAL x)\nendfunction()\nfunction(f)\n  if(PP_IN)\n    return()\n  endif()\n  g()\n  set(T x PARENT_SCOPE)\nendfunction()\nf()\n{FETCH_K}"
+    );
+    let e = evaluate(&view(&[("CMakeLists.txt", top.as_bytes())])).expect("evaluates");
+    assert_eq!(e.undecided, None);
+}
+
+#[test]
+fn a_condition_after_a_call_still_forks() {
+    // After a function call returns, a condition on an input is a decision again (two
+    // configurations), not a join into one.
+    let top = format!(
+        "include(FetchContent)\nfunction(f)\n  set(U u PARENT_SCOPE)\nendfunction()\nf()\nset(T a)\nif(PP_A)\n  set(T b)\nendif()\n{FETCH_K}"
+    );
+    let e = evaluate(&view(&[("CMakeLists.txt", top.as_bytes())])).expect("evaluates");
+    let mut tags: Vec<String> = tags_by_setup(&e).into_iter().map(|t| t.2).collect();
+    tags.sort();
+    assert_eq!(tags, ["a", "b"]);
+}
+
+#[test]
 fn the_configuration_budget_bounds_the_forks() {
     let top = format!(
         "include(FetchContent)\nset(T t)\nif(PP_A)\n  string(APPEND T a)\nendif()\nif(PP_B)\n  string(APPEND T b)\nendif()\nif(PP_C)\n  string(APPEND T c)\nendif()\n{FETCH_K}"
