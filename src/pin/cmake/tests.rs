@@ -383,6 +383,7 @@ fn a_summarised_call_with_other_effects_is_unknown() {
             "FetchContent_Declare()",
         ),
         ("set(CV x CACHE STRING \"\")", "cache"),
+        ("set(ENV{PP_SET} x)", "environment"),
         (
             "function(defined_inside)\n  endfunction()",
             "defines a function",
@@ -398,8 +399,22 @@ fn a_summarised_call_with_other_effects_is_unknown() {
     }
     // Only parent-scope writes (and calls of functions that have no other effect): decided.
     let top = format!(
-        "include(FetchContent)\nfunction(g)\n  set(G_LOCAL x)\nendfunction()\nfunction(f)\n  if(PP_IN)\n    return()\n  endif()\n  g()\n  set(T x PARENT_SCOPE)\nendfunction()\nf()\n{FETCH_K}"
+        "include(FetchContent)\nfunction(g)\n  set(G_LOCAL x)\nendfunction()\nfunction(f)\n  if(PP_IN)\n    return()\n  endif()\n  g()\n  message(STATUS \"in f\")\n  string(APPEND L x)\n  set(T x PARENT_SCOPE)\nendfunction()\nf()\n{FETCH_K}"
     );
+    let e = evaluate(&view(&[("CMakeLists.txt", top.as_bytes())])).expect("evaluates");
+    assert_eq!(e.undecided, None);
+}
+
+#[test]
+fn a_set_whose_whole_name_comes_from_an_input_is_unknown() {
+    for set in ["set(${PP_NAME} v)", "set(ENV{${PP_NAME}} v)"] {
+        let top = format!("include(FetchContent)\nset(T t)\n{set}\n{FETCH_K}");
+        let e = evaluate(&view(&[("CMakeLists.txt", top.as_bytes())])).expect("evaluates");
+        let why = e.undecided.unwrap_or_default();
+        assert!(why.contains("name comes from an input"), "{set}: {why:?}");
+    }
+    // A written prefix bounds what it may set: decided, the variables with that prefix unknown.
+    let top = format!("include(FetchContent)\nset(T t)\nset(X_${{PP_NAME}} v)\n{FETCH_K}");
     let e = evaluate(&view(&[("CMakeLists.txt", top.as_bytes())])).expect("evaluates");
     assert_eq!(e.undecided, None);
 }
