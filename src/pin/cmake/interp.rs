@@ -1587,11 +1587,19 @@ impl<'m, 'v> Run<'m, 'v> {
         let values = values.as_slice();
         let name = var.text.clone();
         if let Some(env) = name.strip_prefix("ENV{").and_then(|s| s.strip_suffix('}')) {
-            let v = values.first().map(Arg::val);
-            self.st.env.insert(
-                env.to_string(),
-                v.filter(|v| !v.text.is_empty() || !v.taint.is_empty()),
-            );
+            match values.first().map(Arg::val) {
+                Some(v) if !v.text.is_empty() || !v.taint.is_empty() => {
+                    self.st.env.insert(env.to_string(), Some(v));
+                }
+                // No value or an empty one: CMake empties a variable that is set (it stays
+                // defined) and leaves an unset one unset. One the program never set is the
+                // real environment's: still an input.
+                _ => {
+                    if let Some(Some(_)) = self.st.env.get(env) {
+                        self.st.env.insert(env.to_string(), Some(Val::exact("")));
+                    }
+                }
+            }
             return Ok(());
         }
         let join =

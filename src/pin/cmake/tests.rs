@@ -420,6 +420,22 @@ fn a_set_whose_whole_name_comes_from_an_input_is_unknown() {
 }
 
 #[test]
+fn the_trees_own_cpm_cmake_is_not_run() {
+    // CPMAddPackage is modelled as CPM defines it; the tree's copy of CPM.cmake (or the
+    // get_cpm.cmake that downloads it) is not read.
+    for file in ["cmake/CPM.cmake", "cmake/get_cpm.cmake"] {
+        let top = format!("include(FetchContent)\nset(T t)\ninclude({file})\n{FETCH_K}");
+        let files: Vec<(&str, &[u8])> = vec![
+            ("CMakeLists.txt", top.as_bytes()),
+            (file, b"set(T from-the-file)\n"),
+        ];
+        let e = evaluate(&view(&files)).expect("evaluates");
+        let tags: Vec<String> = tags_by_setup(&e).into_iter().map(|t| t.2).collect();
+        assert_eq!(tags, ["t"], "{file}");
+    }
+}
+
+#[test]
 fn a_condition_after_a_call_still_forks() {
     // After a function call returns, a condition on an input is a decision again (two
     // configurations), not a join into one.
