@@ -36,6 +36,10 @@ const TABLE_FILES: &[(&str, &str)] = &[
     ("modules/pinmod.cmake", "set(MOD_SEEN yes)\n"),
     ("here.cmake", "set(HERE_SEEN yes)\n"),
     (
+        "inc/dirguard.cmake",
+        "include_guard(DIRECTORY)\nset(DG \"${DG}g\" PARENT_SCOPE)\n",
+    ),
+    (
         "ret/CMakeLists.txt",
         "set(SUB_RET early PARENT_SCOPE)\nreturn()\nset(SUB_RET late PARENT_SCOPE)\n",
     ),
@@ -406,6 +410,7 @@ pub(super) fn command_cases() -> Vec<Case> {
                 "include(${CMAKE_CURRENT_SOURCE_DIR}/inc/early.cmake)\nset(OUT \"${E_SEEN}\")",
                 "list(APPEND CMAKE_MODULE_PATH ${CMAKE_CURRENT_SOURCE_DIR}/modules)\ninclude(pinmod)\nset(OUT \"${MOD_SEEN}\")",
                 "set(HERE_SEEN no)\ninclude(here.cmake)\nset(OUT \"${HERE_SEEN}\")",
+                "set(DG \"\")\nfunction(incg)\n  include(${CMAKE_CURRENT_SOURCE_DIR}/inc/dirguard.cmake)\nendfunction()\nincg()\nincg()\nset(OUT \"${DG}\")",
                 "set(SUB_LOCAL before)\nset(PARENT_IN p)\nadd_subdirectory(sub)\nset(OUT \"${SUB_LOCAL}-${SUB_UP}-${SUB_DIR_NAME}\")",
                 "project(inner VERSION 1.2.3 LANGUAGES NONE)\nset(OUT \"${PROJECT_NAME}-${PROJECT_VERSION}-${inner_VERSION_MINOR}-${PROJECT_VERSION_PATCH}\")",
                 "get_filename_component(OUT \"${CMAKE_CURRENT_LIST_FILE}\" NAME)",

@@ -446,6 +446,28 @@ fn a_condition_after_a_call_still_forks() {
     let mut tags: Vec<String> = tags_by_setup(&e).into_iter().map(|t| t.2).collect();
     tags.sort();
     assert_eq!(tags, ["a", "b"]);
+    // A while() on an input at the top level is a decision too.
+    let top = format!(
+        "include(FetchContent)\nset(T a)\nwhile(PP_W AND NOT T STREQUAL \"ab\")\n  string(APPEND T b)\nendwhile()\n{FETCH_K}"
+    );
+    let e = evaluate(&view(&[("CMakeLists.txt", top.as_bytes())])).expect("evaluates");
+    assert_eq!(e.undecided, None);
+    let mut tags: Vec<String> = tags_by_setup(&e).into_iter().map(|t| t.2).collect();
+    tags.sort();
+    assert_eq!(tags, ["a", "ab"]);
+}
+
+#[test]
+fn commands_that_run_code_pinprobe_cannot_see_are_unknown() {
+    for call in [
+        "cmake_language(EVAL CODE \"set(T x)\")",
+        "variable_watch(T)",
+        "load_cache(${CMAKE_BINARY_DIR} READ_WITH_PREFIX P_ T)",
+    ] {
+        let top = format!("include(FetchContent)\nset(T t)\n{call}\n{FETCH_K}");
+        let e = evaluate(&view(&[("CMakeLists.txt", top.as_bytes())])).expect("evaluates");
+        assert!(e.undecided.is_some(), "{call}");
+    }
 }
 
 #[test]
