@@ -403,6 +403,20 @@ fn a_summarised_call_with_other_effects_is_unknown() {
     );
     let e = evaluate(&view(&[("CMakeLists.txt", top.as_bytes())])).expect("evaluates");
     assert_eq!(e.undecided, None);
+    // What it propagates with return(PROPAGATE) is unknown in the caller, not the value from
+    // before the call.
+    let top = format!(
+        "include(FetchContent)\nset(T before)\nfunction(f)\n  if(PP_IN)\n    return()\n  endif()\n  set(T after)\n  return(PROPAGATE T)\nendfunction()\nf()\n{FETCH_K}"
+    );
+    let e = evaluate(&view(&[("CMakeLists.txt", top.as_bytes())])).expect("evaluates");
+    assert_eq!(e.undecided, None);
+    let tag = e
+        .configurations
+        .iter()
+        .flat_map(|c| &c.fetches)
+        .find_map(|f| f.tag.clone())
+        .expect("a tag");
+    assert!(!tag.is_exact(), "{tag:?}");
 }
 
 #[test]
