@@ -53,6 +53,15 @@ fn eval(files: &[(&str, &str)]) -> Result<Evaluation, CmakeError> {
     evaluate(&view(&files))
 }
 
+/// The default configuration's first fetch.
+fn first_default_fetch(e: &Evaluation) -> &Fetch {
+    e.configurations
+        .iter()
+        .find(|c| c.default)
+        .and_then(|d| d.fetches.first())
+        .expect("a default configuration with a fetch")
+}
+
 fn default_fetches(e: &Evaluation) -> Vec<(String, Option<String>)> {
     let d = e
         .configurations
@@ -108,12 +117,7 @@ fn vllm_shape_default_fetch_patches_and_the_override() {
             Some("506341a143fcabd4bb79052a7605ada727d6b3f5".to_string())
         )]
     );
-    let d = e
-        .configurations
-        .iter()
-        .find(|c| c.default)
-        .expect("default");
-    let fetch = d.fetches.first().expect("a fetch");
+    let fetch = first_default_fetch(&e);
     assert_eq!(fetch.tag_line, Some(11));
     assert_eq!(
         fetch.patches(&v).expect("patches"),
@@ -148,12 +152,7 @@ fn patches_are_what_the_patch_step_names_files_globs_and_directories() {
     ];
     let v = view(&files);
     let e = evaluate(&v).expect("evaluates");
-    let d = e
-        .configurations
-        .iter()
-        .find(|c| c.default)
-        .expect("default");
-    let fetch = d.fetches.first().expect("a fetch");
+    let fetch = first_default_fetch(&e);
     // The patch step's files in order, each once: a file, a glob's patch files, a directory's
     // patch files, a `-D` value naming one; not what other steps name.
     assert_eq!(
