@@ -401,7 +401,7 @@ pub(super) fn string(
                     last = Some(caps);
                 }
             }
-            let mut sets = match_sets(last.as_ref(), &all);
+            let mut sets = match_sets(&groups(last.as_ref()), &all);
             sets.push((out.to_string(), val(found.join(";"), all)));
             sets
         }
@@ -447,7 +447,7 @@ pub(super) fn string(
                 last = Some(caps);
             }
             text.push_str(input.get(done..).unwrap_or(""));
-            let mut sets = match_sets(last.as_ref(), &all);
+            let mut sets = match_sets(&groups(last.as_ref()), &all);
             sets.push((out.to_string(), val(text, all)));
             sets
         }
@@ -466,7 +466,7 @@ pub(super) fn string(
             vec![(out.to_string(), val(text, all))]
         }
         ("HEX", [input, out]) => {
-            let text: String = input.bytes().map(|b| format!("{b:02x}")).collect();
+            let text = hex::encode(input.as_bytes());
             vec![(out.to_string(), val(text, all))]
         }
         // A leading digit gets a `_` before it; every byte that is not a letter, a digit or
@@ -556,11 +556,15 @@ fn searches<'r, 'h>(
 /// A repeated search matched the empty string.
 struct EmptyMatch;
 
-/// `CMAKE_MATCH_<n>` and `CMAKE_MATCH_COUNT` after a `string(REGEX)`: the last match's groups.
-fn match_sets(caps: Option<&regex::Captures>, taint: &Taint) -> Sets {
-    let groups: Vec<&str> = caps
-        .map(|c| c.iter().map(|g| g.map_or("", |g| g.as_str())).collect())
-        .unwrap_or_default();
+/// The groups of a match (none for no match), as `CMAKE_MATCH_<n>` hold them.
+fn groups<'h>(caps: Option<&regex::Captures<'h>>) -> Vec<&'h str> {
+    caps.map(|c| c.iter().map(|g| g.map_or("", |g| g.as_str())).collect())
+        .unwrap_or_default()
+}
+
+/// `CMAKE_MATCH_<n>` (unset past the last group) and `CMAKE_MATCH_COUNT` after a match:
+/// `if(MATCHES)`, or the last match of a `string(REGEX)`.
+pub(super) fn match_sets(groups: &[&str], taint: &Taint) -> Sets {
     let mut sets: Sets = (0..10)
         .map(|i| {
             let name = format!("CMAKE_MATCH_{i}");

@@ -434,19 +434,10 @@ impl cond::Env for Run<'_, '_> {
     }
 
     fn set_matches(&mut self, groups: Vec<String>) {
-        for i in 0..10 {
-            let name = format!("CMAKE_MATCH_{i}");
-            match groups.get(i) {
-                Some(g) => self.set_var(&name, Val::exact(g.clone())),
-                None => {
-                    self.scope_mut().remove(&name);
-                }
-            }
+        let groups: Vec<&str> = groups.iter().map(String::as_str).collect();
+        for (name, v) in super::builtins::match_sets(&groups, &Taint::new()) {
+            self.put_var(&name, v);
         }
-        self.set_var(
-            "CMAKE_MATCH_COUNT",
-            Val::exact(groups.len().saturating_sub(1).to_string()),
-        );
     }
 }
 
@@ -638,11 +629,16 @@ impl<'m, 'v> Run<'m, 'v> {
     /// Set what a `return(PROPAGATE ...)` carried in the scope it returned to.
     fn land_return(&mut self) {
         for (name, v) in std::mem::take(&mut self.st.returning) {
-            match v {
-                Some(v) => self.set_var(&name, v),
-                None => {
-                    self.scope_mut().remove(&name);
-                }
+            self.put_var(&name, v);
+        }
+    }
+
+    /// Set a variable of the current scope, or unset it (`None`).
+    fn put_var(&mut self, name: &str, v: Option<Val>) {
+        match v {
+            Some(v) => self.set_var(name, v),
+            None => {
+                self.scope_mut().remove(name);
             }
         }
     }
@@ -915,12 +911,7 @@ impl<'m, 'v> Run<'m, 'v> {
         let flow = self.block(body, false);
         let inner = self.st.scopes.pop().unwrap_or_default();
         for name in propagate {
-            match inner.get(&name) {
-                Some(v) => self.set_var(&name, v.clone()),
-                None => {
-                    self.scope_mut().remove(&name);
-                }
-            }
+            self.put_var(&name, inner.get(&name).cloned());
         }
         flow
     }
@@ -1270,12 +1261,7 @@ impl<'m, 'v> Run<'m, 'v> {
         }
         // The loop variable is restored after the loop (CMake 3.21+ behaviour and earlier alike
         // for normal variables).
-        match saved {
-            Some(v) => self.set_var(&name, v),
-            None => {
-                self.scope_mut().remove(&name);
-            }
-        }
+        self.put_var(&name, saved);
         Ok(flow)
     }
 
@@ -2088,12 +2074,7 @@ impl<'m, 'v> Run<'m, 'v> {
         match sets {
             Some(sets) => {
                 for (name, v) in sets {
-                    match v {
-                        Some(v) => self.set_var(&name, v),
-                        None => {
-                            self.scope_mut().remove(&name);
-                        }
-                    }
+                    self.put_var(&name, v);
                 }
             }
             None => self.taint_outputs(args, command),
@@ -2478,7 +2459,7 @@ impl<'m, 'v> Run<'m, 'v> {
 fn list_elements(args: Vec<Arg>) -> Vec<Arg> {
     let mut out = Vec::with_capacity(args.len());
     for a in args {
-        let items = super::value::split_list(&a.text);
+        let items = super::value::elements(&a.text);
         if items.len() == 1 && items.first().is_some_and(|i| *i == a.text) {
             out.push(a);
             continue;
@@ -2490,7 +2471,7 @@ fn list_elements(args: Vec<Arg>) -> Vec<Arg> {
         }
         for text in items {
             out.push(Arg {
-                text: text.replace("\\;", ";"),
+                text,
                 taint: a.taint.clone(),
                 quoted: false,
                 line: a.line,

@@ -297,11 +297,7 @@ pub(super) fn expand(token: &Token, scope: &dyn Lookup) -> Result<Vec<Arg>, Expa
         }
         Quoting::Unquoted => {
             let v = expand_text(&token.text, scope)?;
-            // Split on `;`; an escaped `\;` does not split and is `;` in the element.
-            let mut items: Vec<String> = split_list(&v.text)
-                .into_iter()
-                .map(|i| i.replace("\\;", ";"))
-                .collect();
+            let mut items = elements(&v.text);
             // An unknown value that is empty by default may not be empty: keep one element
             // standing for it, so its inputs are not lost with the empty argument.
             if items.is_empty() && !v.taint.is_empty() {
@@ -342,6 +338,15 @@ pub(super) fn split_list(text: &str) -> Vec<String> {
     let mut items = list_items(text);
     items.retain(|item| !item.is_empty());
     items
+}
+
+/// The elements an unquoted argument (or `${ARGN}`) makes of a value: [`split_list`], each
+/// escaped `\;` a `;` in its element.
+pub(super) fn elements(text: &str) -> Vec<String> {
+    split_list(text)
+        .into_iter()
+        .map(|i| i.replace("\\;", ";"))
+        .collect()
 }
 
 /// Every element of a list value, empty ones kept (as `list()` sees them).
