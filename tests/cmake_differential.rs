@@ -1325,8 +1325,39 @@ fn corpus_cases(part: &str) -> Vec<Case> {
 
 /// pinprobe against the recorded CMake answers: no cmake needed, a fraction of a second a part.
 /// Each case must be the one recorded (same digest); a condition case must not be undecided.
+///
+/// The replay runs on a thread of its own under a deadline (`PINPROBE_REPLAY_DEADLINE_S`,
+/// 300 s unless set; it takes 3-4 s): an evaluation that loops, or a budget that never runs
+/// out, fails the test with that cause instead of hanging the suite until CI's limit.
 #[test]
 fn recorded_cmake_answers_agree() {
+    let deadline = std::env::var("PINPROBE_REPLAY_DEADLINE_S")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+        .unwrap_or(300);
+    let (done, finished) = std::sync::mpsc::channel();
+    let replay = std::thread::spawn(move || {
+        let outcome = std::panic::catch_unwind(replay_recorded);
+        let _ = done.send(());
+        outcome
+    });
+    match finished.recv_timeout(std::time::Duration::from_secs(deadline)) {
+        Ok(()) => {
+            if let Err(panic) = replay
+                .join()
+                .expect("the replay thread returns its outcome")
+            {
+                std::panic::resume_unwind(panic);
+            }
+        }
+        Err(_) => panic!(
+            "the replay of the recorded CMake answers did not finish in {deadline} s \
+             (PINPROBE_REPLAY_DEADLINE_S): an evaluation loops or a budget never runs out"
+        ),
+    }
+}
+
+fn replay_recorded() {
     for part in [GENERATED_PART, CONDITIONS_PART, JOINED_PART, COMMANDS_PART] {
         let cases = corpus_cases(part);
         let recorded: BTreeMap<String, Recorded> = load_corpus(part)
