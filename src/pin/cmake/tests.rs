@@ -703,3 +703,39 @@ fn unreached_declarations_come_from_cmake_files_only() {
         ]
     );
 }
+
+/// A condition on an opaque input (no default) is joined, not forked; the two sides must then
+/// leave the same functions. One definition node run on both sides with the name spelled in
+/// another case (the same command, but `CMAKE_CURRENT_FUNCTION` differs) or other parameters
+/// is a different definition: undecided. The same call on both sides joins and is decided.
+#[test]
+fn a_function_defined_differently_on_the_sides_of_a_join_is_undecided() {
+    let def = "macro(def n p)\n  function(${n} ${p})\n    set(T ${CMAKE_CURRENT_FUNCTION} PARENT_SCOPE)\n  endfunction()\nendmacro()\n";
+    for (one, other) in [("def(F a)", "def(f a)"), ("def(f a)", "def(f b)")] {
+        let top = format!(
+            "include(FetchContent)\n{def}if(CMAKE_PP_OPAQUE)\n  {one}\nelse()\n  {other}\nendif()\nf(x)\n{FETCH_K}"
+        );
+        let e = eval(&[("CMakeLists.txt", &top)]).expect("evaluates");
+        let why = e.undecided.unwrap_or_default();
+        assert!(
+            why.contains("defined differently"),
+            "{one} / {other}: {why:?}"
+        );
+    }
+    let top = format!(
+        "include(FetchContent)\n{def}if(CMAKE_PP_OPAQUE)\n  def(F a)\nelse()\n  def(F a)\nendif()\nf(x)\n{FETCH_K}"
+    );
+    let e = eval(&[("CMakeLists.txt", &top)]).expect("evaluates");
+    assert_eq!(e.undecided, None);
+    let fetch = e
+        .configurations
+        .iter()
+        .flat_map(|c| &c.fetches)
+        .next()
+        .expect("a fetch");
+    assert_eq!(
+        fetch.tag.as_ref().map(|t| t.text.as_str()),
+        Some("F"),
+        "{fetch:?}"
+    );
+}
