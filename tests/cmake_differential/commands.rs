@@ -40,6 +40,30 @@ const TABLE_FILES: &[(&str, &str)] = &[
         "include_guard(DIRECTORY)\nset(DG \"${DG}g\" PARENT_SCOPE)\n",
     ),
     (
+        "inc/gl.cmake",
+        "include_guard(GLOBAL)\nset(GL \"${GL}g\" CACHE INTERNAL \"\")\n",
+    ),
+    (
+        "inc/dd.cmake",
+        "include_guard(DIRECTORY)\nset(DC \"${DC}d\" CACHE INTERNAL \"\")\n",
+    ),
+    (
+        "inc/de.cmake",
+        "include_guard(DIRECTORY)\nset(EC \"${EC}e\" CACHE INTERNAL \"\")\n",
+    ),
+    (
+        "gd/a/CMakeLists.txt",
+        "include(${CMAKE_SOURCE_DIR}/inc/dd.cmake)\ninclude(${CMAKE_SOURCE_DIR}/inc/de.cmake)\nadd_subdirectory(deep)\n",
+    ),
+    (
+        "gd/a/deep/CMakeLists.txt",
+        "include(${CMAKE_SOURCE_DIR}/inc/dd.cmake)\n",
+    ),
+    (
+        "gd/b/CMakeLists.txt",
+        "include(${CMAKE_SOURCE_DIR}/inc/dd.cmake)\n",
+    ),
+    (
         "ret/CMakeLists.txt",
         "set(SUB_RET early PARENT_SCOPE)\nreturn()\nset(SUB_RET late PARENT_SCOPE)\n",
     ),
@@ -295,6 +319,8 @@ pub(super) fn command_cases() -> Vec<Case> {
                 "set(OUT before)\nblock()\n  set(OUT inner)\nendblock()",
                 "set(OUT before)\nblock(PROPAGATE OUT)\n  set(OUT inner)\nendblock()",
                 "set(OUT a)\nblock(SCOPE_FOR VARIABLES)\n  set(OUT b PARENT_SCOPE)\nendblock()",
+                "set(OUT a)\nblock(SCOPE_FOR POLICIES)\n  set(OUT b)\nendblock()",
+                "block(PROPAGATE VARIABLES)\n  set(VARIABLES v)\nendblock()\nblock(PROPAGATE POLICIES)\n  set(POLICIES p)\nendblock()\nset(OUT \"${VARIABLES}${POLICIES}\")",
                 "macro(m4)\n  set(OUT \"${ARGN}\")\nendmacro()\nm4(a \"b c\" d)",
                 "function(f11)\n  set(OUT \"${ARGV}\" PARENT_SCOPE)\nendfunction()\nf11(a \"b;c\")",
                 "macro(m5)\n  foreach(x IN LISTS ARGN)\n    string(APPEND OUT ${x})\n  endforeach()\n  set(OUT \"${OUT}-\")\nendmacro()\nm5(a b)",
@@ -319,6 +345,7 @@ pub(super) fn command_cases() -> Vec<Case> {
                 "set(CW first CACHE STRING \"\")\nset(CW second CACHE STRING \"\" FORCE)\nset(OUT ${CW})",
                 "set(CZ n)\nset(CZ c CACHE STRING \"\")\nset(OUT ${CZ})",
                 "set(CI i CACHE INTERNAL \"\")\nset(OUT ${CI})",
+                "set(CJ a CACHE INTERNAL \"\")\nset(CJ b CACHE INTERNAL \"\")\nset(CK a CACHE STRING \"\")\nset(CK b CACHE INTERNAL \"\")\nset(OUT ${CJ}${CK})",
                 "set(CV cached CACHE STRING \"\")\nset(CV normal)\nset(OUT \"$CACHE{CV}-${CV}\")",
                 "set(CU u CACHE STRING \"\")\nunset(CU CACHE)\nset(OUT \"${CU}\")",
                 "option(OPTX \"\" ON)\nset(OUT ${OPTX})",
@@ -422,6 +449,11 @@ pub(super) fn command_cases() -> Vec<Case> {
                 "set(SUB_RET before)\nadd_subdirectory(ret)\nset(OUT \"${SUB_RET}\")",
                 "project(second LANGUAGES NONE)\nset(OUT \"${CMAKE_PROJECT_NAME}-${PROJECT_NAME}\")",
                 "project(third VERSION 4.5.6.7 LANGUAGES NONE)\nset(OUT \"${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_TWEAK}.${third_VERSION_PATCH}\")",
+                // A GLOBAL guard holds across scopes; a DIRECTORY guard for the directory and
+                // those below it (gd/a/deep is skipped, its sibling gd/b is not), per file.
+                "set(GL \"\" CACHE INTERNAL \"\")\nfunction(incgl)\n  include(${CMAKE_CURRENT_SOURCE_DIR}/inc/gl.cmake)\nendfunction()\nincgl()\ninclude(${CMAKE_CURRENT_SOURCE_DIR}/inc/gl.cmake)\nset(OUT \"${GL}\")",
+                "set(DC \"\" CACHE INTERNAL \"\")\nset(EC \"\" CACHE INTERNAL \"\")\ninclude(${CMAKE_CURRENT_SOURCE_DIR}/inc/de.cmake)\nadd_subdirectory(gd/a)\nadd_subdirectory(gd/b)\nset(OUT \"${DC}-${EC}\")",
+                "file(STRINGS \"${PROJECT_SOURCE_DIR}/pins/deep/d.txt\" OUT)",
             ],
         ),
         outputs_table_with(

@@ -1592,10 +1592,12 @@ impl<'m, 'v> Run<'m, 'v> {
             |xs: &[Arg]| Val::joined(xs.iter().map(Arg::val).collect::<Vec<_>>().iter(), ";");
         if let Some(at) = values.iter().position(|a| !a.quoted && a.text == "CACHE") {
             let value = join(values.get(..at).unwrap_or_default());
-            let force = values
-                .iter()
-                .skip(at)
-                .any(|a| !a.quoted && a.text == "FORCE");
+            // The `INTERNAL` type implies `FORCE`.
+            let force = values.get(at + 1).is_some_and(|a| a.text == "INTERNAL")
+                || values
+                    .iter()
+                    .skip(at)
+                    .any(|a| !a.quoted && a.text == "FORCE");
             let cmp0126_new = self.policy("CMP0126", (3, 21));
             let exists = matches!(self.st.cache.get(&name), Some(Some(_)));
             if force {

@@ -414,4 +414,51 @@ mod tests {
         assert_eq!(err("foo\nbar()"), Some(1));
         assert_eq!(err(")"), Some(1));
     }
+
+    /// A command name starts with a letter or `_` (CMake: "Expected a command name").
+    #[test]
+    fn a_command_name_starts_with_a_letter_or_underscore() {
+        assert_eq!(texts("_f()"), vec![("_f".to_string(), Vec::new())]);
+        for bad in ["1x()", "@()", "-f()"] {
+            let err = tokenize(bad).err().map(|e| e.message);
+            assert_eq!(err.as_deref(), Some("expected a command name"), "{bad}");
+        }
+    }
+
+    /// A lone `\r` is content, in quotes and in brackets alike (CMake keeps it: `"a\rb"` is
+    /// three bytes); only `\r\n` reads as a newline.
+    #[test]
+    fn a_lone_carriage_return_is_content() {
+        assert_eq!(
+            texts("s(\"a\rb\" [[\rx]])"),
+            vec![("s".to_string(), vec!["a\rb".to_string(), "\rx".to_string()])]
+        );
+    }
+
+    /// `[` that opens no bracket is part of an unquoted argument; `# [[` is a line comment
+    /// (a bracket comment opens right after the `#`), so the next line is a command.
+    #[test]
+    fn a_bracket_only_right_after_its_opening() {
+        assert_eq!(
+            texts("set(V [a])\n# [[\nset(W line)\n# ]]\n"),
+            vec![
+                ("set".to_string(), vec!["V".to_string(), "[a]".to_string()]),
+                ("set".to_string(), vec!["W".to_string(), "line".to_string()]),
+            ]
+        );
+    }
+
+    /// A file holds at most [`MAX_TOKENS`] commands and arguments: one command with one
+    /// argument fewer than that fits exactly, one more does not.
+    #[test]
+    fn the_token_bound_is_exact() {
+        let file = |args: usize| format!("f({})", "a ".repeat(args));
+        let fits = tokenize(&file(MAX_TOKENS - 1)).map(|i| i.len());
+        assert_eq!(fits, Ok(1));
+        let over = tokenize(&file(MAX_TOKENS)).err().map(|e| e.message);
+        assert!(
+            over.as_deref().is_some_and(|m| m.starts_with("more than")),
+            "{over:?}"
+        );
+    }
 }

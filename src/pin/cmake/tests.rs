@@ -739,3 +739,264 @@ fn a_function_defined_differently_on_the_sides_of_a_join_is_undecided() {
         "{fetch:?}"
     );
 }
+
+/// `elseif()`/`else()` belong to an `if()`: inside a `foreach()` they are a syntax error, as
+/// CMake reports ("Flow control statements are not properly nested").
+#[test]
+fn else_outside_an_if_is_a_syntax_error() {
+    for stray in ["else()", "elseif(X)"] {
+        let top = format!("foreach(x a)\n  {stray}\nendforeach()\n");
+        match eval(&[("CMakeLists.txt", &top)]) {
+            Err(CmakeError::Syntax { line, message, .. }) => {
+                assert_eq!(line, 2, "{stray}");
+                assert!(message.contains("outside if()"), "{stray}: {message}");
+            }
+            other => panic!("{stray}: {other:?}"),
+        }
+    }
+}
+
+/// `CMAKE_BUILD_TYPE` is a name the user sets with `-D` (empty by default for the Makefile
+/// and Ninja generators), unlike the other `CMAKE_` names pinprobe cannot know: a condition
+/// on it forks, and the default configuration takes the empty build type.
+#[test]
+fn the_build_type_is_an_input_with_a_default() {
+    let top = format!(
+        "include(FetchContent)\nif(CMAKE_BUILD_TYPE STREQUAL \"Release\")\n  set(T rel)\nelse()\n  set(T dbg)\nendif()\n{FETCH_K}"
+    );
+    let e = eval(&[("CMakeLists.txt", &top)]).expect("evaluates");
+    assert_eq!(e.undecided, None);
+    assert_eq!(
+        default_fetches(&e),
+        [("k".to_string(), Some("dbg".to_string()))]
+    );
+    let other = e
+        .configurations
+        .iter()
+        .find(|c| !c.default)
+        .expect("the Release configuration");
+    assert_eq!(
+        other.assumptions.first().map(|a| a.inputs.clone()),
+        Some(vec![Input::Cache("CMAKE_BUILD_TYPE".into())])
+    );
+}
+
+/// The build directories are not in the tree: values with the build directory as their input
+/// (the `<binary>` placeholder as text), never the empty text of an unset name.
+#[test]
+fn the_build_directories_are_an_opaque_input() {
+    for name in [
+        "CMAKE_BINARY_DIR",
+        "PROJECT_BINARY_DIR",
+        "CMAKE_CURRENT_BINARY_DIR",
+    ] {
+        let top = format!("include(FetchContent)\nset(T \"${{{name}}}/x\")\n{FETCH_K}");
+        let e = eval(&[("CMakeLists.txt", &top)]).expect("evaluates");
+        let tag = first_default_fetch(&e).tag.clone().expect("a tag");
+        assert!(
+            tag.inputs
+                .contains(&Input::Opaque("the build directory".into())),
+            "{name}: {tag:?}"
+        );
+        assert!(
+            tag.text.ends_with("/x") && tag.text.len() > 2,
+            "{name}: {tag:?}"
+        );
+    }
+}
+
+/// The command budget counts every command run: a program of `n` commands fits a budget of
+/// `n` and not of `n - 1`, whatever `n` is.
+#[test]
+fn the_command_budget_counts_each_command_run() {
+    for sets in [1usize, 7, 40] {
+        let mut top = String::from("include(FetchContent)\n");
+        for i in 0..sets {
+            top.push_str(&format!("set(T t{i})\n"));
+        }
+        top.push_str(FETCH_K);
+        let commands = sets + 3;
+        let v = view(&[("CMakeLists.txt", top.as_bytes())]);
+        let with = |steps| {
+            evaluate_with(
+                &v,
+                Limits {
+                    steps,
+                    ..Limits::default()
+                },
+            )
+            .expect("evaluates")
+        };
+        let fits = with(commands);
+        assert_eq!(fits.undecided, None, "{sets} sets, budget {commands}");
+        let over = with(commands - 1).undecided.unwrap_or_default();
+        assert!(
+            over.contains(&format!("budget of {}", commands - 1)),
+            "{sets} sets: {over:?}"
+        );
+    }
+}
+
+/// Messages name the file and line: a failed configuration's error, a decision's condition
+/// (as written, quotes kept).
+#[test]
+fn messages_name_the_file_and_line_and_conditions_as_written() {
+    let top = format!(
+        "include(FetchContent)\nset(T t)\nif(PP_W STREQUAL \"a b\")\n  set(T w)\nendif()\n{FETCH_K}foreach(i RANGE 3 1)\nendforeach()\n"
+    );
+    let e = eval(&[("CMakeLists.txt", &top)]).expect("evaluates");
+    let d = e
+        .configurations
+        .iter()
+        .find(|c| c.default)
+        .expect("a default configuration");
+    let failed = d.failed.clone().unwrap_or_default();
+    assert!(failed.starts_with("CMakeLists.txt:8: "), "{failed:?}");
+    let other = e
+        .configurations
+        .iter()
+        .find(|c| !c.default)
+        .expect("the other outcome");
+    assert_eq!(
+        other.assumptions.first().map(|a| a.condition.as_str()),
+        Some("CMakeLists.txt:3: if(PP_W STREQUAL \"a b\")")
+    );
+}
+
+/// An unquoted reference to an empty-by-default input is dropped from the arguments by
+/// default: a decision with a default (the list has one element), not a loss of the default.
+#[test]
+fn an_unquoted_empty_input_is_a_decision_with_a_default() {
+    let top = format!(
+        "include(FetchContent)\nset(L a ${{PP_E}})\nlist(LENGTH L n)\nset(T len${{n}})\n{FETCH_K}"
+    );
+    let e = eval(&[("CMakeLists.txt", &top)]).expect("evaluates");
+    assert_eq!(e.undecided, None);
+    assert_eq!(
+        default_fetches(&e),
+        [("k".to_string(), Some("len1".to_string()))]
+    );
+}
+
+/// The arguments of one command are bounded at 16 values' worth of bytes: sixteen values of
+/// the largest size fit exactly, seventeen are undecided (the budget, not a crash), and a few
+/// values of that size are far inside it.
+#[test]
+fn one_commands_arguments_are_bounded_at_sixteen_values() {
+    let max = super::value::MAX_VALUE;
+    for (n, over) in [(2usize, false), (16, false), (17, true)] {
+        let refs = vec!["${A}"; n].join(" ");
+        let top = format!(
+            "include(FetchContent)\nstring(REPEAT x {max} A)\nmessage({refs})\nset(T t)\n{FETCH_K}"
+        );
+        let e = eval(&[("CMakeLists.txt", &top)]).expect("evaluates");
+        let why = e.undecided.unwrap_or_default();
+        assert_eq!(why.contains("arguments over"), over, "{n} values: {why:?}");
+        if !over {
+            assert_eq!(why, "", "{n} values");
+        }
+    }
+}
+
+/// A command pinprobe does not model may set any variable it names: `T`, `_T_1`: their
+/// values become unknown, with the command as their input.
+#[test]
+fn an_unmodelled_command_makes_the_names_it_is_given_unknown() {
+    for name in ["T", "_T_1", "T1x"] {
+        let top = format!(
+            "include(FetchContent)\nset({name} t)\ncmake_host_system_information(RESULT {name} QUERY HOSTNAME)\nset(T ${{{name}}})\n{FETCH_K}"
+        );
+        let e = eval(&[("CMakeLists.txt", &top)]).expect("evaluates");
+        let tag = first_default_fetch(&e).tag.clone().expect("a tag");
+        assert!(
+            tag.inputs
+                .contains(&Input::Opaque("cmake_host_system_information()".into())),
+            "{name}: {tag:?}"
+        );
+    }
+}
+
+/// A declaration no configuration reaches is read from its own file: a tag from the
+/// environment or the cache is unknown there, a `set()` in the file gives its value (the words
+/// before `CACHE` or `PARENT_SCOPE`), and `FetchContent_Populate` declares too.
+#[test]
+fn unreached_declarations_read_their_values_from_their_file() {
+    let e = eval(&[
+        ("CMakeLists.txt", "project(x)\n"),
+        (
+            "cmake/deps.cmake",
+            "set(UT abc CACHE STRING \"\")\nset(UP def PARENT_SCOPE)\nFetchContent_Declare(env GIT_REPOSITORY r GIT_TAG $ENV{PP_T})\nFetchContent_Declare(cache GIT_REPOSITORY r GIT_TAG $CACHE{PP_T})\nFetchContent_Declare(set GIT_REPOSITORY r GIT_TAG ${UT})\nFetchContent_Declare(up GIT_REPOSITORY r GIT_TAG ${UP})\nFetchContent_Populate(pop GIT_REPOSITORY r GIT_TAG p1)\n",
+        ),
+    ])
+    .expect("evaluates");
+    let got: Vec<(String, Command, Option<String>)> = e
+        .unreached
+        .iter()
+        .map(|d| {
+            (
+                d.name.clone(),
+                d.command,
+                d.git_tag.as_ref().and_then(|t| t.value.clone()),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("env".into(), Command::FetchContentDeclare, None),
+            ("cache".into(), Command::FetchContentDeclare, None),
+            (
+                "set".into(),
+                Command::FetchContentDeclare,
+                Some("abc".into())
+            ),
+            (
+                "up".into(),
+                Command::FetchContentDeclare,
+                Some("def".into())
+            ),
+            (
+                "pop".into(),
+                Command::FetchContentPopulate,
+                Some("p1".into())
+            ),
+        ]
+    );
+}
+
+/// A value joined over a condition with no default lists its alternatives, each with the
+/// outcome it takes; the alternative of the side CMake takes with the input unset is the
+/// default one. An exact value has no alternatives.
+#[test]
+fn a_joined_values_default_alternative_is_the_unset_inputs_side() {
+    for (cond, default_text) in [("CMAKE_PP_OPAQUE", "b"), ("NOT CMAKE_PP_OPAQUE", "a")] {
+        let top = format!(
+            "include(FetchContent)\nif({cond})\n  set(T a)\nelse()\n  set(T b)\nendif()\n{FETCH_K}"
+        );
+        let e = eval(&[("CMakeLists.txt", &top)]).expect("evaluates");
+        let tag = e
+            .configurations
+            .iter()
+            .flat_map(|c| &c.fetches)
+            .find_map(|f| f.tag.clone())
+            .expect("a tag");
+        let mut alts: Vec<(String, bool)> = tag
+            .alternatives
+            .iter()
+            .map(|a| (a.text.clone(), a.is_default()))
+            .collect();
+        alts.sort();
+        assert_eq!(
+            alts,
+            [
+                ("a".to_string(), default_text == "a"),
+                ("b".to_string(), default_text == "b")
+            ],
+            "{cond}"
+        );
+    }
+    let top = format!("include(FetchContent)\nset(T t)\n{FETCH_K}");
+    let e = eval(&[("CMakeLists.txt", &top)]).expect("evaluates");
+    let tag = first_default_fetch(&e).tag.clone().expect("a tag");
+    assert!(tag.is_exact() && tag.alternatives.is_empty(), "{tag:?}");
+}
