@@ -288,6 +288,12 @@ pub(super) fn command_cases() -> Vec<Case> {
                 "foreach(i RANGE 2 5)\n  string(APPEND OUT ${i})\nendforeach()",
                 "foreach(i RANGE 1 10 3)\n  string(APPEND OUT ${i})\nendforeach()",
                 "foreach(i RANGE 0)\n  string(APPEND OUT ${i})\nendforeach()",
+                // No step (or 0) counts towards the stop, down as well as up.
+                "foreach(i RANGE 3 1)\n  string(APPEND OUT ${i})\nendforeach()",
+                "foreach(i RANGE -2)\n  string(APPEND OUT ${i})\nendforeach()",
+                "foreach(i RANGE 1 3 0)\n  string(APPEND OUT ${i})\nendforeach()",
+                "foreach(i RANGE 4 0 -2)\n  string(APPEND OUT ${i})\nendforeach()",
+                "foreach(i RANGE 2 2 -1)\n  string(APPEND OUT ${i})\nendforeach()",
                 "set(L a b)\nset(M c)\nforeach(i IN LISTS L M ITEMS d e)\n  string(APPEND OUT ${i})\nendforeach()",
                 "foreach(i IN ITEMS)\n  string(APPEND OUT ${i})\nendforeach()\nset(OUT \"${OUT}x\")",
                 "foreach(i a b c d)\n  if(i STREQUAL b)\n    continue()\n  endif()\n  if(i STREQUAL d)\n    break()\n  endif()\n  string(APPEND OUT ${i})\nendforeach()",
@@ -605,6 +611,18 @@ fn errors() -> Vec<Case> {
             "include(${CMAKE_CURRENT_SOURCE_DIR}/nope.cmake)\n",
         ),
         ("a sublist", "set(L a b c d)\nlist(SUBLIST L 5 1 X)\n"),
+        (
+            "a range counting away from its stop",
+            "foreach(i RANGE 5 1 2)\nendforeach()\n",
+        ),
+        (
+            "a range counting down away from its stop",
+            "foreach(i RANGE 1 6 -2)\nendforeach()\n",
+        ),
+        (
+            "a range bound that is no integer",
+            "foreach(i RANGE a)\nendforeach()\n",
+        ),
         (
             "a sublist at the length",
             "set(L a b c)\nlist(SUBLIST L 3 1 X)\n",

@@ -1148,8 +1148,10 @@ impl<'m, 'v> Run<'m, 'v> {
             let mut n = Vec::new();
             for a in &nums {
                 taint.extend(a.taint.iter().cloned());
+                // CMake stops at a bound that is no integer, and at a range that counts away
+                // from its stop.
                 n.push(a.text.trim().parse::<i64>().map_err(|_| {
-                    Stop::Error(format!(
+                    Stop::Fatal(format!(
                         "{}: foreach(RANGE) needs integers",
                         self.here(head.line)
                     ))
@@ -1161,34 +1163,38 @@ impl<'m, 'v> Run<'m, 'v> {
                     self.here(head.line)
                 )));
             }
+            // CMake: a step of 0 (or none) counts towards the stop, up or down; a step that
+            // counts away from it is an error.
             let (start, stop, step) = match n.as_slice() {
-                [stop] => (0, *stop, 1),
-                [start, stop] => (*start, *stop, 1),
+                [stop] => (0, *stop, 0),
+                [start, stop] => (*start, *stop, 0),
                 [start, stop, step] => (*start, *stop, *step),
                 _ => {
-                    return Err(Stop::Error(format!(
-                        "{}: foreach(RANGE) arguments",
+                    return Err(Stop::Undecided(format!(
+                        "{}: foreach(RANGE) with more than three bounds is not evaluated",
                         self.here(head.line)
                     )));
                 }
             };
-            if step <= 0 || stop < start {
-                if stop < start {
-                    return Err(Stop::Error(format!(
-                        "{}: foreach(RANGE) stop before start",
-                        self.here(head.line)
-                    )));
-                }
-                return Err(Stop::Error(format!(
-                    "{}: foreach(RANGE) step",
+            let step = match step {
+                0 if start > stop => -1,
+                0 => 1,
+                s => s,
+            };
+            if (start > stop && step > 0) || (start < stop && step < 0) {
+                return Err(Stop::Fatal(format!(
+                    "{}: foreach(RANGE) from {start} to {stop} by {step}",
                     self.here(head.line)
                 )));
             }
             let mut i = start;
-            while i <= stop {
+            while (step > 0 && i <= stop) || (step < 0 && i >= stop) {
                 self.step()?;
                 items.push(Val::exact(i.to_string()));
-                i += step;
+                let Some(next) = i.checked_add(step) else {
+                    break;
+                };
+                i = next;
             }
         } else if rest.first().is_some_and(|a| kw(a, "IN")) {
             let mut mode = "";

@@ -842,7 +842,7 @@ fn the_command_budget_counts_each_command_run() {
 #[test]
 fn messages_name_the_file_and_line_and_conditions_as_written() {
     let top = format!(
-        "include(FetchContent)\nset(T t)\nif(PP_W STREQUAL \"a b\")\n  set(T w)\nendif()\n{FETCH_K}foreach(i RANGE 3 1)\nendforeach()\n"
+        "include(FetchContent)\nset(T t)\nif(PP_W STREQUAL \"a b\")\n  set(T w)\nendif()\n{FETCH_K}foreach(i RANGE 5 1 2)\nendforeach()\n"
     );
     let e = eval(&[("CMakeLists.txt", &top)]).expect("evaluates");
     let d = e
@@ -999,4 +999,122 @@ fn a_joined_values_default_alternative_is_the_unset_inputs_side() {
     let e = eval(&[("CMakeLists.txt", &top)]).expect("evaluates");
     let tag = first_default_fetch(&e).tag.clone().expect("a tag");
     assert!(tag.is_exact() && tag.alternatives.is_empty(), "{tag:?}");
+}
+
+/// Fetches of a joined condition: each side's own fetch kept (the other side's with the
+/// condition), the declarations before it fetched once, a dependency both sides declare
+/// differently fetched as each declares it, and one both fetch through the same call once.
+#[test]
+fn a_joined_conditions_fetches_keep_each_sides_own() {
+    let decl = |n: &str, t: &str| {
+        format!(
+            "FetchContent_Declare({n} GIT_REPOSITORY https://example.invalid/{n}.git GIT_TAG {t})\n"
+        )
+    };
+    let top = format!(
+        "include(FetchContent)\n{}{}{}{}macro(get_a)\n  FetchContent_MakeAvailable(a)\nendmacro()\nif(CMAKE_PP_OPAQUE)\n  {}  FetchContent_MakeAvailable(x)\n  get_a()\n  set(M x)\nelse()\n  {}  FetchContent_MakeAvailable(y)\n  get_a()\nendif()\nFetchContent_MakeAvailable(k)\nset(T \"${{M}}\")\n{}FetchContent_MakeAvailable(m)\n",
+        decl("a", "ta"),
+        decl("x", "tx"),
+        decl("y", "ty"),
+        decl("s", "ts"),
+        decl("k", "k1"),
+        decl("k", "k2"),
+        decl("m", "\"${T}\""),
+    );
+    let e = eval(&[("CMakeLists.txt", &top)]).expect("evaluates");
+    assert_eq!(e.undecided, None);
+    let c = e.configurations.first().expect("a configuration");
+    assert_eq!(e.configurations.len(), 1);
+    let got: Vec<(String, String, bool)> = c
+        .fetches
+        .iter()
+        .map(|f| {
+            (
+                f.name.clone(),
+                f.tag.as_ref().map(|t| t.text.clone()).unwrap_or_default(),
+                f.only_if.is_empty(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("y".to_string(), "ty".to_string(), true),
+            ("a".to_string(), "ta".to_string(), true),
+            ("x".to_string(), "tx".to_string(), false),
+            ("k".to_string(), "k2".to_string(), true),
+            ("k".to_string(), "k1".to_string(), false),
+            ("m".to_string(), String::new(), true),
+        ],
+        "{:#?}",
+        c.fetches
+    );
+    // `M`, set on the other side only, is unknown after the join.
+    let m = c
+        .fetches
+        .last()
+        .and_then(|f| f.tag.clone())
+        .expect("m's tag");
+    assert!(!m.is_exact(), "{m:?}");
+}
+
+/// A side of a joined condition that stops CMake (`FATAL_ERROR`): the configurations that go
+/// on are the other side's; when both sides stop, the configuration fails with the error.
+#[test]
+fn a_joined_side_that_stops_cmake_leaves_the_other() {
+    let fetches = |e: &Evaluation| -> Vec<(String, bool)> {
+        e.configurations
+            .iter()
+            .flat_map(|c| {
+                c.fetches.iter().map(move |f| {
+                    (
+                        f.tag.as_ref().map(|t| t.text.clone()).unwrap_or_default(),
+                        c.failed.is_none(),
+                    )
+                })
+            })
+            .collect()
+    };
+    for cond in ["CMAKE_PP_OPAQUE", "NOT CMAKE_PP_OPAQUE"] {
+        let top = format!(
+            "include(FetchContent)\nif({cond})\n  set(T a)\nelse()\n  message(FATAL_ERROR \"no\")\nendif()\n{FETCH_K}"
+        );
+        let e = eval(&[("CMakeLists.txt", &top)]).expect("evaluates");
+        assert_eq!(e.undecided, None, "{cond}");
+        assert_eq!(fetches(&e), [("a".to_string(), true)], "{cond}");
+        // A condition with no default: no configuration is claimed as the default one.
+        assert!(!e.configurations.iter().any(|c| c.default), "{cond}");
+    }
+    let top = format!(
+        "include(FetchContent)\nset(T t)\nif(CMAKE_PP_OPAQUE)\n  message(FATAL_ERROR \"one\")\nelse()\n  message(FATAL_ERROR \"two\")\nendif()\n{FETCH_K}"
+    );
+    let e = eval(&[("CMakeLists.txt", &top)]).expect("evaluates");
+    assert_eq!(e.undecided, None);
+    let failed: Vec<Option<String>> = e.configurations.iter().map(|c| c.failed.clone()).collect();
+    assert_eq!(failed.len(), 1);
+    assert!(
+        failed[0]
+            .as_deref()
+            .is_some_and(|f| f.contains("one") || f.contains("two")),
+        "{failed:?}"
+    );
+}
+
+/// A condition on an input inside a function is joined, never forked: one configuration,
+/// the value the call sets in its caller with both sides' alternatives.
+#[test]
+fn a_condition_inside_a_function_is_joined() {
+    let top = format!(
+        "include(FetchContent)\nfunction(f)\n  if(PP_X)\n    set(T a PARENT_SCOPE)\n  else()\n    set(T b PARENT_SCOPE)\n  endif()\nendfunction()\nf()\n{FETCH_K}"
+    );
+    let e = eval(&[("CMakeLists.txt", &top)]).expect("evaluates");
+    assert_eq!(e.undecided, None);
+    assert_eq!(e.configurations.len(), 1, "{:#?}", e.configurations);
+    let tag = first_default_fetch(&e).tag.clone().expect("a tag");
+    let mut alts: Vec<String> = tag.alternatives.iter().map(|a| a.text.clone()).collect();
+    alts.sort();
+    assert_eq!(
+        (tag.text.as_str(), alts),
+        ("b", vec!["a".to_string(), "b".to_string()])
+    );
 }
