@@ -704,6 +704,24 @@ fn unreached_declarations_come_from_cmake_files_only() {
     );
 }
 
+/// Evaluate `include(FetchContent)`, `body`, then [`FETCH_K`] (which fetches `k` at `${T}`).
+fn eval_fetching_t(body: &str) -> Evaluation {
+    eval(&[(
+        "CMakeLists.txt",
+        &format!("include(FetchContent)\n{body}{FETCH_K}"),
+    )])
+    .expect("evaluates")
+}
+
+/// The first tag any configuration fetches.
+fn any_tag(e: &Evaluation) -> Value {
+    e.configurations
+        .iter()
+        .flat_map(|c| &c.fetches)
+        .find_map(|f| f.tag.clone())
+        .expect("a tag")
+}
+
 /// A condition on an opaque input (no default) is joined, not forked; the two sides must then
 /// leave the same functions. One definition node run on both sides with the name spelled in
 /// another case (the same command, but `CMAKE_CURRENT_FUNCTION` differs) or other parameters
@@ -712,20 +730,18 @@ fn unreached_declarations_come_from_cmake_files_only() {
 fn a_function_defined_differently_on_the_sides_of_a_join_is_undecided() {
     let def = "macro(def n p)\n  function(${n} ${p})\n    set(T ${CMAKE_CURRENT_FUNCTION} PARENT_SCOPE)\n  endfunction()\nendmacro()\n";
     for (one, other) in [("def(F a)", "def(f a)"), ("def(f a)", "def(f b)")] {
-        let top = format!(
-            "include(FetchContent)\n{def}if(CMAKE_PP_OPAQUE)\n  {one}\nelse()\n  {other}\nendif()\nf(x)\n{FETCH_K}"
-        );
-        let e = eval(&[("CMakeLists.txt", &top)]).expect("evaluates");
+        let e = eval_fetching_t(&format!(
+            "{def}if(CMAKE_PP_OPAQUE)\n  {one}\nelse()\n  {other}\nendif()\nf(x)\n"
+        ));
         let why = e.undecided.unwrap_or_default();
         assert!(
             why.contains("defined differently"),
             "{one} / {other}: {why:?}"
         );
     }
-    let top = format!(
-        "include(FetchContent)\n{def}if(CMAKE_PP_OPAQUE)\n  def(F a)\nelse()\n  def(F a)\nendif()\nf(x)\n{FETCH_K}"
-    );
-    let e = eval(&[("CMakeLists.txt", &top)]).expect("evaluates");
+    let e = eval_fetching_t(&format!(
+        "{def}if(CMAKE_PP_OPAQUE)\n  def(F a)\nelse()\n  def(F a)\nendif()\nf(x)\n"
+    ));
     assert_eq!(e.undecided, None);
     let fetch = e
         .configurations
@@ -761,10 +777,9 @@ fn else_outside_an_if_is_a_syntax_error() {
 /// on it forks, and the default configuration takes the empty build type.
 #[test]
 fn the_build_type_is_an_input_with_a_default() {
-    let top = format!(
-        "include(FetchContent)\nif(CMAKE_BUILD_TYPE STREQUAL \"Release\")\n  set(T rel)\nelse()\n  set(T dbg)\nendif()\n{FETCH_K}"
+    let e = eval_fetching_t(
+        "if(CMAKE_BUILD_TYPE STREQUAL \"Release\")\n  set(T rel)\nelse()\n  set(T dbg)\nendif()\n",
     );
-    let e = eval(&[("CMakeLists.txt", &top)]).expect("evaluates");
     assert_eq!(e.undecided, None);
     assert_eq!(
         default_fetches(&e),
@@ -867,10 +882,7 @@ fn messages_name_the_file_and_line_and_conditions_as_written() {
 /// default: a decision with a default (the list has one element), not a loss of the default.
 #[test]
 fn an_unquoted_empty_input_is_a_decision_with_a_default() {
-    let top = format!(
-        "include(FetchContent)\nset(L a ${{PP_E}})\nlist(LENGTH L n)\nset(T len${{n}})\n{FETCH_K}"
-    );
-    let e = eval(&[("CMakeLists.txt", &top)]).expect("evaluates");
+    let e = eval_fetching_t("set(L a ${PP_E})\nlist(LENGTH L n)\nset(T len${n})\n");
     assert_eq!(e.undecided, None);
     assert_eq!(
         default_fetches(&e),
@@ -886,10 +898,9 @@ fn one_commands_arguments_are_bounded_at_sixteen_values() {
     let max = super::value::MAX_VALUE;
     for (n, over) in [(2usize, false), (16, false), (17, true)] {
         let refs = vec!["${A}"; n].join(" ");
-        let top = format!(
-            "include(FetchContent)\nstring(REPEAT x {max} A)\nmessage({refs})\nset(T t)\n{FETCH_K}"
-        );
-        let e = eval(&[("CMakeLists.txt", &top)]).expect("evaluates");
+        let e = eval_fetching_t(&format!(
+            "string(REPEAT x {max} A)\nmessage({refs})\nset(T t)\n"
+        ));
         let why = e.undecided.unwrap_or_default();
         assert_eq!(why.contains("arguments over"), over, "{n} values: {why:?}");
         if !over {
@@ -903,10 +914,9 @@ fn one_commands_arguments_are_bounded_at_sixteen_values() {
 #[test]
 fn an_unmodelled_command_makes_the_names_it_is_given_unknown() {
     for name in ["T", "_T_1", "T1x"] {
-        let top = format!(
-            "include(FetchContent)\nset({name} t)\ncmake_host_system_information(RESULT {name} QUERY HOSTNAME)\nset(T ${{{name}}})\n{FETCH_K}"
-        );
-        let e = eval(&[("CMakeLists.txt", &top)]).expect("evaluates");
+        let e = eval_fetching_t(&format!(
+            "set({name} t)\ncmake_host_system_information(RESULT {name} QUERY HOSTNAME)\nset(T ${{{name}}})\n"
+        ));
         let tag = first_default_fetch(&e).tag.clone().expect("a tag");
         assert!(
             tag.inputs
@@ -970,16 +980,10 @@ fn unreached_declarations_read_their_values_from_their_file() {
 #[test]
 fn a_joined_values_default_alternative_is_the_unset_inputs_side() {
     for (cond, default_text) in [("CMAKE_PP_OPAQUE", "b"), ("NOT CMAKE_PP_OPAQUE", "a")] {
-        let top = format!(
-            "include(FetchContent)\nif({cond})\n  set(T a)\nelse()\n  set(T b)\nendif()\n{FETCH_K}"
-        );
-        let e = eval(&[("CMakeLists.txt", &top)]).expect("evaluates");
-        let tag = e
-            .configurations
-            .iter()
-            .flat_map(|c| &c.fetches)
-            .find_map(|f| f.tag.clone())
-            .expect("a tag");
+        let e = eval_fetching_t(&format!(
+            "if({cond})\n  set(T a)\nelse()\n  set(T b)\nendif()\n"
+        ));
+        let tag = any_tag(&e);
         let mut alts: Vec<(String, bool)> = tag
             .alternatives
             .iter()
@@ -1076,19 +1080,17 @@ fn a_joined_side_that_stops_cmake_leaves_the_other() {
             .collect()
     };
     for cond in ["CMAKE_PP_OPAQUE", "NOT CMAKE_PP_OPAQUE"] {
-        let top = format!(
-            "include(FetchContent)\nif({cond})\n  set(T a)\nelse()\n  message(FATAL_ERROR \"no\")\nendif()\n{FETCH_K}"
-        );
-        let e = eval(&[("CMakeLists.txt", &top)]).expect("evaluates");
+        let e = eval_fetching_t(&format!(
+            "if({cond})\n  set(T a)\nelse()\n  message(FATAL_ERROR \"no\")\nendif()\n"
+        ));
         assert_eq!(e.undecided, None, "{cond}");
         assert_eq!(fetches(&e), [("a".to_string(), true)], "{cond}");
         // A condition with no default: no configuration is claimed as the default one.
         assert!(!e.configurations.iter().any(|c| c.default), "{cond}");
     }
-    let top = format!(
-        "include(FetchContent)\nset(T t)\nif(CMAKE_PP_OPAQUE)\n  message(FATAL_ERROR \"one\")\nelse()\n  message(FATAL_ERROR \"two\")\nendif()\n{FETCH_K}"
+    let e = eval_fetching_t(
+        "set(T t)\nif(CMAKE_PP_OPAQUE)\n  message(FATAL_ERROR \"one\")\nelse()\n  message(FATAL_ERROR \"two\")\nendif()\n",
     );
-    let e = eval(&[("CMakeLists.txt", &top)]).expect("evaluates");
     assert_eq!(e.undecided, None);
     let failed: Vec<Option<String>> = e.configurations.iter().map(|c| c.failed.clone()).collect();
     assert_eq!(failed.len(), 1);
@@ -1104,10 +1106,9 @@ fn a_joined_side_that_stops_cmake_leaves_the_other() {
 /// the value the call sets in its caller with both sides' alternatives.
 #[test]
 fn a_condition_inside_a_function_is_joined() {
-    let top = format!(
-        "include(FetchContent)\nfunction(f)\n  if(PP_X)\n    set(T a PARENT_SCOPE)\n  else()\n    set(T b PARENT_SCOPE)\n  endif()\nendfunction()\nf()\n{FETCH_K}"
+    let e = eval_fetching_t(
+        "function(f)\n  if(PP_X)\n    set(T a PARENT_SCOPE)\n  else()\n    set(T b PARENT_SCOPE)\n  endif()\nendfunction()\nf()\n",
     );
-    let e = eval(&[("CMakeLists.txt", &top)]).expect("evaluates");
     assert_eq!(e.undecided, None);
     assert_eq!(e.configurations.len(), 1, "{:#?}", e.configurations);
     let tag = first_default_fetch(&e).tag.clone().expect("a tag");
