@@ -337,6 +337,8 @@ pub(super) fn command_cases() -> Vec<Case> {
                 "function(f15 first)\n  set(OUT \"${ARGC}\" PARENT_SCOPE)\nendfunction()\nf15(\"\" \"\")",
                 "set(FN f16)\nfunction(${FN})\n  set(OUT named PARENT_SCOPE)\nendfunction()\nf16()",
                 "function(fc)\n  math(EXPR C \"${C}+1\")\n  set(C ${C} PARENT_SCOPE)\nendfunction()\nset(C 0)\nforeach(i RANGE 1 250)\n  fc()\nendforeach()\nset(OUT ${C})",
+                // return() inside a while() leaves the loop and the function.
+                "function(f17)\n  set(i 0)\n  while(i LESS 3)\n    math(EXPR i \"${i}+1\")\n    if(i EQUAL 2)\n      set(OUT \"w${i}\" PARENT_SCOPE)\n      return()\n    endif()\n  endwhile()\n  set(OUT after PARENT_SCOPE)\nendfunction()\nf17()",
             ],
         ),
         outputs_table_with(
@@ -444,7 +446,7 @@ pub(super) fn command_cases() -> Vec<Case> {
                 "set(A_SET \"\")\ninclude(${CMAKE_CURRENT_SOURCE_DIR}/inc/a.cmake)\nset(OUT \"${A_NAME}-${A_DIR}-${A_SET}\")",
                 "include(${CMAKE_CURRENT_SOURCE_DIR}/inc/a.cmake RESULT_VARIABLE RV)\nget_filename_component(OUT \"${RV}\" NAME)\nset(OUT \"${OUT}-${A_SET}\")",
                 "include(${CMAKE_CURRENT_SOURCE_DIR}/inc/nope.cmake OPTIONAL RESULT_VARIABLE OUT)",
-                "set(G_COUNT \"\")\ninclude(${CMAKE_CURRENT_SOURCE_DIR}/inc/guarded.cmake)\ninclude(${CMAKE_CURRENT_SOURCE_DIR}/inc/guarded.cmake)\nset(OUT \"${G_COUNT}\")",
+                "set(G_COUNT \"\")\ninclude(${CMAKE_CURRENT_SOURCE_DIR}/inc/guarded.cmake)\nset(G_ONE \"${G_COUNT}\")\ninclude(${CMAKE_CURRENT_SOURCE_DIR}/inc/guarded.cmake)\nset(OUT \"${G_ONE}-${G_COUNT}\")",
                 "include(${CMAKE_CURRENT_SOURCE_DIR}/inc/early.cmake)\nset(OUT \"${E_SEEN}\")",
                 "list(APPEND CMAKE_MODULE_PATH ${CMAKE_CURRENT_SOURCE_DIR}/modules)\ninclude(pinmod)\nset(OUT \"${MOD_SEEN}\")",
                 "set(HERE_SEEN no)\ninclude(here.cmake)\nset(OUT \"${HERE_SEEN}\")",
@@ -676,6 +678,16 @@ fn errors() -> Vec<Case> {
             "add_subdirectory(${CMAKE_CURRENT_SOURCE_DIR}/nope)\n",
         ),
         ("a list index", "set(L a)\nlist(GET L 5 X)\n"),
+        // A function is left at its first failing command; a failing command in an if() body
+        // inside it leaves neither.
+        (
+            "an error in a function",
+            "set(L a)\nfunction(ef)\n  list(GET L 5 X)\n  FetchContent_Declare(inner GIT_REPOSITORY https://example.invalid/inner.git GIT_TAG t)\n  FetchContent_MakeAvailable(inner)\nendfunction()\nef()\n",
+        ),
+        (
+            "an error in an if in a function",
+            "set(L a)\nfunction(eg)\n  if(TRUE)\n    list(GET L 5 X)\n    FetchContent_Declare(in1 GIT_REPOSITORY https://example.invalid/in1.git GIT_TAG t)\n    FetchContent_MakeAvailable(in1)\n  endif()\n  FetchContent_Declare(in2 GIT_REPOSITORY https://example.invalid/in2.git GIT_TAG t)\n  FetchContent_MakeAvailable(in2)\nendfunction()\neg()\n",
+        ),
         ("a substring", "string(SUBSTRING abc 5 1 X)\n"),
         ("math", "math(EXPR X \"1 +\")\n"),
         (
@@ -808,10 +820,105 @@ fn joined_value_cases() -> Vec<Case> {
     .collect()
 }
 
+/// A tree whose configuration writes (or removes) a file and then reads it: CMake reads what
+/// was written, so the tree's own copy (here always the fixed tag) must not decide the pin.
+fn written_file_cases() -> Vec<Case> {
+    let fetch_tag = format!(
+        "FetchContent_Declare(vllm-flash-attn GIT_REPOSITORY {FA} GIT_TAG ${{TAG}})\nFetchContent_MakeAvailable(vllm-flash-attn)\n"
+    );
+    let stale_sub = format!(
+        "FetchContent_Declare(vllm-flash-attn GIT_REPOSITORY {FA} GIT_TAG {FIX})\nFetchContent_MakeAvailable(vllm-flash-attn)\n"
+    );
+    let written_sub = stale_sub.replace(FIX, AFFECTED);
+    // (what the case does, its CMakeLists.txt, the tree's other files)
+    type Written<'a> = (&'a str, String, Vec<(&'a str, String)>);
+    let cases: Vec<Written> = vec![
+        (
+            "file(WRITE) then file(READ)",
+            format!(
+                "file(WRITE ${{CMAKE_CURRENT_SOURCE_DIR}}/pins/tag.txt {AFFECTED})\nfile(READ ${{CMAKE_CURRENT_SOURCE_DIR}}/pins/tag.txt TAG)\n{fetch_tag}"
+            ),
+            vec![("pins/tag.txt", FIX.to_string())],
+        ),
+        (
+            "configure_file() then include()",
+            format!(
+                "set(BAD {AFFECTED})\nconfigure_file(pins/tag.cmake.in ${{CMAKE_CURRENT_SOURCE_DIR}}/pins/tag.cmake @ONLY)\ninclude(pins/tag.cmake)\n{fetch_tag}"
+            ),
+            vec![
+                ("pins/tag.cmake.in", "set(TAG @BAD@)\n".to_string()),
+                ("pins/tag.cmake", format!("set(TAG {FIX})\n")),
+            ],
+        ),
+        (
+            "file(COPY_FILE) over a file, then file(STRINGS)",
+            format!(
+                "file(COPY_FILE ${{CMAKE_CURRENT_SOURCE_DIR}}/new/tag.txt ${{CMAKE_CURRENT_SOURCE_DIR}}/pins/tag.txt)\nfile(STRINGS ${{CMAKE_CURRENT_SOURCE_DIR}}/pins/tag.txt TAG)\n{fetch_tag}"
+            ),
+            vec![
+                ("new/tag.txt", format!("{AFFECTED}\n")),
+                ("pins/tag.txt", format!("{FIX}\n")),
+            ],
+        ),
+        // file(COPY) skips a file whose copy has the same timestamp: into a new directory.
+        (
+            "file(COPY) into a directory, then file(READ)",
+            format!(
+                "file(COPY ${{CMAKE_CURRENT_SOURCE_DIR}}/new/tag.txt DESTINATION ${{CMAKE_CURRENT_SOURCE_DIR}}/pins/copied)\nfile(READ ${{CMAKE_CURRENT_SOURCE_DIR}}/pins/copied/tag.txt TAG)\n{fetch_tag}"
+            ),
+            vec![("new/tag.txt", AFFECTED.to_string())],
+        ),
+        (
+            "file(WRITE) of a CMakeLists.txt, then add_subdirectory()",
+            format!(
+                "file(WRITE ${{CMAKE_CURRENT_SOURCE_DIR}}/sub/CMakeLists.txt \"{}\")\nadd_subdirectory(sub)\n",
+                written_sub.replace('\n', "\\n")
+            ),
+            vec![("sub/CMakeLists.txt", stale_sub.clone())],
+        ),
+        (
+            "a process copies over a file, then file(READ)",
+            format!(
+                "execute_process(COMMAND ${{CMAKE_COMMAND}} -E copy ${{CMAKE_CURRENT_SOURCE_DIR}}/new/tag.txt ${{CMAKE_CURRENT_SOURCE_DIR}}/pins/tag.txt)\nfile(READ ${{CMAKE_CURRENT_SOURCE_DIR}}/pins/tag.txt TAG)\n{fetch_tag}"
+            ),
+            vec![
+                ("new/tag.txt", AFFECTED.to_string()),
+                ("pins/tag.txt", FIX.to_string()),
+            ],
+        ),
+        (
+            "file(REMOVE) then if(EXISTS)",
+            format!(
+                "file(REMOVE ${{CMAKE_CURRENT_SOURCE_DIR}}/pins/fixed.txt)\nif(EXISTS ${{CMAKE_CURRENT_SOURCE_DIR}}/pins/fixed.txt)\n  set(TAG {FIX})\nelse()\n  set(TAG {AFFECTED})\nendif()\n{fetch_tag}"
+            ),
+            vec![("pins/fixed.txt", "yes\n".to_string())],
+        ),
+        (
+            "file(WRITE) into a globbed directory",
+            format!(
+                "file(WRITE ${{CMAKE_CURRENT_SOURCE_DIR}}/pins/g/b.tag x)\nfile(GLOB G ${{CMAKE_CURRENT_SOURCE_DIR}}/pins/g/*.tag)\nlist(LENGTH G N)\nif(N EQUAL 2)\n  set(TAG {AFFECTED})\nelse()\n  set(TAG {FIX})\nendif()\n{fetch_tag}"
+            ),
+            vec![("pins/g/a.tag", "x".to_string())],
+        ),
+    ];
+    cases
+        .into_iter()
+        .map(|(name, top, mut rest)| {
+            rest.insert(0, ("CMakeLists.txt", top));
+            let list: Vec<(&str, &str)> = rest.iter().map(|(p, t)| (*p, t.as_str())).collect();
+            Case {
+                undecided_ok: true,
+                ..case(&format!("a written file: {name}"), &list, true)
+            }
+        })
+        .collect()
+}
+
 /// One hand-written case per class of issue 13.
 fn issue_13_cases() -> Vec<Case> {
     let mut cases = errors();
     cases.extend(joined_value_cases());
+    cases.extend(written_file_cases());
     cases.extend(fetch_cases());
     let conditions = format!(
         r#"set(TAG {AFFECTED})

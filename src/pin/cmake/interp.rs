@@ -15,6 +15,7 @@ use super::lexer::{Invocation, Quoting, Token};
 use super::value::{
     Arg, ExpandError, Input, Lookup, Outcome, Taint, Val, expand, list_items, split_list,
 };
+use super::writes::{self, Writes};
 use super::{Command, Fetch, Value};
 use crate::target::{TargetError, View};
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -285,7 +286,8 @@ pub(super) struct State {
     pub unread: BTreeSet<String>,
     /// Errors CMake reports and goes on after.
     pub errors: Vec<String>,
-    written: HashSet<String>,
+    /// What the configuration wrote (or removed) in the tree so far.
+    written: Writes,
     policy_version: (u64, u64),
     policies: HashMap<String, bool>,
     depth: usize,
@@ -317,13 +319,6 @@ pub(super) struct Run<'m, 'v> {
     summarizing: usize,
     /// Joins so far in this run (numbers them, see [`Outcome`]).
     joins: u32,
-}
-
-fn is_identifier(s: &str) -> bool {
-    let mut c = s.chars();
-    c.next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && c.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// The input an undefined variable stands for.
@@ -423,6 +418,9 @@ impl cond::Env for Run<'_, '_> {
 
     fn exists(&self, path: &str, directory: bool) -> Option<bool> {
         let rel = view_path(path)?;
+        if self.st.written.touches(&rel) {
+            return None;
+        }
         let files = self.m.all_files.as_ref()?;
         if directory {
             let prefix = format!("{rel}/");
@@ -508,7 +506,6 @@ const NO_EFFECT: &[&str] = &[
     "export",
     "set_property",
     "define_property",
-    "configure_file",
     "remove_definitions",
     "fetchcontent_setpopulated",
     "cpmusepackagelock",
@@ -554,7 +551,7 @@ impl<'m, 'v> Run<'m, 'v> {
                 reached: BTreeSet::new(),
                 unread: BTreeSet::new(),
                 errors: Vec::new(),
-                written: HashSet::new(),
+                written: Writes::default(),
                 policy_version: (3, 0),
                 policies: HashMap::new(),
                 depth: 0,
@@ -1334,6 +1331,16 @@ impl<'m, 'v> Run<'m, 'v> {
             }
             "break" => return Ok(Flow::Break),
             "continue" => return Ok(Flow::Continue),
+            "configure_file" | "write_file" | "make_directory" => self.mark_written(&name, &args),
+            "execute_process" | "exec_program" => {
+                let texts: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
+                for p in writes::process_writes(&texts, SOURCE_ROOT) {
+                    if let Some(rel) = view_path(p) {
+                        self.st.written.insert(rel);
+                    }
+                }
+                self.taint_outputs(&args, &inv.name);
+            }
             "cmake_parse_arguments" => self.cmd_parse_arguments(&args, inv.line)?,
             "get_filename_component" => self.cmd_filename_component(&args),
             "find_package" => {
@@ -1392,7 +1399,6 @@ impl<'m, 'v> Run<'m, 'v> {
                     inv.name
                 )));
             }
-            n if NO_EFFECT.contains(&n) => {}
             _ => self.taint_outputs(&args, &inv.name),
         }
         Ok(Flow::Next)
@@ -1406,10 +1412,12 @@ impl<'m, 'v> Run<'m, 'v> {
             .unwrap_or_default()
     }
 
-    /// A command pinprobe does not model may set any variable named in its arguments.
+    /// A command pinprobe does not model may set any variable named in its arguments. Any
+    /// text is a name: CMake commands take names of any characters (`get_property("a:b" ...)`)
+    /// and a nested reference (`${${n}}`) reads any name back.
     fn taint_outputs(&mut self, args: &[Arg], command: &str) {
         let what = Input::Opaque(format!("{command}()"));
-        for a in args.iter().filter(|a| is_identifier(&a.text)) {
+        for a in args {
             let mut v = self.var(&a.text);
             if !self
                 .st
@@ -1421,6 +1429,21 @@ impl<'m, 'v> Run<'m, 'v> {
             }
             v.taint.insert(what.clone());
             self.set_var(&a.text, v);
+        }
+    }
+
+    /// Record the tree paths a command writes. One from an input may be anywhere (the whole
+    /// tree); one in the build directory is outside it.
+    fn mark_written(&mut self, command: &str, args: &[Arg]) {
+        for a in writes::written_by(command, args) {
+            if a.text.starts_with(BINARY_ROOT) {
+                continue;
+            }
+            if !a.taint.is_empty() {
+                self.st.written.insert(String::new());
+            } else if let Some(rel) = view_path(&self.path_arg(a)) {
+                self.st.written.insert(rel);
+            }
         }
     }
 
@@ -1797,7 +1820,7 @@ impl<'m, 'v> Run<'m, 'v> {
             for dir in split_list(&module_path.text) {
                 let candidate = format!("{dir}/{}.cmake", target.text);
                 if let Some(rel) = view_path(&candidate)
-                    && self.m.all_files()?.contains(&rel)
+                    && (self.st.written.covers(&rel) || self.m.all_files()?.contains(&rel))
                 {
                     path = Some(rel);
                     break;
@@ -1832,6 +1855,13 @@ impl<'m, 'v> Run<'m, 'v> {
         let base = rel.rsplit('/').next().unwrap_or(&rel).to_ascii_lowercase();
         if base == "cpm.cmake" || base == "get_cpm.cmake" {
             return Ok(Flow::Next);
+        }
+        if self.st.written.covers(&rel) {
+            return Err(Stop::Undecided(format!(
+                "{}: include({}) reads a file the configuration wrote",
+                self.here(line),
+                target.text
+            )));
         }
         let nodes = match self.m.load(&rel)? {
             Some(n) => n,
@@ -1902,6 +1932,13 @@ impl<'m, 'v> Run<'m, 'v> {
         } else {
             format!("{rel}/CMakeLists.txt")
         };
+        if self.st.written.covers(&file) {
+            return Err(Stop::Undecided(format!(
+                "{}: add_subdirectory({}) reads files the configuration wrote",
+                self.here(line),
+                dir.text
+            )));
+        }
         let Some(nodes) = self.m.load(&file)? else {
             return Err(Stop::Error(format!(
                 "{}: add_subdirectory: no {file}",
@@ -2129,11 +2166,11 @@ impl<'m, 'v> Run<'m, 'v> {
                 let full = self.path_arg(first);
                 let rel = view_path(&full).filter(|_| first.taint.is_empty());
                 let content = match &rel {
-                    Some(r) if !self.st.written.contains(r) => self.m.view.read(r)?,
+                    Some(r) if !self.st.written.covers(r) => self.m.view.read(r)?,
                     _ => None,
                 };
                 let Some(bytes) = content else {
-                    if rel.is_some() && !self.st.written.contains(rel.as_deref().unwrap_or("")) {
+                    if rel.as_deref().is_some_and(|r| !self.st.written.covers(r)) {
                         return Err(Stop::Error(format!(
                             "{}: file({}) cannot read `{}`",
                             self.here(line),
@@ -2235,6 +2272,16 @@ impl<'m, 'v> Run<'m, 'v> {
                                 taint.insert(Input::Opaque(format!("file({} {pattern})", op.text)));
                                 continue;
                             };
+                            let literal: Vec<&str> = rel
+                                .split('/')
+                                .take_while(|s| !super::paths::is_glob(s))
+                                .collect();
+                            if self.st.written.touches(&literal.join("/")) {
+                                taint.insert(Input::Opaque(format!(
+                                    "file({} {pattern}) after the configuration wrote there",
+                                    op.text
+                                )));
+                            }
                             let key = (rel.clone(), recurse);
                             let found = match self.m.globs.get(&key) {
                                 Some(f) => f.clone(),
@@ -2266,14 +2313,8 @@ impl<'m, 'v> Run<'m, 'v> {
                     },
                 );
             }
-            "WRITE" | "APPEND" | "TOUCH" | "TOUCH_NOCREATE" | "CONFIGURE" | "GENERATE" => {
-                let full = self.path_arg(first);
-                if let Some(rel) = view_path(&full) {
-                    self.st.written.insert(rel);
-                }
-            }
-            "MAKE_DIRECTORY" | "REMOVE" | "REMOVE_RECURSE" | "COPY" | "INSTALL" | "CHMOD"
-            | "CHMOD_RECURSE" => {}
+            "TOUCH_NOCREATE" | "CHMOD" | "CHMOD_RECURSE" => {}
+            _ if writes::writes_files("file", Some(&op.text)) => self.mark_written("file", args),
             _ => self.taint_outputs(args, "file"),
         }
         Ok(())
@@ -2566,16 +2607,9 @@ fn collect_parent_writes(
                     | "cmake_minimum_required" => {
                         *problem = Some(format!("calls {}()", inv.name));
                     }
-                    // Writing a file a later `file(READ)` could see; other forms only set
-                    // variables of the function's scope or touch the build directory.
-                    "file"
-                        if inv.args.first().is_some_and(|t| {
-                            matches!(
-                                t.text.as_str(),
-                                "WRITE" | "APPEND" | "CONFIGURE" | "GENERATE" | "TOUCH"
-                            )
-                        }) =>
-                    {
+                    // Writing a file a later read could see; other forms only set variables
+                    // of the function's scope.
+                    n if writes::writes_files(n, inv.args.first().map(|t| t.text.as_str())) => {
                         *problem = Some(format!("calls {}()", inv.name));
                     }
                     n if is_fetch_command(n) => {

@@ -7,7 +7,8 @@
 //! commands, FetchContent/ExternalProject/CPM), `cond.rs` (`if()` conditions), `builtins.rs`
 //! (`string()`, `list()`, `math()`), `evaluate.rs` (runs over configurations, presets, build
 //! scripts), `declare.rs` (keywords, CPM shorthand), `unreached.rs` (declarations no run
-//! reaches, read from their own file), `paths.rs` (normalising and globbing view paths).
+//! reaches, read from their own file), `paths.rs` (normalising and globbing view paths),
+//! `writes.rs` (what the configuration writes into the tree, which it then reads as unknown).
 
 mod builtins;
 mod cond;
@@ -20,6 +21,7 @@ mod paths;
 mod tests;
 mod unreached;
 mod value;
+mod writes;
 
 pub use evaluate::{
     Alternative, Assumption, Configuration, Evaluation, Fetch, JoinOutcome, Limits, Value,

@@ -909,13 +909,14 @@ fn one_commands_arguments_are_bounded_at_sixteen_values() {
     }
 }
 
-/// A command pinprobe does not model may set any variable it names: `T`, `_T_1`: their
-/// values become unknown, with the command as their input.
+/// A command pinprobe does not model may set any variable it names, whatever its characters
+/// (`get_property("a:b" ...)` sets `a:b`, and `${${n}}` reads it back): their values become
+/// unknown, with the command as their input.
 #[test]
 fn an_unmodelled_command_makes_the_names_it_is_given_unknown() {
-    for name in ["T", "_T_1", "T1x"] {
+    for name in ["T", "_T_1", "T1x", "1T", "a-b", "a.b", "a:b c", "a/b+c"] {
         let e = eval_fetching_t(&format!(
-            "set({name} t)\ncmake_host_system_information(RESULT {name} QUERY HOSTNAME)\nset(T ${{{name}}})\n"
+            "set(N \"{name}\")\nset(\"{name}\" t)\ncmake_host_system_information(RESULT \"{name}\" QUERY HOSTNAME)\nset(T ${{${{N}}}})\n"
         ));
         let tag = first_default_fetch(&e).tag.clone().expect("a tag");
         assert!(
@@ -1118,4 +1119,95 @@ fn a_condition_inside_a_function_is_joined() {
         (tag.text.as_str(), alts),
         ("b", vec!["a".to_string(), "b".to_string()])
     );
+}
+
+/// Inside a function, a `while()` on an input and an unquoted empty argument on an input
+/// (whether CMake drops it) are not decisions the run forks on: the call is summarised, one
+/// configuration, what it sets in its caller unknown.
+#[test]
+fn a_while_or_an_empty_argument_on_an_input_inside_a_function_summarises_the_call() {
+    for body in [
+        "  while(PP_W)\n    set(T a PARENT_SCOPE)\n    break()\n  endwhile()\n",
+        "  set(T a ${PP_E} PARENT_SCOPE)\n",
+    ] {
+        let e = eval_fetching_t(&format!(
+            "set(T b)\nfunction(f)\n{body}endfunction()\nf()\n"
+        ));
+        assert_eq!(e.undecided, None, "{body}");
+        assert_eq!(e.configurations.len(), 1, "{body}: {:#?}", e.configurations);
+        let tag = any_tag(&e);
+        assert!(
+            tag.inputs
+                .iter()
+                .any(|i| matches!(i, Input::Opaque(w) if w.contains("the result of f()"))),
+            "{body}: {tag:?}"
+        );
+    }
+}
+
+/// Build-graph commands (targets, options, install rules) set no variable and decide
+/// nothing, even on an input; `find_package()` sets what it finds as unknown values.
+#[test]
+fn target_commands_set_nothing_and_find_package_sets_what_it_finds() {
+    let e = eval_fetching_t(
+        "set(T t)\nadd_library(T INTERFACE ${PP_E})\ntarget_link_libraries(T INTERFACE T)\ninstall(TARGETS T)\n",
+    );
+    assert_eq!(e.configurations.len(), 1, "{:#?}", e.configurations);
+    let tag = any_tag(&e);
+    assert!(tag.is_exact() && tag.text == "t", "{tag:?}");
+    for var in ["Foo_FOUND", "FOO_FOUND", "Foo_VERSION", "Foo_DIR"] {
+        let e = eval_fetching_t(&format!(
+            "set({var} before)\nfind_package(Foo QUIET)\nset(T \"${{{var}}}\")\n"
+        ));
+        let tag = any_tag(&e);
+        assert!(
+            tag.text.is_empty()
+                && tag
+                    .inputs
+                    .contains(&Input::Opaque("find_package(Foo)".into())),
+            "{var}: {tag:?}"
+        );
+    }
+}
+
+/// `file(READ)` of a file the configuration wrote, of a file outside the tree or of a path
+/// from an input is unknown (not the tree's content, not an error); the file commands that
+/// only touch the disk set no variable.
+#[test]
+fn file_reads_of_written_or_outside_files_are_unknown() {
+    for (before, path) in [
+        (
+            "file(WRITE ${CMAKE_CURRENT_SOURCE_DIR}/x.txt new)\n",
+            "${CMAKE_CURRENT_SOURCE_DIR}/x.txt",
+        ),
+        (
+            "file(APPEND ${CMAKE_CURRENT_SOURCE_DIR}/x.txt new)\n",
+            "${CMAKE_CURRENT_SOURCE_DIR}/x.txt",
+        ),
+        ("", "/etc/hostname"),
+        ("", "\"${PP_FILE}\""),
+    ] {
+        let top = format!("include(FetchContent)\n{before}file(READ {path} T)\n{FETCH_K}");
+        let e = eval(&[("CMakeLists.txt", &top), ("x.txt", "orig")]).expect("evaluates");
+        assert!(
+            e.configurations.iter().all(|c| c.failed.is_none()),
+            "{top}: {:#?}",
+            e.configurations
+        );
+        let tag = any_tag(&e);
+        assert!(!tag.is_exact() && tag.text.is_empty(), "{top}: {tag:?}");
+    }
+    for op in [
+        "MAKE_DIRECTORY D",
+        "REMOVE D",
+        "REMOVE_RECURSE D",
+        "COPY D DESTINATION D",
+        "INSTALL D DESTINATION D",
+        "CHMOD D",
+        "CHMOD_RECURSE D",
+    ] {
+        let e = eval_fetching_t(&format!("set(D t)\nfile({op})\nset(T ${{D}})\n"));
+        let tag = any_tag(&e);
+        assert!(tag.is_exact() && tag.text == "t", "{op}: {tag:?}");
+    }
 }
