@@ -34,6 +34,8 @@ const TABLE_FILES: &[(&str, &str)] = &[
         "set(SUB_LOCAL x)\nset(SUB_UP \"${PARENT_IN}-up\" PARENT_SCOPE)\nget_filename_component(SUB_DIR_NAME \"${CMAKE_CURRENT_SOURCE_DIR}\" NAME)\nset(SUB_DIR_NAME \"${SUB_DIR_NAME}\" PARENT_SCOPE)\n",
     ),
     ("modules/pinmod.cmake", "set(MOD_SEEN yes)\n"),
+    ("inc/proj.cmake", "project(incproj LANGUAGES NONE)\n"),
+    ("psub/CMakeLists.txt", "project(psub LANGUAGES NONE)\n"),
     ("here.cmake", "set(HERE_SEEN yes)\n"),
     (
         "inc/dirguard.cmake",
@@ -462,6 +464,12 @@ pub(super) fn command_cases() -> Vec<Case> {
                 "set(GL \"\" CACHE INTERNAL \"\")\nfunction(incgl)\n  include(${CMAKE_CURRENT_SOURCE_DIR}/inc/gl.cmake)\nendfunction()\nincgl()\ninclude(${CMAKE_CURRENT_SOURCE_DIR}/inc/gl.cmake)\nset(OUT \"${GL}\")",
                 "set(DC \"\" CACHE INTERNAL \"\")\nset(EC \"\" CACHE INTERNAL \"\")\ninclude(${CMAKE_CURRENT_SOURCE_DIR}/inc/de.cmake)\nadd_subdirectory(gd/a)\nadd_subdirectory(gd/b)\nset(OUT \"${DC}-${EC}\")",
                 "file(STRINGS \"${PROJECT_SOURCE_DIR}/pins/deep/d.txt\" OUT)",
+                // CMAKE_PROJECT_NAME is any top-directory project()'s (an included file's, a
+                // function's, seen after it returns); <name>_SOURCE_DIR outlives the
+                // subdirectory that set it, PROJECT_SOURCE_DIR does not.
+                "include(${CMAKE_CURRENT_SOURCE_DIR}/inc/proj.cmake)\nset(OUT \"${CMAKE_PROJECT_NAME}-${PROJECT_NAME}\")",
+                "function(fproj)\n  project(fnproj LANGUAGES NONE)\nendfunction()\nfproj()\nset(OUT \"${CMAKE_PROJECT_NAME}-${PROJECT_NAME}\")\nif(fnproj_SOURCE_DIR STREQUAL CMAKE_SOURCE_DIR)\n  string(APPEND OUT -top)\nendif()",
+                "add_subdirectory(psub)\nget_filename_component(D \"${psub_SOURCE_DIR}\" NAME)\nset(OUT \"${D}\")\nif(PROJECT_SOURCE_DIR STREQUAL CMAKE_SOURCE_DIR)\n  string(APPEND OUT -top)\nendif()",
             ],
         ),
         outputs_table_with(

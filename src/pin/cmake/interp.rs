@@ -291,7 +291,6 @@ pub(super) struct State {
     policy_version: (u64, u64),
     policies: HashMap<String, bool>,
     depth: usize,
-    project_dir: Option<String>,
     /// Names unset on the default path that a joined branch may have set, with why.
     maybe: HashMap<String, Taint>,
     /// Prefixes of variable names set where the rest of the name was unknown.
@@ -555,7 +554,6 @@ impl<'m, 'v> Run<'m, 'v> {
                 policy_version: (3, 0),
                 policies: HashMap::new(),
                 depth: 0,
-                project_dir: None,
                 maybe: HashMap::new(),
                 wild: Vec::new(),
                 returning: Vec::new(),
@@ -690,7 +688,8 @@ impl<'m, 'v> Run<'m, 'v> {
         let dirs = self.st.dirs.last()?;
         Some(match name {
             "CMAKE_SOURCE_DIR" => Val::exact(SOURCE_ROOT),
-            "PROJECT_SOURCE_DIR" => Val::exact(abs(self.st.project_dir.as_deref().unwrap_or(""))),
+            // Before any `project()`: CMake's implicit one, at the top.
+            "PROJECT_SOURCE_DIR" => Val::exact(SOURCE_ROOT),
             "CMAKE_CURRENT_SOURCE_DIR" => Val::exact(abs(&dirs.source_dir)),
             "CMAKE_CURRENT_LIST_DIR" => Val::exact(abs(parent_dir(&dirs.list_file))),
             "CMAKE_CURRENT_LIST_FILE" => Val::exact(abs(&dirs.list_file)),
@@ -1757,12 +1756,20 @@ impl<'m, 'v> Run<'m, 'v> {
             .last()
             .map(|d| d.source_dir.clone())
             .unwrap_or_default();
-        self.st.project_dir = Some(dir.clone());
+        // `PROJECT_*` are variables of the current scope; `<name>_SOURCE_DIR` is a cache entry
+        // too (seen after the subdirectory that set it), and so is `CMAKE_PROJECT_NAME`, set
+        // by any `project()` of the top directory (an included file's, a function's).
+        let source = Val::exact(abs(&dir));
         self.set_var("PROJECT_NAME", name.val());
-        if self.st.depth == 0 && dir.is_empty() {
-            self.set_var("CMAKE_PROJECT_NAME", name.val());
+        self.set_var("PROJECT_SOURCE_DIR", source.clone());
+        if dir.is_empty() {
+            self.st
+                .cache
+                .insert("CMAKE_PROJECT_NAME".into(), Some(name.val()));
         }
-        self.set_var(&format!("{}_SOURCE_DIR", name.text), Val::exact(abs(&dir)));
+        let source_var = format!("{}_SOURCE_DIR", name.text);
+        self.set_var(&source_var, source.clone());
+        self.st.cache.insert(source_var, Some(source));
         if let Some(i) = args.iter().position(|a| a.text == "VERSION")
             && let Some(v) = args.get(i + 1)
         {
