@@ -620,6 +620,10 @@ fn errors() -> Vec<Case> {
             "a missing include",
             "include(${CMAKE_CURRENT_SOURCE_DIR}/nope.cmake)\n",
         ),
+        (
+            "a missing include with a result variable",
+            "include(${CMAKE_CURRENT_SOURCE_DIR}/nope.cmake RESULT_VARIABLE RV)\n",
+        ),
         ("a sublist", "set(L a b c d)\nlist(SUBLIST L 5 1 X)\n"),
         (
             "a range counting away from its stop",
@@ -782,6 +786,10 @@ fn fetch_cases() -> Vec<Case> {
         (
             "a quoted list as the tag",
             "set(L t1 t2)\nFetchContent_Declare(x1 GIT_REPOSITORY https://example.invalid/x1.git GIT_TAG \"${L}\")\nFetchContent_MakeAvailable(x1)\n".into(),
+        ),
+        (
+            "quoted lists with empty elements as tags",
+            "FetchContent_Declare(x2 GIT_REPOSITORY https://example.invalid/x2.git GIT_TAG \"t1;\")\nFetchContent_Declare(x3 GIT_REPOSITORY https://example.invalid/x3.git GIT_TAG \";t2\")\nFetchContent_Declare(x4 GIT_REPOSITORY https://example.invalid/x4.git GIT_TAG \"\" GIT_TAG t3)\nFetchContent_MakeAvailable(x2 x3 x4)\n".into(),
         ),
         (
             // The tag hidden in a quoted repository value is still the tag CMake fetches.
