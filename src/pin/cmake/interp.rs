@@ -293,8 +293,9 @@ pub(super) struct State {
     depth: usize,
     /// Names unset on the default path that a joined branch may have set, with why.
     maybe: HashMap<String, Taint>,
-    /// Prefixes of variable names set where the rest of the name was unknown.
-    wild: Vec<(String, Input)>,
+    /// Variable names set where part of the name was unknown: the written prefix and suffix
+    /// (`CMAKE_${LANG}_FLAGS`: `CMAKE_`, `_FLAGS`), with why.
+    wild: Vec<(String, String, Input)>,
     /// What a `return(PROPAGATE ...)` being unwound sets in the scope it returns to (`None`:
     /// unsets), as the returning scope held it.
     returning: Vec<(String, Option<Val>)>,
@@ -648,8 +649,12 @@ impl<'m, 'v> Run<'m, 'v> {
             .st
             .wild
             .iter()
-            .filter(|(p, _)| name.starts_with(p.as_str()))
-            .map(|(_, i)| i.clone())
+            .filter(|(p, s, _)| {
+                name.len() >= p.len() + s.len()
+                    && name.starts_with(p.as_str())
+                    && name.ends_with(s.as_str())
+            })
+            .map(|(_, _, i)| i.clone())
             .collect();
         if wild.is_empty() {
             return (v, t);
@@ -1431,17 +1436,30 @@ impl<'m, 'v> Run<'m, 'v> {
         }
     }
 
-    /// Record the tree paths a command writes. One from an input may be anywhere (the whole
-    /// tree); one in the build directory is outside it.
+    /// Record the tree paths a command writes. A path with a finite set of values (a joined
+    /// condition's sides) writes each; one any input can make anything may be anywhere (the
+    /// whole tree), unless only a directory is made there; one in the build directory is
+    /// outside the tree.
     fn mark_written(&mut self, command: &str, args: &[Arg]) {
+        let directories = writes::only_makes_directories(command, args);
         for a in writes::written_by(command, args) {
-            if a.text.starts_with(BINARY_ROOT) {
+            let Some(paths) = a.val().finite() else {
+                if !directories && !a.text.starts_with(BINARY_ROOT) {
+                    self.st.written.insert(String::new());
+                }
                 continue;
-            }
-            if !a.taint.is_empty() {
-                self.st.written.insert(String::new());
-            } else if let Some(rel) = view_path(&self.path_arg(a)) {
-                self.st.written.insert(rel);
+            };
+            for p in paths {
+                if p.text.starts_with(BINARY_ROOT) {
+                    continue;
+                }
+                let one = Arg {
+                    text: p.text,
+                    ..a.clone()
+                };
+                if let Some(rel) = view_path(&self.path_arg(&one)) {
+                    self.st.written.insert(rel);
+                }
             }
         }
     }
@@ -1583,9 +1601,14 @@ impl<'m, 'v> Run<'m, 'v> {
         };
         let mut values = values.to_vec();
         if !var.taint.is_empty() {
-            // `set(CMAKE_${LANG}_FLAGS ...)`: the name is unknown past its written prefix.
-            // Every variable with that prefix may have been set from here on.
+            // `set(CMAKE_${LANG}_FLAGS ...)`: the name is unknown between its written prefix
+            // and suffix. Every variable with both may have been set from here on.
             let prefix = raw_name.split('$').next().unwrap_or("");
+            let suffix = raw_name
+                .rsplit('}')
+                .next()
+                .filter(|s| !s.contains(['$', '{']))
+                .unwrap_or("");
             if prefix.is_empty() || prefix.starts_with("ENV{") {
                 return Err(Stop::Undecided(format!(
                     "{}: set() of a variable whose name comes from an input",
@@ -1593,7 +1616,9 @@ impl<'m, 'v> Run<'m, 'v> {
                 )));
             }
             let mark = Input::Opaque(format!("{}: set({raw_name} ...)", self.here(line)));
-            self.st.wild.push((prefix.to_string(), mark.clone()));
+            self.st
+                .wild
+                .push((prefix.to_string(), suffix.to_string(), mark.clone()));
             for v in &mut values {
                 v.taint.insert(mark.clone());
             }

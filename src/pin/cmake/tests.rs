@@ -426,10 +426,28 @@ fn a_set_whose_whole_name_comes_from_an_input_is_unknown() {
         let why = e.undecided.unwrap_or_default();
         assert!(why.contains("name comes from an input"), "{set}: {why:?}");
     }
-    // A written prefix bounds what it may set: decided, the variables with that prefix unknown.
-    let top = format!("include(FetchContent)\nset(T t)\nset(X_${{PP_NAME}} v)\n{FETCH_K}");
-    let e = evaluate(&view(&[("CMakeLists.txt", top.as_bytes())])).expect("evaluates");
-    assert_eq!(e.undecided, None);
+    // A written prefix and suffix bound what it may set: decided, the variables with both
+    // unknown, every other one (`CMAKE_SOURCE_DIR` after `set(CMAKE_${LANG}_FLAGS)`) known.
+    for (set, read, known) in [
+        ("set(X_${PP_NAME} v)", "X_A", false),
+        ("set(X_${PP_NAME} v)", "X_", false),
+        ("set(X_${PP_NAME} v)", "Y_A", true),
+        ("set(CMAKE_${PP_L}_FLAGS v)", "CMAKE_CXX_FLAGS", false),
+        ("set(CMAKE_${PP_L}_FLAGS v)", "CMAKE__FLAGS", false),
+        ("set(CMAKE_${PP_L}_FLAGS v)", "CMAKE_SOURCE_DIR", true),
+        ("set(CMAKE_${PP_L}_FLAGS v)", "CMAKE_FLAGS", true),
+        ("set(A${PP_L}B${PP_M}C v)", "AxBxC", false),
+        ("set(A${PP_L}B${PP_M}C v)", "AxBx", true),
+    ] {
+        let e = eval_fetching_t(&format!("set({read} t)\n{set}\nset(T \"${{{read}}}\")\n"));
+        assert_eq!(e.undecided, None, "{set}");
+        assert_eq!(
+            any_tag(&e).is_exact(),
+            known,
+            "{set} then {read}: {:?}",
+            any_tag(&e)
+        );
+    }
 }
 
 #[test]

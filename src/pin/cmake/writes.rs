@@ -96,6 +96,13 @@ const FILE_WRITES: &[&str] = &[
     "DOWNLOAD",
 ];
 
+/// Whether the command only creates directories (`file(MAKE_DIRECTORY)`, `make_directory()`):
+/// no file's content changes, so one at a path from an input is not a write anywhere.
+pub(super) fn only_makes_directories(command: &str, args: &[Arg]) -> bool {
+    command == "make_directory"
+        || (command == "file" && args.first().is_some_and(|a| a.text == "MAKE_DIRECTORY"))
+}
+
 /// Whether a command (with its first argument as written) may write files in the tree: a
 /// function body that does cannot be summarised.
 pub(super) fn writes_files(command: &str, first: Option<&str>) -> bool {
