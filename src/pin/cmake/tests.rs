@@ -1229,3 +1229,49 @@ fn file_reads_of_written_or_outside_files_are_unknown() {
         assert!(tag.is_exact() && tag.text == "t", "{op}: {tag:?}");
     }
 }
+
+/// A summarised function's calls are followed for their effects: a function it calls that
+/// fetches (or any macro, which would write the caller's scope) makes the evaluation unknown,
+/// one with only local effects does not, and the calls are followed 8 deep (a recursive or
+/// deeper chain is unknown).
+#[test]
+fn a_summarised_calls_callees_are_followed_for_effects_eight_deep() {
+    let summarised = |defs: &str, call: &str| {
+        eval_fetching_t(&format!(
+            "{defs}function(f)\n  if(PP_IN)\n    return()\n  endif()\n  {call}\n  set(T x PARENT_SCOPE)\nendfunction()\nf()\n"
+        ))
+        .undecided
+        .unwrap_or_default()
+    };
+    let why = summarised(
+        "function(g)\n  FetchContent_Declare(d GIT_REPOSITORY r GIT_TAG t)\nendfunction()\n",
+        "g()",
+    );
+    assert!(why.contains("FetchContent_Declare()"), "{why:?}");
+    let why = summarised("macro(m)\n  message(STATUS m)\nendmacro()\n", "m()");
+    assert!(why.contains("calls m()"), "{why:?}");
+    assert_eq!(
+        summarised(
+            "function(g)\n  set(L x)\n  message(STATUS g)\nendfunction()\n",
+            "g()"
+        ),
+        ""
+    );
+    let chain = |n: usize| -> String {
+        (1..=n)
+            .map(|i| {
+                let body = if i < n {
+                    format!("g{}()", i + 1)
+                } else {
+                    "set(L x)".into()
+                };
+                format!("function(g{i})\n  {body}\nendfunction()\n")
+            })
+            .collect()
+    };
+    assert_eq!(summarised(&chain(8), "g1()"), "", "eight deep");
+    let why = summarised(&chain(9), "g1()");
+    assert!(why.contains("calls g9()"), "nine deep: {why:?}");
+    let why = summarised("function(g)\n  g()\nendfunction()\n", "g()");
+    assert!(why.contains("calls g()"), "recursive: {why:?}");
+}
