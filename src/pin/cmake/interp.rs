@@ -418,17 +418,21 @@ impl cond::Env for Run<'_, '_> {
 
     fn exists(&self, path: &str, directory: bool) -> Option<bool> {
         let rel = view_path(path)?;
-        if self.st.written.touches(&rel) {
+        // What the configuration wrote or removed may or may not be there; a directory with
+        // a write below it is there if it was before.
+        if self.st.written.covers(&rel) {
             return None;
         }
         let files = self.m.all_files.as_ref()?;
-        if directory {
-            let prefix = format!("{rel}/");
-            Some(rel.is_empty() || files.iter().any(|f| f.starts_with(&prefix)))
-        } else {
-            let prefix = format!("{rel}/");
-            Some(rel.is_empty() || files.iter().any(|f| *f == rel || f.starts_with(&prefix)))
+        let prefix = format!("{rel}/");
+        let there = rel.is_empty()
+            || files
+                .iter()
+                .any(|f| f.starts_with(&prefix) || (!directory && *f == rel));
+        if !there && self.st.written.touches(&rel) {
+            return None;
         }
+        Some(there)
     }
 
     fn set_matches(&mut self, groups: Vec<String>) {

@@ -1275,3 +1275,31 @@ fn a_summarised_calls_callees_are_followed_for_effects_eight_deep() {
     let why = summarised("function(g)\n  g()\nendfunction()\n", "g()");
     assert!(why.contains("calls g()"), "recursive: {why:?}");
 }
+
+/// `if(EXISTS)` after a write: the written path is unknown, a directory above it that was
+/// there still is, one that was not may now be; paths elsewhere are the tree's.
+#[test]
+fn exists_after_a_write_is_unknown_only_where_the_write_can_change_it() {
+    for (check, known) in [
+        ("EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/w/gen/x.txt", None),
+        ("EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/w/gen", Some(true)),
+        ("IS_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/w", Some(true)),
+        ("EXISTS ${CMAKE_CURRENT_SOURCE_DIR}", Some(true)),
+        ("IS_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/w/new", None),
+        ("EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/other.txt", Some(true)),
+        ("EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/nope.txt", Some(false)),
+    ] {
+        let top = format!(
+            "include(FetchContent)\nfile(WRITE ${{CMAKE_CURRENT_SOURCE_DIR}}/w/gen/x.txt x)\nfile(WRITE ${{CMAKE_CURRENT_SOURCE_DIR}}/w/new/y.txt y)\nif({check})\n  set(T yes)\nelse()\n  set(T no)\nendif()\n{FETCH_K}"
+        );
+        let e = eval(&[
+            ("CMakeLists.txt", &top),
+            ("w/gen/x.txt", "old"),
+            ("other.txt", ""),
+        ])
+        .expect("evaluates");
+        let tag = any_tag(&e);
+        let decided = tag.is_exact().then(|| tag.text == "yes");
+        assert_eq!(decided, known, "{check}: {tag:?}");
+    }
+}
