@@ -269,6 +269,16 @@ pub fn evaluate_with(view: &dyn View, limits: Limits) -> Result<Evaluation, Cmak
                 queue.push(next);
             }
             reached.extend(run.st.reached.iter().cloned());
+            // A patch the configuration wrote is not the tree's file the scan reads.
+            for f in &run.st.fetches {
+                if let Some(p) = f.patches(view)?.into_iter().find(|p| run.st.wrote(p)) {
+                    out.undecided = Some(format!(
+                        "{}:{}: {} applies the patch {p}, which the configuration wrote",
+                        f.file, f.line, f.name
+                    ));
+                    break 'setups;
+                }
+            }
             let default = preset.is_none()
                 && !run.no_default
                 && run

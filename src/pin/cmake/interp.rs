@@ -306,6 +306,14 @@ pub(super) struct State {
     policy_stack: Vec<((u64, u64), HashMap<String, bool>)>,
 }
 
+impl State {
+    /// Whether the configuration wrote (or removed) the view path `rel`, or a directory it is
+    /// in, so the tree's copy is not what CMake read.
+    pub(super) fn wrote(&self, rel: &str) -> bool {
+        self.written.covers(rel)
+    }
+}
+
 /// One run of the program under one sequence of decisions.
 pub(super) struct Run<'m, 'v> {
     m: &'m mut Machine<'v>,

@@ -1303,3 +1303,34 @@ fn exists_after_a_write_is_unknown_only_where_the_write_can_change_it() {
         assert_eq!(decided, known, "{check}: {tag:?}");
     }
 }
+
+/// A patch file the configuration writes before CMake applies it is not the tree's copy (which
+/// the scan reads to tell whether the patch removes the bug): the evaluation is unknown.
+#[test]
+fn a_patch_the_configuration_writes_is_unknown() {
+    let fetch = "FetchContent_Declare(k GIT_REPOSITORY https://example.invalid/k.git GIT_TAG t PATCH_COMMAND git apply ${CMAKE_CURRENT_SOURCE_DIR}/patches/k.patch)\nFetchContent_MakeAvailable(k)\n";
+    for (write, unknown) in [
+        (
+            "file(WRITE ${CMAKE_CURRENT_SOURCE_DIR}/patches/k.patch \"\")\n",
+            true,
+        ),
+        (
+            "file(REMOVE_RECURSE ${CMAKE_CURRENT_SOURCE_DIR}/patches)\n",
+            true,
+        ),
+        (
+            "file(WRITE ${CMAKE_CURRENT_SOURCE_DIR}/patches/other.txt \"\")\n",
+            false,
+        ),
+    ] {
+        let top = format!("include(FetchContent)\n{write}{fetch}");
+        let e =
+            eval(&[("CMakeLists.txt", &top), ("patches/k.patch", "--- a\n")]).expect("evaluates");
+        let why = e.undecided.unwrap_or_default();
+        assert_eq!(
+            why.contains("patches/k.patch, which the configuration wrote"),
+            unknown,
+            "{write}: {why:?}"
+        );
+    }
+}
