@@ -1334,3 +1334,64 @@ fn a_patch_the_configuration_writes_is_unknown() {
         );
     }
 }
+
+/// Where a write lands: a path from an input may be anywhere (every later read of the tree is
+/// unknown) unless only a directory is made there or it is in the build directory; a path
+/// that is one of a joined condition's values writes each; a module the configuration wrote
+/// is not CMake's own; a glob elsewhere, and what `file()` forms that write nothing compute,
+/// are as before.
+#[test]
+fn writes_land_where_their_paths_can_point() {
+    let read_x = "file(READ ${CMAKE_CURRENT_SOURCE_DIR}/x.txt T)\n";
+    let joined = "if(EXISTS \"$ENV{PP_E0}\")\n  set(P a)\nelse()\n  set(P b)\nendif()\n";
+    for (body, exact) in [
+        (format!("file(MAKE_DIRECTORY \"${{PP_D}}\")\n{read_x}"), true),
+        (format!("file(WRITE \"${{PP_D}}/y.txt\" new)\n{read_x}"), false),
+        (format!("file(WRITE \"${{CMAKE_BINARY_DIR}}/x.txt\" new)\n{read_x}"), true),
+        (
+            format!("{joined}file(WRITE ${{CMAKE_CURRENT_SOURCE_DIR}}/${{P}}.txt new)\n{read_x}"),
+            true,
+        ),
+        (
+            format!("{joined}file(WRITE ${{CMAKE_CURRENT_SOURCE_DIR}}/${{P}}.txt new)\nfile(READ ${{CMAKE_CURRENT_SOURCE_DIR}}/a.txt T)\n"),
+            false,
+        ),
+        (
+            format!("{joined}file(WRITE ${{CMAKE_CURRENT_SOURCE_DIR}}/${{P}}.txt new)\nfile(READ ${{CMAKE_CURRENT_SOURCE_DIR}}/b.txt T)\n"),
+            false,
+        ),
+        (
+            "file(WRITE ${CMAKE_CURRENT_SOURCE_DIR}/g/y.txt new)\nfile(GLOB T RELATIVE ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/h/*.txt)\n".into(),
+            true,
+        ),
+        ("set(T t)\nfile(SHA256 ${CMAKE_CURRENT_SOURCE_DIR}/x.txt T)\n".into(), false),
+        ("set(T t)\nfile(TOUCH_NOCREATE T)\n".into(), true),
+    ] {
+        let top = format!("include(FetchContent)\n{body}{FETCH_K}");
+        let e = eval(&[
+            ("CMakeLists.txt", &top),
+            ("x.txt", "orig"),
+            ("a.txt", "a"),
+            ("b.txt", "b"),
+            ("h/x.txt", ""),
+        ])
+        .expect("evaluates");
+        assert_eq!(e.undecided, None, "{body}");
+        let tag = any_tag(&e);
+        assert_eq!(tag.is_exact(), exact, "{body}: {tag:?}");
+    }
+    // A module on CMAKE_MODULE_PATH that the configuration wrote is read, not CMake's own.
+    let e = eval_fetching_t(
+        "list(APPEND CMAKE_MODULE_PATH ${CMAKE_CURRENT_SOURCE_DIR}/m)\nfile(WRITE ${CMAKE_CURRENT_SOURCE_DIR}/m/gen.cmake \"set(T x)\")\ninclude(gen)\n",
+    );
+    let why = e.undecided.unwrap_or_default();
+    assert!(
+        why.contains("include(gen) reads a file the configuration wrote"),
+        "{why:?}"
+    );
+    // Before any project(): the top directory, as CMake's implicit project().
+    let e = eval_fetching_t(
+        "if(PROJECT_SOURCE_DIR STREQUAL CMAKE_SOURCE_DIR)\n  set(T top)\nendif()\n",
+    );
+    assert_eq!(any_tag(&e).text, "top");
+}
