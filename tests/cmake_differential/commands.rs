@@ -690,6 +690,11 @@ fn errors() -> Vec<Case> {
             "add_subdirectory(${CMAKE_CURRENT_SOURCE_DIR}/nope)\n",
         ),
         ("a list index", "set(L a)\nlist(GET L 5 X)\n"),
+        ("a block with an unknown argument", "block(FOO)\nendblock()\n"),
+        (
+            "a block scope for something else",
+            "block(SCOPE_FOR BAR)\nendblock()\n",
+        ),
         // A function is left at its first failing command; a failing command in an if() body
         // inside it leaves neither.
         (
