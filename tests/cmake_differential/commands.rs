@@ -296,6 +296,7 @@ pub(super) fn command_cases() -> Vec<Case> {
                 "foreach(i RANGE 1 3 0)\n  string(APPEND OUT ${i})\nendforeach()",
                 "foreach(i RANGE 4 0 -2)\n  string(APPEND OUT ${i})\nendforeach()",
                 "foreach(i RANGE 2 2 -1)\n  string(APPEND OUT ${i})\nendforeach()",
+                "foreach(i RANGE 2 2 3)\n  string(APPEND OUT ${i})\nendforeach()\nforeach(i RANGE 2 2)\n  string(APPEND OUT ${i})\nendforeach()",
                 "set(L a b)\nset(M c)\nforeach(i IN LISTS L M ITEMS d e)\n  string(APPEND OUT ${i})\nendforeach()",
                 "foreach(i IN ITEMS)\n  string(APPEND OUT ${i})\nendforeach()\nset(OUT \"${OUT}x\")",
                 "foreach(i a b c d)\n  if(i STREQUAL b)\n    continue()\n  endif()\n  if(i STREQUAL d)\n    break()\n  endif()\n  string(APPEND OUT ${i})\nendforeach()",

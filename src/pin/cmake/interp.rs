@@ -1189,19 +1189,20 @@ impl<'m, 'v> Run<'m, 'v> {
                     )));
                 }
             };
-            let step = match step {
-                0 if start > stop => -1,
-                0 => 1,
-                s => s,
+            // Written with signs, not comparisons with 0: a step is never 0 past this point.
+            let towards = match start.cmp(&stop) {
+                std::cmp::Ordering::Greater => -1,
+                _ => 1,
             };
-            if (start > stop && step > 0) || (start < stop && step < 0) {
+            let step = if step == 0 { towards } else { step };
+            if step.signum() != towards && start != stop {
                 return Err(Stop::Fatal(format!(
                     "{}: foreach(RANGE) from {start} to {stop} by {step}",
                     self.here(head.line)
                 )));
             }
             let mut i = start;
-            while (step > 0 && i <= stop) || (step < 0 && i >= stop) {
+            while (step.is_positive() && i <= stop) || (step.is_negative() && i >= stop) {
                 self.step()?;
                 items.push(Val::exact(i.to_string()));
                 let Some(next) = i.checked_add(step) else {

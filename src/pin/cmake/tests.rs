@@ -1395,3 +1395,30 @@ fn writes_land_where_their_paths_can_point() {
     );
     assert_eq!(any_tag(&e).text, "top");
 }
+
+/// After a join, a variable both sides set and the program then unsets is the cache's again
+/// (not "maybe set by a side"), and one declaration both sides made (a macro both call) is one
+/// declaration, not an alternative of itself.
+#[test]
+fn a_join_keeps_what_both_sides_did_alike() {
+    let joined = |body: &str| {
+        format!("if(CMAKE_CXX_COMPILER_ID STREQUAL GNU)\n  {body}else()\n  {body}endif()\n")
+    };
+    let e = eval_fetching_t(&format!(
+        "set(X \"\" CACHE INTERNAL \"\")\n{}unset(X)\nset(T \"x${{X}}\")\n",
+        joined("set(X a)\n")
+    ));
+    let tag = any_tag(&e);
+    assert!(tag.is_exact() && tag.text == "x", "{tag:?}");
+    let e = eval(&[(
+        "CMakeLists.txt",
+        &format!(
+            "include(FetchContent)\nmacro(decl)\n  FetchContent_Declare(k GIT_REPOSITORY https://example.invalid/k.git GIT_TAG t)\nendmacro()\n{}FetchContent_MakeAvailable(k)\n",
+            joined("decl()\n")
+        ),
+    )])
+    .expect("evaluates");
+    let fetches: Vec<&Fetch> = e.configurations.iter().flat_map(|c| &c.fetches).collect();
+    assert_eq!(fetches.len(), 1, "{fetches:#?}");
+    assert!(fetches.iter().all(|f| f.only_if.is_empty()), "{fetches:#?}");
+}
