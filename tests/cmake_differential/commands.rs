@@ -11,6 +11,8 @@ use super::{AFFECTED, Case, FA, FIX, HEAD, cache_inputs as cache_inputs_of, case
 /// Files besides `CMakeLists.txt` that the tables read.
 const TABLE_FILES: &[(&str, &str)] = &[
     ("pins/lines.txt", "# a comment\nabc\n\ndef 1\nghi\n"),
+    // Matches `p*/*.txt` by name but sits above the directories `p*` stands for.
+    ("p.txt", "p\n"),
     ("pins/deep/d.txt", "d\n"),
     ("pins/deep/er/e.txt", "e\n"),
     (
@@ -941,6 +943,18 @@ fn issue_13_cases() -> Vec<Case> {
     let mut cases = errors();
     cases.extend(joined_value_cases());
     cases.extend(written_file_cases());
+    // The side of a joined condition CMake takes (pinprobe cannot evaluate CMAKE_VERSION) sets
+    // a normal variable over a cache entry of the same name: the tag is that side's.
+    cases.push(case(
+        "a joined side's variable over a cache entry",
+        &[(
+            "CMakeLists.txt",
+            &format!(
+                "set(TAG {FIX} CACHE INTERNAL \"\")\nif(CMAKE_VERSION VERSION_GREATER 3.0)\n  set(TAG {AFFECTED})\nendif()\nFetchContent_Declare(vllm-flash-attn GIT_REPOSITORY {FA} GIT_TAG ${{TAG}})\nFetchContent_MakeAvailable(vllm-flash-attn)\n"
+            ),
+        )],
+        true,
+    ));
     cases.extend(fetch_cases());
     let conditions = format!(
         r#"set(TAG {AFFECTED})

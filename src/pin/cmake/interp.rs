@@ -687,14 +687,20 @@ impl<'m, 'v> Run<'m, 'v> {
         if let Some(v) = self.st.scopes.last().and_then(|s| s.get(name)) {
             return (Some(v.clone()), Taint::new());
         }
+        // A joined condition's other side may have set it in the scope: whatever the cache (or
+        // CMake) holds, the value is then that side's on some configurations.
         let maybe = self.st.maybe.get(name).cloned().unwrap_or_default();
+        let shadowed = |mut v: Val| {
+            v.taint.extend(maybe.iter().cloned());
+            v
+        };
         match self.st.cache.get(name) {
-            Some(Some(v)) => return (Some(v.clone()), Taint::new()),
+            Some(Some(v)) => return (Some(shadowed(v.clone())), Taint::new()),
             Some(None) => return (None, maybe),
             None => {}
         }
         if let Some(v) = self.builtin(name) {
-            return (Some(v), Taint::new());
+            return (Some(shadowed(v)), Taint::new());
         }
         let mut taint = maybe;
         taint.insert(input_for(name));

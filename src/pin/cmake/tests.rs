@@ -954,7 +954,7 @@ fn unreached_declarations_read_their_values_from_their_file() {
         ("CMakeLists.txt", "project(x)\n"),
         (
             "cmake/deps.cmake",
-            "set(UT abc CACHE STRING \"\")\nset(UP def PARENT_SCOPE)\nFetchContent_Declare(env GIT_REPOSITORY r GIT_TAG $ENV{PP_T})\nFetchContent_Declare(cache GIT_REPOSITORY r GIT_TAG $CACHE{PP_T})\nFetchContent_Declare(set GIT_REPOSITORY r GIT_TAG ${UT})\nFetchContent_Declare(up GIT_REPOSITORY r GIT_TAG ${UP})\nFetchContent_Populate(pop GIT_REPOSITORY r GIT_TAG p1)\n",
+            "set(UT abc CACHE STRING \"\")\nset(UP def PARENT_SCOPE)\nFetchContent_Declare(env GIT_REPOSITORY r GIT_TAG x$ENV{PP_T})\nFetchContent_Declare(cache GIT_REPOSITORY r GIT_TAG x$CACHE{PP_T})\nFetchContent_Declare(set GIT_REPOSITORY r GIT_TAG \"${UT}\")\nFetchContent_Declare(up GIT_REPOSITORY r GIT_TAG \"${UP}\")\nFetchContent_Populate(pop GIT_REPOSITORY r GIT_TAG p1)\n",
         ),
     ])
     .expect("evaluates");
@@ -1421,4 +1421,49 @@ fn a_join_keeps_what_both_sides_did_alike() {
     let fetches: Vec<&Fetch> = e.configurations.iter().flat_map(|c| &c.fetches).collect();
     assert_eq!(fetches.len(), 1, "{fetches:#?}");
     assert!(fetches.iter().all(|f| f.only_if.is_empty()), "{fetches:#?}");
+}
+
+/// A fetch command's quoted argument is its list's elements even when part of it is an input:
+/// `GIT_TAG "t;${PP_X}"` is the tag `t` (depending on `PP_X`), and a keyword among the
+/// elements is a keyword.
+#[test]
+fn a_fetch_commands_quoted_list_with_an_input_is_its_elements() {
+    let e = eval(&[(
+        "CMakeLists.txt",
+        "include(FetchContent)\nFetchContent_Declare(k GIT_REPOSITORY r GIT_TAG \"t;${PP_X}\")\nFetchContent_MakeAvailable(k)\n",
+    )])
+    .expect("evaluates");
+    let tag = any_tag(&e);
+    assert_eq!(tag.text, "t", "{tag:?}");
+    assert!(tag.inputs.contains(&Input::Cache("PP_X".into())), "{tag:?}");
+    let e = eval(&[(
+        "CMakeLists.txt",
+        "include(FetchContent)\nFetchContent_Declare(k \"GIT_REPOSITORY;r${PP_X};GIT_TAG;t\")\nFetchContent_MakeAvailable(k)\n",
+    )])
+    .expect("evaluates");
+    assert_eq!(any_tag(&e).text, "t");
+}
+
+/// What only the joined condition's other side did stays possible after the join: a variable
+/// only it set (the program's cache value is not all it can be), a file only it wrote.
+#[test]
+fn a_join_keeps_what_only_the_other_side_did() {
+    // `CMAKE_CXX_COMPILER_ID` is unset by default, so the else() side is this side.
+    let e = eval_fetching_t(
+        "set(X \"\" CACHE INTERNAL \"\")\nif(CMAKE_CXX_COMPILER_ID STREQUAL GNU)\n  set(X a)\nendif()\nset(T \"x${X}\")\n",
+    );
+    let tag = any_tag(&e);
+    assert_eq!(tag.text, "x");
+    assert!(!tag.is_exact(), "{tag:?}");
+    let e = eval(&[
+        (
+            "CMakeLists.txt",
+            &format!(
+                "include(FetchContent)\nif(CMAKE_CXX_COMPILER_ID STREQUAL GNU)\n  file(WRITE ${{CMAKE_CURRENT_SOURCE_DIR}}/x.txt new)\nendif()\nfile(READ ${{CMAKE_CURRENT_SOURCE_DIR}}/x.txt T)\n{FETCH_K}"
+            ),
+        ),
+        ("x.txt", "orig"),
+    ])
+    .expect("evaluates");
+    assert!(!any_tag(&e).is_exact(), "{:?}", any_tag(&e));
 }
