@@ -1467,3 +1467,14 @@ fn a_join_keeps_what_only_the_other_side_did() {
     .expect("evaluates");
     assert!(!any_tag(&e).is_exact(), "{:?}", any_tag(&e));
 }
+
+/// `string(ASCII)` is computed only when every code is below 128; otherwise (a code CMake
+/// turns into a byte that is no character here) its output is unknown, not the other codes'.
+#[test]
+fn string_ascii_with_a_code_past_127_is_unknown() {
+    let e = eval_fetching_t("string(ASCII 65 66 T)\n");
+    let tag = any_tag(&e);
+    assert!(tag.is_exact() && tag.text == "AB", "{tag:?}");
+    let e = eval_fetching_t("set(T t)\nstring(ASCII 65 200 T)\n");
+    assert!(!any_tag(&e).is_exact(), "{:?}", any_tag(&e));
+}
