@@ -1475,6 +1475,10 @@ fn string_ascii_with_a_code_past_127_is_unknown() {
     let e = eval_fetching_t("string(ASCII 65 66 T)\n");
     let tag = any_tag(&e);
     assert!(tag.is_exact() && tag.text == "AB", "{tag:?}");
-    let e = eval_fetching_t("set(T t)\nstring(ASCII 65 200 T)\n");
-    assert!(!any_tag(&e).is_exact(), "{:?}", any_tag(&e));
+    for codes in ["65 200", "65 128", "127 128"] {
+        let e = eval_fetching_t(&format!("set(T t)\nstring(ASCII {codes} T)\n"));
+        assert!(!any_tag(&e).is_exact(), "{codes}: {:?}", any_tag(&e));
+    }
+    let e = eval_fetching_t("string(ASCII 127 T)\n");
+    assert_eq!(any_tag(&e).text, "\u{7f}");
 }
