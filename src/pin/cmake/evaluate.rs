@@ -269,8 +269,9 @@ pub fn evaluate_with(view: &dyn View, limits: Limits) -> Result<Evaluation, Cmak
                 queue.push(next);
             }
             reached.extend(run.st.reached.iter().cloned());
-            // A patch the configuration wrote is not the tree's file the scan reads.
-            for f in &run.st.fetches {
+            // A patch the configuration wrote is not the tree's file the scan reads (listing
+            // patches reads the view: only where the run wrote anything).
+            for f in run.st.fetches.iter().filter(|_| run.st.wrote_anything()) {
                 if let Some(p) = f.patches(view)?.into_iter().find(|p| run.st.wrote(p)) {
                     out.undecided = Some(format!(
                         "{}:{}: {} applies the patch {p}, which the configuration wrote",

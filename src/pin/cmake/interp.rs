@@ -312,6 +312,11 @@ impl State {
     pub(super) fn wrote(&self, rel: &str) -> bool {
         self.written.covers(rel)
     }
+
+    /// Whether the configuration wrote (or removed) anything in the tree.
+    pub(super) fn wrote_anything(&self) -> bool {
+        !self.written.is_empty()
+    }
 }
 
 /// One run of the program under one sequence of decisions.
@@ -1472,11 +1477,7 @@ impl<'m, 'v> Run<'m, 'v> {
                 if p.text.starts_with(BINARY_ROOT) {
                     continue;
                 }
-                let one = Arg {
-                    text: p.text,
-                    ..a.clone()
-                };
-                if let Some(rel) = view_path(&self.path_arg(&one)) {
+                if let Some(rel) = view_path(&self.path_of(&p.text)) {
                     self.st.written.insert(rel);
                 }
             }
@@ -1835,8 +1836,13 @@ impl<'m, 'v> Run<'m, 'v> {
 
     /// Resolve a path argument against the current source directory.
     fn path_arg(&self, a: &Arg) -> String {
-        if a.text.starts_with('/') {
-            a.text.clone()
+        self.path_of(&a.text)
+    }
+
+    /// A path resolved against the current source directory.
+    fn path_of(&self, text: &str) -> String {
+        if text.starts_with('/') {
+            text.to_string()
         } else {
             let dir = self
                 .st
@@ -1844,7 +1850,7 @@ impl<'m, 'v> Run<'m, 'v> {
                 .last()
                 .map(|d| d.source_dir.clone())
                 .unwrap_or_default();
-            format!("{}/{}", abs(&dir), a.text)
+            format!("{}/{}", abs(&dir), text)
         }
     }
 

@@ -17,6 +17,10 @@ impl Writes {
         self.0.insert(rel);
     }
 
+    pub(super) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     pub(super) fn extend(&mut self, other: Writes) {
         self.0.extend(other.0);
     }
