@@ -14,30 +14,30 @@
 //! - [`exit`]: the one place outcomes (scan, diff, verify, rules) become exit codes.
 //! - [`verify`]: the GPU verifier (its model in `verify::report`, its renderers beside it).
 //! - [`report`]: renderers (table, JSON, SARIF, markdown) of scans and reviews; read [`model`].
-//! - [`review`]: `pinprobe diff`, two revisions scanned and compared, fix suggestions.
+//! - [`diff`]: `pinprobe diff`, two revisions scanned and compared, fix suggestions.
 //! - [`scan`]: one target of any kind through the pipeline; hygiene, drift, the ignore policy.
 //! - [`rules`]: the rule database, signatures, evaluation of one rule on one pin, OSV export.
 //! - [`pin`]: what a target pins: CMake declarations, shipped copies, fingerprints, URLs.
 //! - [`resolve`]: clones through gix: references, ancestry, patch-id, patched trees.
-//! - [`target`]: every input kind opened as a read-only [`target::View`], and which kind a
-//!   target string names ([`target::classify`]); container images in [`target::image`].
+//! - [`target`]: every input kind opened as a read-only [`view::View`], and which kind a
+//!   target string names ([`view::classify`]); container images in [`view::image`].
 //! - [`cache`]: the content-addressed cache (checked entries, atomic writes, LRU bound).
 //! - [`model`]: the plain data every stage shares.
 //! - [`input`]: the one guarded way to open a file pinprobe is pointed at.
 
 pub mod cache;
 pub mod cli;
+pub mod diff;
 pub mod exit;
 pub mod input;
 pub mod model;
 pub mod pin;
 pub mod report;
 pub mod resolve;
-pub mod review;
 pub mod rules;
 pub mod scan;
-pub mod target;
 pub mod verify;
+pub mod view;
 
 pub use exit::Exit;
 pub use model::{
@@ -47,4 +47,4 @@ pub use model::{
 pub use resolve::{Clones, Repo};
 pub use rules::{Database, Rule};
 pub use scan::Options as ScanOptions;
-pub use target::{TargetError, TargetKind, View};
+pub use view::{TargetError, TargetKind, View};

@@ -11,12 +11,12 @@ const LAYERS: &[&str] = &[
     "input",   // the one guarded way to open a file: regular, non-blocking, bounded
     "model",   // plain shared data: pins, findings, evidence, reports, reviews
     "cache",   // the content-addressed cache: checked entries, atomic writes, LRU bound
-    "target",  // every input kind opened as a read-only view; images
+    "view",    // every input kind opened as a read-only view; images
     "resolve", // clones through gix: references, ancestry, patch-id
     "pin",     // what a target pins: CMake, shipped copies, fingerprints, URLs, components
     "rules",   // the rule database, signatures, evaluation, OSV export
     "scan",    // one target through the pipeline; hygiene, drift, the ignore policy
-    "review",  // `diff`: two revisions compared, fix suggestions
+    "diff",    // `diff`: two revisions compared, fix suggestions
     "report",  // renderers of scans and reviews
     "verify",  // the GPU verifier
     "exit",    // outcomes to exit codes
@@ -175,7 +175,7 @@ fn every_import_points_down_the_layers() {
 fn a_backward_import_is_caught() {
     // A renderer reaching up into the exit codes, and a shared type reaching into a stage: both
     // must fail; downward imports, comments and strings must not.
-    let text = "use crate::model::Finding;\nuse crate::exit::Exit;\n// crate::cli in a comment\nlet s = \"crate::cli\";\nuse crate::{model, review::Review};\n";
+    let text = "use crate::model::Finding;\nuse crate::exit::Exit;\n// crate::cli in a comment\nlet s = \"crate::cli\";\nuse crate::{model, diff::Review};\n";
     let found = violations_in("report/table.rs", "report", text);
     assert_eq!(
         found,
@@ -187,10 +187,6 @@ fn a_backward_import_is_caught() {
         }],
         "layers: {LAYERS:?}"
     );
-    let found = violations_in(
-        "model/pin.rs",
-        "model",
-        "use crate::{rules, target::View};\n",
-    );
+    let found = violations_in("model/pin.rs", "model", "use crate::{rules, view::View};\n");
     assert_eq!(found.len(), 2, "{found:?}");
 }

@@ -13,7 +13,7 @@ mod common;
 
 use assert_cmd::cargo::cargo_bin_cmd;
 use common::{Sm90Call, block_info_new, fwd_sm90};
-use pinprobe::target::{View, WheelView};
+use pinprobe::view::{View, WheelView};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::io::Write as _;

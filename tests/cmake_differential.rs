@@ -20,7 +20,7 @@
 
 use pinprobe::pin::cmake::{self, Evaluation, Fetch};
 use pinprobe::pin::components::Registry;
-use pinprobe::target::DirView;
+use pinprobe::view::DirView;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::{BTreeMap, BTreeSet};
@@ -1194,7 +1194,7 @@ FetchContent_MakeAvailable(triton_kernels)
 // test), a digest of the case and real CMake's runs of it. `recorded_cmake_answers_agree`
 // checks pinprobe against those runs with the same checks as the live tests (`check_against`,
 // `check_join`), in about a second and with no cmake: that is
-// what makes mutation testing of `src/pin/cmake/` affordable (bench/mutants.md). The live tests
+// what makes mutation testing of `src/pin/cmake/` affordable (benches/results/mutants.md). The live tests
 // (`generated_programs_agree_with_cmake`, `condition_cases_agree_with_cmake`) re-run CMake on
 // every recorded case and fail when a recorded answer is no longer CMake's, so the data cannot
 // drift from CMake. `PINPROBE_CMAKE_RECORD=1` makes them write the files instead:

@@ -7,7 +7,7 @@
 //! into a temporary directory first (network). Unset: the test prints a skip line.
 
 use pinprobe::pin::cmake;
-use pinprobe::target::DirView;
+use pinprobe::view::DirView;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

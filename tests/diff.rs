@@ -5,11 +5,11 @@
 mod common;
 
 use common::*;
+use pinprobe::diff::{self, Request};
 use pinprobe::model::Date;
 use pinprobe::model::Status;
 use pinprobe::model::{ChangeKind, PinChangeKind, Review};
 use pinprobe::resolve::Clones;
-use pinprobe::review::{self, Request};
 use pinprobe::scan::Options;
 use pinprobe::scan::policy;
 use std::path::{Path, PathBuf};
@@ -109,7 +109,7 @@ fn run_review_with(fx: &Fixture, base: &str, head: &str, allow_head_ignores: boo
         vex: None,
         allow_head_vex: false,
     };
-    review::review(&req, &db, &clones).expect("review succeeds")
+    diff::review(&req, &db, &clones).expect("review succeeds")
 }
 
 fn change(r: &Review, rule: &str) -> Option<ChangeKind> {

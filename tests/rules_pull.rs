@@ -12,7 +12,7 @@ mod registry;
 use common::require;
 
 use common::*;
-use pinprobe::target::image::{Options, reference};
+use pinprobe::view::image::{Options, reference};
 use std::path::{Path, PathBuf};
 
 const PULLED_RULE: &str = "TEST-PULLED-RULE";
@@ -165,7 +165,7 @@ fn a_database_that_does_not_load_is_neither_pushed_nor_pulled() {
     let reference::ImageRef::Registry(r) = reference::parse(&target).expect("reference") else {
         panic!("a registry reference");
     };
-    let mut client = pinprobe::target::image::registry::Registry::new(r, &opts).expect("client");
+    let mut client = pinprobe::view::image::registry::Registry::new(r, &opts).expect("client");
     let layer_digest = client.push_blob(&layer).expect("layer");
     let config = client.push_blob(b"{}").expect("config");
     let manifest = serde_json::json!({

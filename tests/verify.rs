@@ -9,7 +9,7 @@ use std::io::Write;
 
 use assert_cmd::cargo::cargo_bin_cmd;
 use pinprobe::verify::{
-    self, Inject, Options, Shape, VerifyError, coverage, partition, reference, stats,
+    self, Inject, Options, Shape, VerifyError, attention, coverage, partition, stats,
 };
 
 /// Write past the test harness's output capture (it only captures `print!`/`eprint!`), so a
@@ -48,14 +48,14 @@ fn split_partials_and_combine_match_the_reference_for_both_partitions() {
         batch: 1,
         tokens: 1000, // 8 tiles of 128, the last one short
     };
-    let inputs = reference::Inputs::random(&shape, 99);
-    let full = reference::attention(&shape, &inputs);
+    let inputs = attention::Inputs::random(&shape, 99);
+    let full = attention::attention(&shape, &inputs);
     for splits in [1, 3, 8, 16] {
         for partition_splits in [splits, 1] {
-            let partials = reference::split_partials(&shape, &inputs, splits, partition_splits);
-            let merged = reference::combine(&shape, &partials);
+            let partials = attention::split_partials(&shape, &inputs, splits, partition_splits);
+            let merged = attention::combine(&shape, &partials);
             let out: Vec<f32> = merged.iter().map(|&x| x as f32).collect();
-            let err = reference::relative_error(&out, &full);
+            let err = attention::relative_error(&out, &full);
             assert!(err < 1e-6, "splits {splits}/{partition_splits}: {err}");
         }
     }

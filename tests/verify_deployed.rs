@@ -384,7 +384,7 @@ fn help_says_deployed_imports_code_from_the_artifact() {
 
 // ---- the deployed flow on recorded timings --------------------------------------------------
 
-/// Medians per split count recorded on an H200 (`bench/verify-deployed-h200-*.txt`, run 1):
+/// Medians per split count recorded on an H200 (`benches/results/verify-deployed-h200-*.txt`, run 1):
 /// vLLM 0.30.0's shipped FA4 kernel and the same with the one-line fix, for the two default
 /// shapes (head dim 512 / 7,168 tokens; head dim 128 / 32,768 tokens).
 const SHIPPED: [&[(usize, f64)]; 2] = [

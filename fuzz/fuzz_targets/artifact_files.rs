@@ -7,7 +7,7 @@
 mod common;
 
 use libfuzzer_sys::fuzz_target;
-use pinprobe::target::MemView;
+use pinprobe::view::MemView;
 
 fuzz_target!(|data: &[u8]| {
     let names = [

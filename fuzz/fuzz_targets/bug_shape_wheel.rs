@@ -197,7 +197,7 @@ fuzz_target!(|data: &[u8]| {
         .expect("temp wheel");
     file.write_all(&bytes).expect("write wheel");
     file.flush().expect("flush wheel");
-    let view = pinprobe::target::WheelView::open(file.path()).expect("a well-formed wheel opens");
+    let view = pinprobe::view::WheelView::open(file.path()).expect("a well-formed wheel opens");
     let Ok(report) = pinprobe::scan::scan_artifact(
         &view,
         &pinprobe::scan::Options::default(),

@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pinprobe::target::MemView;
+use pinprobe::view::MemView;
 
 fuzz_target!(|data: &[u8]| {
     let mut view = MemView::new("fuzz", "source-tree");

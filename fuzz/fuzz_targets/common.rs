@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use pinprobe::rules::Database;
-use pinprobe::target::SourceFiles;
+use pinprobe::view::SourceFiles;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
@@ -13,7 +13,7 @@ pub fn db() -> &'static Database {
 }
 
 /// Scan an opened artifact view (wheel, environment, image filesystem) with the embedded rules.
-pub fn scan_artifact(view: &dyn pinprobe::target::View) {
+pub fn scan_artifact(view: &dyn pinprobe::view::View) {
     let _ = pinprobe::scan::scan_artifact(
         view,
         &pinprobe::scan::Options::default(),

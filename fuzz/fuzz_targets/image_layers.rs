@@ -7,8 +7,8 @@
 mod common;
 
 use libfuzzer_sys::fuzz_target;
-use pinprobe::target::image::manifest::{ImageConfig, Platform};
-use pinprobe::target::image::{Fault, LayerRef, Options, Resolved, Source, merge};
+use pinprobe::view::image::manifest::{ImageConfig, Platform};
+use pinprobe::view::image::{Fault, LayerRef, Options, Resolved, Source, overlay};
 use std::io::Read;
 
 struct Layers(Vec<Vec<u8>>);
@@ -58,7 +58,7 @@ fuzz_target!(|data: &[u8]| {
             fast_layers,
             ..Options::default()
         };
-        if let Ok(merged) = merge::run("fuzz", &mut source, resolved.clone(), &platform, &opts) {
+        if let Ok(merged) = overlay::run("fuzz", &mut source, resolved.clone(), &platform, &opts) {
             common::scan_artifact(&merged.view);
         }
     }

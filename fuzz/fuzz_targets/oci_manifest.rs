@@ -2,7 +2,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pinprobe::target::image::manifest::{self, Document, ImageConfig, Platform};
+use pinprobe::view::image::manifest::{self, Document, ImageConfig, Platform};
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(Document::Index(entries)) = manifest::parse(data, "fuzz") {
@@ -18,6 +18,6 @@ fuzz_target!(|data: &[u8]| {
     }
     if let Ok(text) = std::str::from_utf8(data) {
         let _ = Platform::parse(text);
-        let _ = pinprobe::target::image::reference::parse(text);
+        let _ = pinprobe::view::image::reference::parse(text);
     }
 });

@@ -13,10 +13,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pinprobe::target::image::manifest::Platform;
-use pinprobe::target::image::reference::RegistryRef;
-use pinprobe::target::image::registry::Registry;
-use pinprobe::target::image::{Options, Source};
+use pinprobe::view::image::manifest::Platform;
+use pinprobe::view::image::reference::RegistryRef;
+use pinprobe::view::image::registry::Registry;
+use pinprobe::view::image::{Options, Source};
 use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};

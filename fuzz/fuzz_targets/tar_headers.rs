@@ -12,8 +12,8 @@
 mod common;
 
 use libfuzzer_sys::fuzz_target;
-use pinprobe::target::image::manifest::{ImageConfig, Platform};
-use pinprobe::target::image::{Fault, LayerRef, Options, Resolved, Source, merge};
+use pinprobe::view::image::manifest::{ImageConfig, Platform};
+use pinprobe::view::image::{Fault, LayerRef, Options, Resolved, Source, overlay};
 use std::io::Read;
 
 const KINDS: [u8; 9] = [b'0', b'1', b'2', b'5', b'L', b'K', b'x', b'g', b'0'];
@@ -92,7 +92,7 @@ fuzz_target!(|data: &[u8]| {
         fast_layers: false,
         ..Options::default()
     };
-    if let Ok(merged) = merge::run("fuzz", &mut source, resolved, &platform, &opts) {
+    if let Ok(merged) = overlay::run("fuzz", &mut source, resolved, &platform, &opts) {
         common::scan_artifact(&merged.view);
     }
 });

@@ -6,7 +6,7 @@
 mod common;
 
 use libfuzzer_sys::fuzz_target;
-use pinprobe::target::{View, WheelView};
+use pinprobe::view::{View, WheelView};
 use std::io::Write;
 
 fuzz_target!(|data: &[u8]| {

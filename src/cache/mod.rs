@@ -33,9 +33,9 @@ pub enum Kind {
     /// A source signature's outcome on exact file contents (`rules::signature`).
     Signature,
     /// The files an image scan keeps from one layer, by the layer's digest
-    /// (`target::image::extract`).
+    /// (`view::image::extract`).
     Layer,
-    /// A registry manifest or config by its digest (`target::image::registry`).
+    /// A registry manifest or config by its digest (`view::image::registry`).
     Blob,
     /// A shipped library's dynamic symbol table, by its RECORD line and zip entry
     /// (`pin::shipped::library_cache`).

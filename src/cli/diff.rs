@@ -3,11 +3,11 @@
 
 use super::config::Config;
 use super::output::OutputArgs;
+use crate::diff::{self, Request, VexSource};
 use crate::exit::FailOn;
 use crate::exit::{self, Exit};
 use crate::model::Date;
 use crate::resolve::Clones;
-use crate::review::{self, Request, VexSource};
 use crate::rules;
 use crate::scan::Options;
 use crate::scan::{self, policy};
@@ -131,17 +131,17 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     let in_tree = args
         .rules
         .as_deref()
-        .and_then(|dir| review::edits::rules_in_tree(&args.path, dir).map(|rel| (dir, rel)));
+        .and_then(|dir| diff::edits::rules_in_tree(&args.path, dir).map(|rel| (dir, rel)));
     let (db, notices) = match in_tree {
         // A rules directory the change can edit: read it at BASE (or HEAD, when allowed).
         Some((dir, rel)) => {
             let at = |rev: &str| {
-                review::edits::rule_dir_at(&args.path, rev, &rel)
+                diff::edits::rule_dir_at(&args.path, rev, &rel)
                     .with_context(|| format!("reading --rules {} at {rev}", dir.display()))
             };
             let base = at(&args.base)?;
             let head = at(&args.head)?;
-            rule_edits = review::edits::rule_edits(&base, &head, args.allow_head_rules);
+            rule_edits = diff::edits::rule_edits(&base, &head, args.allow_head_rules);
             let used = if args.allow_head_rules { head } else { base };
             rules::load::load_with(Some((dir, &used))).context("loading rules")?
         }
@@ -185,7 +185,7 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     };
     let vex = match &args.vex {
         None => None,
-        Some(file) => Some(match review::edits::file_in_tree(&args.path, file) {
+        Some(file) => Some(match diff::edits::file_in_tree(&args.path, file) {
             Some(rel) => VexSource::InTree(rel),
             None => VexSource::Fixed(scan::vex::load(file).context("--vex")?),
         }),
@@ -202,12 +202,12 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         vex: vex.as_ref(),
         allow_head_vex: args.allow_head_vex,
     };
-    let review = review::review(&request, &db, &clones)?;
+    let review = diff::review(&request, &db, &clones)?;
     for w in &review.warnings {
         args.output.notice(format_args!("warning: {w}"));
     }
     args.output.write(&plan, out, |format, out| {
-        crate::report::review::render(&review, format, &db, out)
+        crate::report::diff::render(&review, format, &db, out)
     })?;
     Ok(exit::for_diff(
         &review,

@@ -101,8 +101,8 @@ pub struct RegistryArgs {
 }
 
 impl RegistryArgs {
-    fn options(&self) -> crate::target::image::Options {
-        crate::target::image::Options {
+    fn options(&self) -> crate::view::image::Options {
+        crate::view::image::Options {
             ca_file: self.ca_file.clone(),
             insecure_registries: self.insecure_registries.clone(),
             ..Default::default()
@@ -122,7 +122,7 @@ fn pull(reference: &str, args: &RegistryArgs, out: &mut dyn Write) -> anyhow::Re
     writeln!(
         out,
         "pulled {} ({}): database {}, dated {}, stored in {}",
-        crate::target::image::reference::redact_userinfo(reference),
+        crate::view::image::reference::redact_userinfo(reference),
         pulled.digest,
         pulled.db_digest,
         pulled.date.as_deref().unwrap_or("undated"),
@@ -142,7 +142,7 @@ fn push(
         out,
         "pushed {} to {} ({digest})",
         dir.display(),
-        crate::target::image::reference::redact_userinfo(reference)
+        crate::view::image::reference::redact_userinfo(reference)
     )?;
     Ok(Exit::Clean)
 }

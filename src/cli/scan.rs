@@ -156,7 +156,7 @@ pub struct Args {
     pub fail_on_hygiene: bool,
 
     /// Images: the platform to pick from a multi-arch index.
-    #[arg(long, value_name = "OS/ARCH[/VARIANT]", default_value = crate::target::image::DEFAULT_PLATFORM)]
+    #[arg(long, value_name = "OS/ARCH[/VARIANT]", default_value = crate::view::image::DEFAULT_PLATFORM)]
     pub platform: String,
 
     /// Images: a PEM file of root certificates trusted for registries, besides the system's.
@@ -241,7 +241,7 @@ fn targets(args: &Args) -> anyhow::Result<Vec<String>> {
 /// `--all-tags`: each `docker://HOST/REPO` without a tag or digest replaced, in its place, by
 /// `docker://HOST/REPO:TAG` for every tag the registry lists (sorted).
 fn expand_tags(args: &Args, targets: Vec<String>) -> anyhow::Result<Vec<String>> {
-    use crate::target::image::{self, reference};
+    use crate::view::image::{self, reference};
     let opts = image::Options {
         ca_file: args.ca_file.clone(),
         insecure_registries: args.insecure_registries.clone(),
@@ -357,7 +357,7 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         // Signature outcomes by file content, shared with other runs.
         rules::signature::memo::use_store(crate::cache::Store::new(cache));
         // Image layer extracts and registry blobs by digest, likewise.
-        crate::target::image::use_cache(crate::cache::Store::new(cache));
+        crate::view::image::use_cache(crate::cache::Store::new(cache));
         // Shipped libraries' symbol tables by RECORD hash and zip entry.
         crate::pin::shipped::library_cache::use_store(crate::cache::Store::new(cache));
         if !args.rescan {

@@ -5,22 +5,22 @@
 //! policies and renderers read them.
 
 mod date;
+mod diff;
 mod evidence;
 mod finding;
 mod pin;
 mod report;
-mod review;
 pub mod schema;
 mod status;
 pub mod text;
 
 pub use date::Date;
+pub use diff::{
+    Change, ChangeKind, Counts, EditKind, PinChange, PinChangeKind, PinSide, PolicyEdit,
+    PolicyEditKind, Review, Side, Suggestion,
+};
 pub use evidence::{Evidence, EvidenceKind, Location};
 pub use finding::{Finding, Suppression};
 pub use pin::{FOUND_BY_CMAKE, Fingerprint, Pin, Possible, is_full_sha, purl_encode};
 pub use report::{ImageInfo, LayerInfo, Report, SCHEMA, Shard, TargetReport, Tool};
-pub use review::{
-    Change, ChangeKind, Counts, EditKind, PinChange, PinChangeKind, PinSide, PolicyEdit,
-    PolicyEditKind, Review, Side, Suggestion,
-};
 pub use status::{Severity, Status};

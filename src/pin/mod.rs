@@ -14,7 +14,7 @@ pub mod shipped;
 pub mod url;
 
 use crate::model::{FOUND_BY_CMAKE, Pin, Possible, is_full_sha};
-use crate::target::View;
+use crate::view::View;
 use components::Registry;
 
 /// Whether the pin's declared repository is neither its component's canonical repository nor an

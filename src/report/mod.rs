@@ -2,10 +2,10 @@
 //! Markdown). Renderers write to `&mut dyn Write`, so tests need no process.
 
 mod cyclonedx;
+pub mod diff;
 mod exchange;
 mod json;
 pub(crate) mod markdown;
-pub mod review;
 pub(crate) mod sarif;
 mod table;
 mod vex;

@@ -434,7 +434,7 @@ fn transport_options(
     let Some(http_options) = options.downcast_mut::<http::Options>() else {
         return Ok(Some(options));
     };
-    let tls = crate::target::image::tls::client_config(settings.ca_file.as_deref())
+    let tls = crate::view::image::tls::client_config(settings.ca_file.as_deref())
         .map_err(|e| one_line(&format!("{e:#}")))?;
     let timeout = settings.timeout;
     http_options.connect_timeout = Some(timeout);

@@ -350,7 +350,7 @@ impl Repo {
             .find_commit(*commit)
             .map_err(|e| self.git_err(e))?;
         let tree = commit.tree_id().map_err(|e| self.git_err(e))?.detach();
-        crate::target::blob_at(&self.repo, tree, path).map_err(|e| self.git_err(e))
+        crate::view::blob_at(&self.repo, tree, path).map_err(|e| self.git_err(e))
     }
 
     /// A commit reachable from `tip` (and not from `base`, when given) whose change is the same

@@ -2,7 +2,7 @@
 //! [`SourceFiles`]: what the build actually compiles, not only what the pin names.
 
 use super::Repo;
-use crate::target::SourceFiles;
+use crate::view::SourceFiles;
 use gix::ObjectId;
 
 /// One file's part of a patch.

@@ -23,7 +23,7 @@ use crate::model::{Evidence, EvidenceKind, Finding, Location, Status};
 use crate::pin::components::Registry;
 use crate::pin::url;
 use crate::resolve::{Answer, Repo};
-use crate::target::SourceFiles;
+use crate::view::SourceFiles;
 use gix::ObjectId;
 
 /// What is known about one pinned component.

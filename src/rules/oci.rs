@@ -11,8 +11,8 @@
 //!   `CACHE/rules/sha256-<hex>/`, where scans find it ([`super::load::load_in`]).
 
 use super::load::{self, PULLED_DIR, RulesError};
-use crate::target::image::registry::Registry;
-use crate::target::image::{Fault, Options, reference};
+use crate::view::image::registry::Registry;
+use crate::view::image::{Fault, Options, reference};
 use serde_json::json;
 use std::io::Read;
 use std::path::{Path, PathBuf};

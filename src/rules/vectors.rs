@@ -14,7 +14,7 @@ use super::model::{Rule, TestVector};
 use super::signature::symbols::Libraries;
 use crate::resolve::Clones;
 use crate::resolve::PatchedTree;
-use crate::target::SourceFiles;
+use crate::view::SourceFiles;
 use std::collections::BTreeMap;
 
 /// What happened to one vector.

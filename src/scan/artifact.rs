@@ -18,7 +18,7 @@ use crate::pin::shipped::record::{Check, Record};
 use crate::pin::shipped::{self, FileRead, ShippedCopy, ShippedFiles};
 use crate::rules::Database;
 use crate::rules::evaluate::{self, Subject};
-use crate::target::{TargetError, View};
+use crate::view::{TargetError, View};
 
 /// What an artifact scan can use besides the view.
 #[derive(Default)]
@@ -146,7 +146,7 @@ fn missing_copy(
     report: &mut TargetReport,
 ) {
     struct NoFiles;
-    impl crate::target::SourceFiles for NoFiles {
+    impl crate::view::SourceFiles for NoFiles {
         fn read(&self, _path: &str) -> Result<Option<String>, String> {
             Ok(None)
         }

@@ -8,7 +8,7 @@ use crate::model::{Evidence, EvidenceKind, Status};
 use crate::pin::shipped::env;
 use crate::rules::Database;
 use crate::rules::ledger::{DEFAULT_CONFIGURATION, LedgerPatch};
-use crate::target::{TargetError, View};
+use crate::view::{TargetError, View};
 
 /// What a target says of its own vLLM release.
 #[derive(Debug, Clone, PartialEq, Eq)]

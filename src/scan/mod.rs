@@ -1,5 +1,5 @@
 //! The scan pipeline: [`run`] scans every target of one `pinprobe scan` and returns the
-//! [`Report`]; for each target, [`scan_target`] opens it (any kind, through [`crate::target`]),
+//! [`Report`]; for each target, [`scan_target`] opens it (any kind, through [`crate::view`]),
 //! finds its pins, resolves them against the clones given, evaluates every rule that applies and
 //! adds pin-hygiene findings; drift (`--expect`) and the ignore policy come last.
 //!
@@ -26,7 +26,7 @@ use crate::resolve::fetch;
 use crate::resolve::{Clones, PatchedTree, Repo, ResolveError, Resolved};
 use crate::rules::Database;
 use crate::rules::evaluate::{self, OtherPin, Subject};
-use crate::target::{self, TargetError, View};
+use crate::view::{self, TargetError, View};
 use std::path::{Path, PathBuf};
 
 /// Options that apply to every target of one scan.
@@ -62,9 +62,9 @@ pub struct Options {
 
 impl Options {
     /// The image options these scan options carry.
-    pub fn image(&self) -> crate::target::image::Options {
-        let defaults = crate::target::image::Options::default();
-        crate::target::image::Options {
+    pub fn image(&self) -> crate::view::image::Options {
+        let defaults = crate::view::image::Options::default();
+        crate::view::image::Options {
             platform: if self.platform.is_empty() {
                 defaults.platform
             } else {
@@ -211,7 +211,7 @@ fn scan_listed(
             e
         } else {
             ScanError::In {
-                target: crate::target::image::reference::redact_userinfo(target).into_owned(),
+                target: crate::view::image::reference::redact_userinfo(target).into_owned(),
                 source: Box::new(e),
             }
         }
@@ -220,7 +220,7 @@ fn scan_listed(
         let drift = drift::check(tree, &declared.components, &report.components);
         report.findings.extend(drift);
     }
-    let is_tree = matches!(target::classify(target), target::TargetKind::SourceTree(_));
+    let is_tree = matches!(view::classify(target), view::TargetKind::SourceTree(_));
     if req.ignore.is_none() && (opts.rev.is_some() || is_tree) {
         // The tree's own ignore file, at the revision scanned.
         if let Some(found) = policy::from_tree(Path::new(target), opts.rev.as_deref())? {
@@ -244,7 +244,7 @@ pub enum ScanError {
     #[error(transparent)]
     Resolve(#[from] ResolveError),
     #[error(transparent)]
-    Image(#[from] crate::target::image::ImageError),
+    Image(#[from] crate::view::image::ImageError),
     #[error("{target}: {message}")]
     Unsupported { target: String, message: String },
     #[error(transparent)]
@@ -277,12 +277,12 @@ pub fn scan_target(
     db: &Database,
     clones: &Clones,
 ) -> Result<TargetReport, ScanError> {
-    match target::classify(target) {
+    match view::classify(target) {
         // --rev always means a source tree read through git.
         _ if opts.rev.is_some() => scan_source(Path::new(target), opts, db, clones),
-        target::TargetKind::SourceTree(path) => scan_source(&path, opts, db, clones),
-        target::TargetKind::Wheel(path) => reuse::wheel(target, &path, opts, db, || {
-            let view = crate::target::WheelView::open(&path)?;
+        view::TargetKind::SourceTree(path) => scan_source(&path, opts, db, clones),
+        view::TargetKind::Wheel(path) => reuse::wheel(target, &path, opts, db, || {
+            let view = crate::view::WheelView::open(&path)?;
             let report = scan_artifact(&view, opts, db, clones);
             if std::env::var_os("PINPROBE_STATS").is_some() {
                 let size = std::fs::metadata(&path).map_or(0, |m| m.len());
@@ -294,7 +294,7 @@ pub fn scan_target(
             }
             report
         }),
-        target::TargetKind::Installed(path) => {
+        view::TargetKind::Installed(path) => {
             if !path.is_dir() {
                 return Err(TargetError::Io {
                     path: path.clone(),
@@ -302,10 +302,10 @@ pub fn scan_target(
                 }
                 .into());
             }
-            let view = crate::target::DirView::installed(&path);
+            let view = crate::view::DirView::installed(&path);
             scan_artifact(&view, opts, db, clones)
         }
-        target::TargetKind::Image(image) => {
+        view::TargetKind::Image(image) => {
             let mut image_opts = opts.image();
             image_opts.libraries = db
                 .rules
@@ -315,7 +315,7 @@ pub fn scan_target(
                 .collect();
             image_opts.libraries.sort();
             image_opts.libraries.dedup();
-            let merged = crate::target::image::open(&image, &image_opts)?;
+            let merged = crate::view::image::open(&image, &image_opts)?;
             let report = scan_artifact(&merged.view, opts, db, clones)?;
             Ok(annotate_image(&image, report, merged))
         }
@@ -327,7 +327,7 @@ pub fn scan_target(
 fn annotate_image(
     target: &str,
     mut report: TargetReport,
-    merged: crate::target::image::Merged,
+    merged: crate::view::image::Merged,
 ) -> TargetReport {
     report.target = target.to_string();
     report.kind = "image".to_string();
@@ -359,7 +359,7 @@ pub fn scan_source(
     db: &Database,
     clones: &Clones,
 ) -> Result<TargetReport, ScanError> {
-    let view = target::open(path, opts.rev.as_deref())?;
+    let view = view::open(path, opts.rev.as_deref())?;
     // vLLM's own revision (for rules with `requires` on it): the tree's commit, and the target
     // repository itself as the clone that answers ancestry.
     let own = Repo::open(path).ok();
@@ -585,7 +585,7 @@ impl Judge<'_> {
             commit,
             commit_unknown,
             clone,
-            sources: tree.as_ref().map(|t| t as &dyn crate::target::SourceFiles),
+            sources: tree.as_ref().map(|t| t as &dyn crate::view::SourceFiles),
             sources_label,
             binaries: None,
             packages: resolution.packages,

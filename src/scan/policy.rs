@@ -303,7 +303,7 @@ pub fn from_tree(path: &Path, rev: Option<&str>) -> Result<Option<Policy>, Polic
         line: None,
         message,
     };
-    let view = crate::target::open(path, rev).map_err(|e| io(e.to_string()))?;
+    let view = crate::view::open(path, rev).map_err(|e| io(e.to_string()))?;
     let Some(bytes) = view.read(FILE_NAME).map_err(|e| io(e.to_string()))? else {
         return Ok(None);
     };

@@ -27,7 +27,7 @@ use crate::cache::{Key, Kind, Store};
 use crate::model::TargetReport;
 use crate::resolve::fetch;
 use crate::rules::Database;
-use crate::target::identity::FileStamp;
+use crate::view::identity::FileStamp;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::OnceLock;
@@ -123,7 +123,7 @@ fn wheel_in<E>(
 /// no readable end records (the scan then says what is wrong with it).
 fn key(target: &str, path: &Path, opts: &Options, db: &Database) -> Option<(Key, FileStamp)> {
     let stamp = FileStamp::of(path)?;
-    let end = crate::target::end_records_digest(path).ok()?;
+    let end = crate::view::end_records_digest(path).ok()?;
     let canonical = std::fs::canonicalize(path).ok()?;
     let generation = opts
         .fetch

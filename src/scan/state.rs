@@ -1,5 +1,5 @@
 //! Resumable fleet runs (`scan --state FILE`): every finished target is recorded with its
-//! identity (the target as given), its content digest ([`crate::target::identity`]), the rule
+//! identity (the target as given), its content digest ([`crate::view::identity`]), the rule
 //! database digest, the pinprobe version and a digest of the settings that shape a target's
 //! report; a later run with the same file reuses the recorded report of a target whose five
 //! are unchanged instead of scanning it again, and scans the rest.
@@ -21,7 +21,7 @@
 
 use super::Options;
 use crate::model::{FOUND_BY_CMAKE, TargetReport, is_full_sha};
-use crate::target::identity::{self, Identity};
+use crate::view::identity::{self, Identity};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;

@@ -22,11 +22,11 @@
 //! carries the deployed kernel's curve and verdict beside the probe's; the run's verdict is then
 //! the deployed kernel's.
 
+pub mod attention;
 pub mod coverage;
 pub mod deployed;
 pub mod partition;
 mod probe;
-pub mod reference;
 pub mod render;
 pub mod report;
 pub mod sdpa;
@@ -493,13 +493,13 @@ fn run_shape(
         shape.label(),
         n_blocks
     )?;
-    let inputs = reference::Inputs::random(shape, seed);
+    let inputs = attention::Inputs::random(shape, seed);
     let max_splits = splits.iter().copied().max().unwrap_or(1);
     let mut bufs = device.upload(shape, &inputs, max_splits)?;
 
     std::thread::scope(|scope| -> Result<ShapeReport, VerifyError> {
         // The fp64 reference runs on the CPU while the GPU works.
-        let reference = scope.spawn(|| reference::attention(shape, &inputs));
+        let reference = scope.spawn(|| attention::attention(shape, &inputs));
 
         // Correctness and coverage, before any timing.
         let mut outputs = Vec::new();
@@ -560,7 +560,7 @@ fn run_shape(
                     .find(|(se, sp, _, _)| *se == series && *sp == s)
                 {
                     Some((_, _, out, cov)) => {
-                        let err = reference::relative_error(out, &reference);
+                        let err = attention::relative_error(out, &reference);
                         let class = coverage::classify(shape, s, cov);
                         (Some(err), Some(class))
                     }

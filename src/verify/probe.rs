@@ -18,7 +18,7 @@ use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 
 use super::report::DeviceInfo;
-use super::{Series, Shape, VerifyError, coverage::Reported, reference::Inputs};
+use super::{Series, Shape, VerifyError, attention::Inputs, coverage::Reported};
 
 /// The probe's CUDA source, embedded.
 pub const SOURCE: &str = include_str!("../../kernels/splitkv_decode.cu");

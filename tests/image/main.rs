@@ -1,6 +1,6 @@
 //! Container images: images built here (tar layers around small vLLM-shaped files), laid out as
 //! OCI directories, `docker save` archives and pushed to a real registry, then merged by
-//! `pinprobe::target::image` (whiteouts, early stop, provenance) and scanned through the CLI; faults
+//! `pinprobe::view::image` (whiteouts, early stop, provenance) and scanned through the CLI; faults
 //! from a loopback server must each be one line and exit 2.
 
 #[path = "../common/mod.rs"]
@@ -18,8 +18,8 @@ mod tags;
 
 use build::{Compression, Image, Layer, SITE};
 use common::{Pinprobe, Run, Sm90Call, block_info_new, fwd_sm90};
-use pinprobe::target::View;
-use pinprobe::target::image::{self, Merged, Options};
+use pinprobe::view::View;
+use pinprobe::view::image::{self, Merged, Options};
 use std::path::Path;
 use std::time::Duration;
 
@@ -199,7 +199,7 @@ fn plain_gzip_and_zstd_layers_are_told_apart_by_content() {
     ]);
     let m = open(&oci(dir.path(), &image, "v1"), &all_layers());
     for (path, bytes) in &files {
-        if pinprobe::target::is_interesting(path) {
+        if pinprobe::view::is_interesting(path) {
             assert_eq!(m.view.read(path).unwrap().as_ref(), Some(bytes), "{path}");
         }
     }

@@ -16,9 +16,9 @@
 use super::build::{Compression, Image, Layer, SITE};
 use super::common::{Sm90Call, block_info_new, fwd_sm90};
 use super::{oci, pinprobe};
-use pinprobe::target::View;
-use pinprobe::target::image::{self, Options};
-use pinprobe::target::is_interesting;
+use pinprobe::view::View;
+use pinprobe::view::image::{self, Options};
+use pinprobe::view::is_interesting;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::io::Write as _;

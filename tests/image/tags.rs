@@ -5,8 +5,8 @@ use super::front::Front;
 use super::{Image, Layer, SITE, build, pinprobe, registry, registry_opts};
 use crate::common::{Sm90Call, block_info_new, fwd_sm90};
 use build::Compression;
-use pinprobe::target::image::reference::{self, ImageRef};
-use pinprobe::target::image::registry::Registry;
+use pinprobe::view::image::reference::{self, ImageRef};
+use pinprobe::view::image::registry::Registry;
 use std::sync::atomic::Ordering;
 
 /// An image with vLLM `version` whose FA4 SM90 call has the bug shape or not.

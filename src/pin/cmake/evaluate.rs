@@ -5,7 +5,7 @@
 use super::interp::{Machine, Run, Stop};
 use super::value::{Input, Val};
 use super::{CmakeError, Command, Declaration};
-use crate::target::View;
+use crate::view::View;
 use std::collections::BTreeSet;
 
 /// A value: exact when `inputs` is empty; else the default configuration's value (when every

@@ -17,7 +17,7 @@ use super::value::{
 };
 use super::writes::{self, Writes};
 use super::{Command, Fetch, Value};
-use crate::target::{TargetError, View};
+use crate::view::{TargetError, View};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::rc::Rc;
 

@@ -29,7 +29,7 @@ pub use evaluate::{
 };
 pub use value::Input;
 
-use crate::target::TargetError;
+use crate::view::TargetError;
 
 /// Which CMake command declared the dependency.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]

@@ -1,7 +1,7 @@
 //! View-relative path helpers for patch files: normalising `a/./b/../c`, and matching the
 //! `*` / `?` globs of `file(GLOB)` and `PATCH_COMMAND` against the view's file list.
 
-use crate::target::{TargetError, View};
+use crate::view::{TargetError, View};
 
 /// `a/./b//../c` -> `a/c`. `None` when `..` climbs above the view root.
 pub(super) fn normalize(path: &str) -> Option<String> {

@@ -4,7 +4,7 @@
 //! semantics against real CMake.
 
 use super::*;
-use crate::target::{TargetError, View};
+use crate::view::{TargetError, View};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 

@@ -14,7 +14,7 @@ pub mod codec;
 use crate::model::Fingerprint;
 use crate::pin::shipped::{self, ShippedCopy};
 use crate::resolve::{Repo, ResolveError};
-use crate::target::{TargetError, View};
+use crate::view::{TargetError, View};
 use gix::ObjectId;
 use gix::hash::Kind;
 use std::collections::{BTreeMap, HashMap, HashSet};

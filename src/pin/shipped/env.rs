@@ -6,7 +6,7 @@
 //! itself for a wheel or a site-packages directory given directly. No `pyvenv.cfg` is needed.
 //! The distributions installed in each come from `*.dist-info/METADATA`.
 
-use crate::target::{TargetError, View};
+use crate::view::{TargetError, View};
 
 /// One installed distribution.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -22,7 +22,7 @@
 use super::elf::{DynamicSymbol, Library, SymbolKind};
 use super::record::Entry;
 use crate::cache::{Key, Kind, Store};
-use crate::target::ArchiveEntry;
+use crate::view::ArchiveEntry;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};

@@ -6,13 +6,13 @@
 
 /// The bounded ELF dynamic-symbol reader lives with the views that stream files to it (an image
 /// reads a library once, from its layer); signatures use it from here.
-pub use crate::target::elf;
+pub use crate::view::elf;
 pub mod env;
 pub mod library_cache;
 pub mod record;
 
-use crate::target::SourceFiles;
-use crate::target::{TargetError, View};
+use crate::view::SourceFiles;
+use crate::view::{TargetError, View};
 use env::{Dist, Env};
 use record::{Check, Record};
 use std::cell::RefCell;

@@ -45,7 +45,7 @@ pub mod symbols;
 mod tests;
 mod tree;
 
-use crate::target::SourceFiles;
+use crate::view::SourceFiles;
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};

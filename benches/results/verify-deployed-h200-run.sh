@@ -1,6 +1,6 @@
 #!/bin/bash
 # verify --deployed on the H200 (call 2; call 1 unpacked .stage/cu13.tar.xz into /root/site).
-# Copied from .device/deployed.sh as run; .device/summary.py is bench/verify-deployed-h200-summary.py and
+# Copied from .device/deployed.sh as run; .device/summary.py is benches/results/verify-deployed-h200-summary.py and
 # .device/pinprobe-deployed the release binary built here (cargo build --release).
 cd "$(dirname "$0")/.."
 mkdir -p /tmp/res

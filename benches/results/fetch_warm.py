@@ -7,7 +7,7 @@ commit near its tip, fetches it once into a fresh cache (cold), then times RUNS 
 warm cache (the pin's URL rewritten to the server with --mirror; the server must see no
 request) next to RUNS scans given the same history with --repo. Prints medians and the ratio.
 
-    cargo build --release && python3 bench/fetch_warm.py   # PINPROBE_BIN, COMMITS, RUNS
+    cargo build --release && python3 benches/results/fetch_warm.py   # PINPROBE_BIN, COMMITS, RUNS
 """
 import os, shutil, socket, statistics, subprocess, sys, tempfile, time
 

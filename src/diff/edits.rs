@@ -12,7 +12,7 @@ use crate::model::{EditKind, PolicyEdit, PolicyEditKind, TargetReport};
 use crate::rules::load::{LEDGER_FILE, RuleDir};
 use crate::scan::policy::{self, Policy};
 use crate::scan::vex::{self, Statements};
-use crate::target::TargetError;
+use crate::view::TargetError;
 use std::path::{Path, PathBuf};
 
 /// The ignore entries of `head` that `base` does not hold word for word, with the findings of
@@ -96,7 +96,7 @@ pub fn file_in_tree(repo: &Path, file: &Path) -> Option<String> {
 /// The OpenVEX document `rel` of the tree at `repo` as of `rev` (`None` when that revision has
 /// no such file), named `FILE@REV` in suppressions and review items.
 pub fn vex_at(repo: &Path, rev: &str, rel: &str) -> Result<Option<Statements>, TargetError> {
-    let view = crate::target::open(repo, Some(rev))?;
+    let view = crate::view::open(repo, Some(rev))?;
     let shown = format!("{}@{rev}", repo.join(rel).display());
     let Some(bytes) = view.read(rel)? else {
         return Ok(None);
@@ -198,7 +198,7 @@ pub fn rules_in_tree(repo: &Path, rules: &Path) -> Option<String> {
 /// The rule directory `rel` of the tree at `repo` as of `rev`, read through git (empty when
 /// the revision has no such directory). Paths are shown as `DIR@REV/NAME`.
 pub fn rule_dir_at(repo: &Path, rev: &str, rel: &str) -> Result<RuleDir, TargetError> {
-    let view = crate::target::open(repo, Some(rev))?;
+    let view = crate::view::open(repo, Some(rev))?;
     let mut dir = RuleDir::default();
     let shown = repo.join(rel);
     for child in view.children(rel)? {

@@ -2,7 +2,7 @@
 //! image-layout directories (`oci:DIR[:TAG]`) and registries (`docker://HOST/REPO:TAG`).
 //!
 //! An image becomes an in-memory [`MemView`] of the files an artifact scan needs
-//! ([`crate::target::is_interesting`]), merged from its layers with whiteout semantics, plus the
+//! ([`crate::view::is_interesting`]), merged from its layers with whiteout semantics, plus the
 //! layer that brought each file. Layers are streamed (gzip, zstd or plain tar, told apart by
 //! their first bytes), never extracted to disk, and read newest first. Every layer is read
 //! unless an early stop is provably safe, or `--fast-layers` asks for the assumption-based
@@ -22,7 +22,7 @@ pub mod extract;
 pub mod layer;
 pub mod layout;
 pub mod manifest;
-pub mod merge;
+pub mod overlay;
 mod progress;
 pub mod provenance;
 pub mod reference;
@@ -31,7 +31,7 @@ pub mod tls;
 
 use crate::cache::Store;
 use crate::model::ImageInfo;
-use crate::target::MemView;
+use crate::view::MemView;
 use manifest::{ImageConfig, Platform};
 use std::io::Read;
 use std::path::PathBuf;
@@ -215,7 +215,7 @@ pub fn open(target: &str, opts: &Options) -> Result<Merged, ImageError> {
     let platform = Platform::parse(&opts.platform).map_err(err)?;
     let mut source = open_source(target, opts).map_err(err)?;
     let resolved = source.resolve(&platform).map_err(err)?;
-    merge::run(target, source.as_mut(), resolved, &platform, opts).map_err(err)
+    overlay::run(target, source.as_mut(), resolved, &platform, opts).map_err(err)
 }
 
 fn open_source(target: &str, opts: &Options) -> Result<Box<dyn Source>, Fault> {

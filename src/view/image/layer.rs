@@ -52,7 +52,7 @@ pub trait Sink {
     fn library(
         &mut self,
         entry: &Entry<'_>,
-        _read: Result<crate::target::elf::Library, crate::target::elf::ElfError>,
+        _read: Result<crate::view::elf::Library, crate::view::elf::ElfError>,
     ) -> io::Result<()> {
         Err(io::Error::new(
             io::ErrorKind::InvalidData,

@@ -5,7 +5,7 @@
 # Downloads at run time, never commits anything third-party: everything lands in STAGE
 # (default: .stage/ in the repository root; keep it git-ignored, e.g. in .git/info/exclude).
 #
-#   bench/stage-deployed.sh [STAGE]
+#   benches/results/stage-deployed.sh [STAGE]
 #
 # STAGE afterwards holds:
 #   cu13.tar.xz            nvidia-cutlass-dsl-libs-cu13 4.7.1, unzipped and packed with xz -9e
@@ -24,7 +24,7 @@
 #                                    venv path of --deployed
 #   targets/flash_attn_4-4.0.0b36-py3-none-any.whl   upstream FA4 as published on PyPI
 #
-# On the GPU machine (see bench/verify-deployed-h200.md for the exact calls):
+# On the GPU machine (see benches/results/verify-deployed-h200.md for the exact calls):
 #   mkdir -p /root/site && tar xJf .stage/cu13.tar.xz -C /root/site          # call 1
 #   for w in .stage/wheels/*.whl; do python3 -m zipfile -e "$w" /root/site; done   # call 2
 #   export PYTHONPATH=/root/site:/root/site/nvidia_cutlass_dsl/dsl_packages

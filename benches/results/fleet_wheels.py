@@ -12,7 +12,7 @@ the load) and the four ratios against their targets. With PINPROBE_BASE_BIN (a b
 earlier commit), its rows are timed in the same loop and the before/after ratios printed.
 Binaries are copied first, so a rebuild by someone else cannot change them mid-run.
 
-    cargo build --release && python3 bench/fleet_wheels.py W1.whl W2.whl W3.whl W4.whl W5.whl
+    cargo build --release && python3 benches/results/fleet_wheels.py W1.whl W2.whl W3.whl W4.whl W5.whl
     # PINPROBE_BIN (default target/release/pinprobe), PINPROBE_BASE_BIN, RUNS (default 7)
 """
 import os, resource, shutil, statistics, subprocess, sys, tempfile, time

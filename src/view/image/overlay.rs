@@ -21,7 +21,7 @@
 //! Shared libraries that a symbol signature reads (file names matching one of
 //! [`Options::libraries`](super::Options), such as `_vllm_fa3_C*.so`, 150 MB and more) are never
 //! kept: each is streamed from its tar entry, once, through the bounded ELF reader
-//! ([`crate::target::elf`]), and only its dynamic symbols, sha256 and size are kept (for the
+//! ([`crate::view::elf`]), and only its dynamic symbols, sha256 and size are kept (for the
 //! signature and the RECORD check). They merge like kept files (whiteouts, newer layers, hard
 //! and symbolic links); one that cannot be read (garbage, truncated, its tables past the
 //! reader's first-pass prefix, more than [`MAX_LIBRARIES`]) is held as that error, so its
@@ -47,9 +47,9 @@ use super::layer::{Entry, EntryKind, Expect, Sink};
 use super::manifest::Platform;
 use super::{Fault, Merged, Options, Resolved, Source, extract, progress, provenance};
 use crate::model::ImageInfo;
-use crate::target::MemView;
-use crate::target::elf::{self, ElfError, Library};
-use crate::target::is_interesting;
+use crate::view::MemView;
+use crate::view::elf::{self, ElfError, Library};
+use crate::view::is_interesting;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Read};
 

@@ -1,5 +1,5 @@
 //! One layer's extract: the entries of the layer that the merge reads
-//! ([`super::merge::relevance`]: whiteouts, links, paths that may hide an environment, and the
+//! ([`super::overlay::relevance`]: whiteouts, links, paths that may hide an environment, and the
 //! interesting files with their data), in tar order, and nothing else. It depends on the
 //! layer's bytes alone (not on the other layers), so it is computed once per layer digest and
 //! kept in the content-addressed cache (`CACHE/cas/layer/`): a layer shared by 50 images is
@@ -15,10 +15,10 @@
 //! The extract is stored whole (serde), so fields added to it come along.
 
 use super::layer::{self, Entry, EntryKind, Expect, Sink};
-use super::merge::{self, MAX_KEPT, MAX_LIBRARIES, Relevance, relevance};
+use super::overlay::{self, MAX_KEPT, MAX_LIBRARIES, Relevance, relevance};
 use super::{Fault, LayerRef, Source};
 use crate::cache::{Key, Kind};
-use crate::target::elf::{ElfError, Library};
+use crate::view::elf::{ElfError, Library};
 use indicatif::ProgressBar;
 use serde::{Deserialize, Serialize};
 use std::io::{self, Read};
@@ -110,13 +110,13 @@ impl Sink for Recorder {
             }
             Relevance::Library => {
                 let read = if self.libraries_read >= MAX_LIBRARIES {
-                    Err(merge::too_many_libraries())
+                    Err(overlay::too_many_libraries())
                 } else {
                     self.libraries_read += 1;
-                    merge::stream_library(body)?
+                    overlay::stream_library(body)?
                 };
                 if let Ok(library) = &read {
-                    self.keep(merge::library_bytes(library) as u64)?;
+                    self.keep(overlay::library_bytes(library) as u64)?;
                 }
                 (None, Some(read))
             }

@@ -47,7 +47,7 @@ pub enum ReviewError {
     #[error(transparent)]
     Policy(#[from] PolicyError),
     #[error("--vex: {0}")]
-    Vex(#[from] crate::target::TargetError),
+    Vex(#[from] crate::view::TargetError),
 }
 
 /// `--vex FILE` of a review.

@@ -44,7 +44,7 @@ pub fn layers(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::image::manifest::History;
+    use crate::view::image::manifest::History;
 
     #[test]
     fn skips_empty_layer_history() {
