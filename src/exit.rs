@@ -1,4 +1,4 @@
-//! The one place pinprobe's exit codes live (DESIGN.md, "Contracts").
+//! The one place pinprobe's exit codes live (docs/src/design.md, "Contracts").
 
 use crate::model::Severity;
 

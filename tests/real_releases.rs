@@ -11,10 +11,10 @@
 //!
 //! Expected FA4 (PINPROBE-2026-0001) verdicts are NOT taken from pinprobe:
 //! - per release, the table [`FA4_BUGGY`] records the upstream facts (vLLM issue #59362 and
-//!   DESIGN.md: PyPI vllm 0.30.0, 0.31.0 and 0.32.0 ship the buggy SM90 source; 0.26.0-0.29.0
+//!   docs/src/design.md: PyPI vllm 0.30.0, 0.31.0 and 0.32.0 ship the buggy SM90 source; 0.26.0-0.29.0
 //!   and 0.33.0 do not);
 //! - the test re-derives it for every wheel with Python's own `ast` module ([`AST_CHECK`]: the
-//!   three conditions of DESIGN.md on the shipped `block_info.py` and `flash_fwd_sm90.py`), an
+//!   three conditions of docs/src/design.md on the shipped `block_info.py` and `flash_fwd_sm90.py`), an
 //!   implementation independent of pinprobe's tree-sitter signatures, and requires the two to
 //!   agree wherever the wheel was built from the sdist's commit.
 //!
@@ -44,7 +44,7 @@ const FA4_BUGGY: &[(&str, bool)] = &[
 ];
 
 /// Python: does the wheel at argv[1] ship the bug in `vllm/vllm_flash_attn/cute/`? Prints
-/// `buggy` or `clean` (or fails). Written from DESIGN.md's three conditions with `ast`.
+/// `buggy` or `clean` (or fails). Written from docs/src/design.md's three conditions with `ast`.
 const AST_CHECK: &str = r#"
 import ast, sys, zipfile
 z = zipfile.ZipFile(sys.argv[1])

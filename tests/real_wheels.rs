@@ -1,6 +1,6 @@
 //! Opt-in: real vLLM wheels downloaded at run time with pip (nothing third-party is committed).
 //! Set `PINPROBE_REAL_WHEELS=1` (and optionally `PINPROBE_WHEEL_DIR` to reuse downloads).
-//! Checks DESIGN.md's facts: 0.29.0 and 0.33.0 ship the FA4 source without the bug shape,
+//! Checks docs/src/design.md's facts: 0.29.0 and 0.33.0 ship the FA4 source without the bug shape,
 //! 0.30.0 ships it; vLLM's third_party/tml_fa4 copy (literal False) is never flagged.
 
 #[path = "common/require.rs"]

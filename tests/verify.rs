@@ -89,7 +89,7 @@ fn coverage_tells_honoured_from_ignored_for_the_reported_shape() {
 
 #[test]
 fn verdicts_on_the_measured_facts() {
-    // DESIGN.md: the fixed kernel 334 -> 21.3 us, the buggy one 335 -> 362 us (1 -> 64 splits).
+    // docs/src/design.md: the fixed kernel 334 -> 21.3 us, the buggy one 335 -> 362 us (1 -> 64 splits).
     let table = |lat: &dyn Fn(usize) -> f64| -> Vec<stats::Row> {
         [1usize, 2, 4, 8, 16, 32, 64]
             .iter()
@@ -238,7 +238,7 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 
 // ---- verdicts to exit codes ---------------------------------------------------------------------
 
-/// DESIGN.md's contract, written out: `scales` 0, `flat` 1, `inconclusive` / `invalid` /
+/// docs/src/design.md's contract, written out: `scales` 0, `flat` 1, `inconclusive` / `invalid` /
 /// `unsupported` 3 (fail closed), no GPU 4.
 #[test]
 fn verdicts_map_to_the_contracts_exit_codes() {

@@ -1,7 +1,7 @@
 //! Evaluation: one rule against one pinned component, producing a [`Finding`] whose evidence is
 //! listed strongest first and whose status the evidence lattice ([`combine`]) decides.
 //!
-//! Strength order (DESIGN.md): source signature on the actual files; commit ancestry in a real
+//! Strength order (docs/src/design.md): source signature on the actual files; commit ancestry in a real
 //! repository; a known-pin list in the rule; a package-version range. `not_affected` needs the
 //! strongest applicable evidence to say so and no other to say `affected`; strong evidence that
 //! could not decide never falls through to a weaker clean answer; when nothing decides, the

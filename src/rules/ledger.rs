@@ -344,7 +344,7 @@ mod tests {
         }
     }
 
-    /// Facts recorded independently of the generator (DESIGN.md: the pins vLLM 0.30.0 and vLLM
+    /// Facts recorded independently of the generator (docs/src/design.md: the pins vLLM 0.30.0 and vLLM
     /// main at the report shipped; the issue: 0.27.0's DeepGEMM pin read from the sdist).
     #[test]
     fn builtin_ledger_agrees_with_the_known_pins() {

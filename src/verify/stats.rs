@@ -30,7 +30,7 @@ pub const CONFIDENCE: f64 = 0.95;
 /// interval's width of where infinitely many would, and costs milliseconds.
 pub const BOOTSTRAP_RESAMPLES: usize = 2000;
 
-/// A scaling verdict (DESIGN.md, "Contracts": exit 0, 1, 3, 3, 3).
+/// A scaling verdict (docs/src/design.md, "Contracts": exit 0, 1, 3, 3, 3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {

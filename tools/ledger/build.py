@@ -51,7 +51,7 @@ flash-attention pin, even where no clone holds the pinned commit: `BIN scan WHEE
 gives the findings, and each one decided by a signature (source signatures PINPROBE-2026-0001,
 -0004, -0008; ELF `symbols:` signatures -0003, -0007: every rule with a `signature` or `symbols`)
 is checked here by independent means before it is recorded: Python `ast` on the shipped FA4 and
-FA3-interface sources (DESIGN.md's three conditions for -0001; the unguarded or re-raising
+FA3-interface sources (docs/src/design.md's three conditions for -0001; the unguarded or re-raising
 `_vllm_fa3_C` import for -0004; the FP8 `max_offset` / `rescale_threshold` shape for -0008) and
 `nm -D` on the shipped `_vllm_fa3_C*.so` with the rule's own regexes for -0003 / -0007. A
 disagreement aborts the build; a rule with no independent check is not recorded. Provenance:
@@ -527,7 +527,7 @@ def recorded_verdicts(pinprobe: str, sdist: Path, repos: dict[str, str], pins, r
 # Release-wheel verdicts, each checked by independent means.
 
 def ast_fa4(z: zipfile.ZipFile):
-    """PINPROBE-2026-0001 from DESIGN.md's three conditions, with `ast` (as tests/real_releases.rs)."""
+    """PINPROBE-2026-0001 from docs/src/design.md's three conditions, with `ast` (as tests/real_releases.rs)."""
     base = FA_PACKAGE + "cute/"
     bi = ast.parse(z.read(base + "block_info.py"))
     sm90 = ast.parse(z.read(base + "flash_fwd_sm90.py"))
@@ -638,7 +638,7 @@ def independent_check(rule_id: str, rule: dict, z: zipfile.ZipFile):
     if spec.get("symbols"):
         return nm_symbols(z, rule), "nm -D on the shipped library, the rule's regexes in Python"
     checks = {
-        "PINPROBE-2026-0001": (ast_fa4, "Python ast: DESIGN.md's three conditions on the shipped FA4 source"),
+        "PINPROBE-2026-0001": (ast_fa4, "Python ast: docs/src/design.md's three conditions on the shipped FA4 source"),
         "PINPROBE-2026-0004": (ast_fa3_import, "Python ast: the _vllm_fa3_C import's guard"),
         "PINPROBE-2026-0008": (ast_fp8_offset, "Python ast: the FP8 max_offset and rescale_threshold"),
     }

@@ -195,7 +195,7 @@ mod tests {
 
     #[test]
     fn shipped_vllm_0_30_is_flat_and_fixed_scales() {
-        // Measured shapes of the curves (DESIGN.md): 335 -> 362 us shipped, 334 -> 21.3 us fixed.
+        // Measured shapes of the curves (docs/src/design.md): 335 -> 362 us shipped, 334 -> 21.3 us fixed.
         let shipped = judged(&run(
             |s| 335.0 + 27.0 * (s as f64).log2() / 6.0,
             Some(2e-3),
