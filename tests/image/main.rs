@@ -10,7 +10,9 @@ use common::image as build;
 #[allow(unused_imports)]
 use common::require;
 mod fault;
+mod fleet_cache;
 mod front;
+mod image_elf;
 mod reference;
 mod registry;
 mod resume;
