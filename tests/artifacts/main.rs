@@ -3,7 +3,12 @@
 //! One test binary for the group (`cargo test --test artifacts`); each module was once its own
 //! binary. Shared helpers: `tests/common/` (the runner and the fixture builder).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout
+)]
 
 #[path = "../common/mod.rs"]
 mod common;
