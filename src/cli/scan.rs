@@ -37,6 +37,10 @@ pinprobe scan image.tar                              # docker save output\n  \
 pinprobe scan --targets-from fleet.txt --state fleet.state --format jsonl   # resumable\n  \
 pinprobe scan docker://registry.example/team/vllm --all-tags --format json  # every tag\n  \
 pinprobe scan --targets-from fleet.txt --shard 0/4 --format json=s0.json     # then merge\n\n\
+Settings: the command line, then `--config FILE`, else `$XDG_CONFIG_HOME/pinprobe/config.yaml` \
+(~/.config/pinprobe/config.yaml). A `.pinprobe.yaml` inside a scanned tree is data, not orders: \
+its `ignore` entries narrow the report; its fail_on, fail_on_unknown, repositories, mirrors, \
+offline and formats are ignored with a warning each.\n\n\
 Git credentials for private forks: PINPROBE_GIT_TOKEN for the one host PINPROBE_GIT_TOKEN_HOST \
 names (HOST or HOST:PORT; offered to no other, not after a redirect), else git's credential \
 helpers (`git credential fill`).\n\n\
@@ -128,9 +132,12 @@ pub struct Args {
     #[arg(long)]
     pub rescan: bool,
 
-    /// A policy file (`.pinprobe.yaml`'s format: the ignore list and the settings fail_on,
-    /// fail_on_unknown, repositories, mirrors, offline, formats) for every target, instead of
-    /// each source tree's own `.pinprobe.yaml`. Flags override its settings.
+    /// A settings file you name (`.pinprobe.yaml`'s format: the ignore list and the settings
+    /// fail_on, fail_on_unknown, repositories, mirrors, offline, formats) for every target,
+    /// instead of each source tree's own `.pinprobe.yaml` and of the user-level
+    /// `$XDG_CONFIG_HOME/pinprobe/config.yaml`. Flags override its settings. A scanned tree's
+    /// own `.pinprobe.yaml` only ever contributes `ignore` entries: its settings are warned
+    /// about and ignored.
     #[arg(long, visible_alias = "config", value_name = "FILE")]
     pub ignore: Option<PathBuf>,
 
@@ -140,13 +147,14 @@ pub struct Args {
     pub vex: Option<PathBuf>,
 
     /// Exit 1 on affected findings at or above this severity (`never`: affected findings pass).
-    /// [default: the settings file's `fail_on`, else low]
+    /// [default: `fail_on` in --config FILE or the user-level config, else low]
     #[arg(long, value_enum, value_name = "SEVERITY")]
     pub fail_on: Option<FailOn>,
 
     /// Exit 3 on unknown (undecided) findings at or above this severity; `never` lets a build
     /// whose only open findings are undecided pass while affected ones still fail.
-    /// [default: the settings file's `fail_on_unknown`, else the --fail-on value]
+    /// [default: `fail_on_unknown` in --config FILE or the user-level config, else the
+    /// --fail-on value]
     #[arg(long, value_enum, value_name = "SEVERITY")]
     pub fail_on_unknown: Option<FailOn>,
 
@@ -296,6 +304,9 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         targets = expand_tags(&args, targets)?;
     }
     let config = Config::for_scan(args.ignore.as_deref(), &targets, args.rev.as_deref())?;
+    for w in &config.warnings {
+        args.output.notice(format_args!("warning: {w}"));
+    }
     args.output.formats = config.formats(&args.output.formats);
     let mut plan = args.output.plan()?;
     let shard = args.shard.map(|(index, count)| crate::model::Shard {
