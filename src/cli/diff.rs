@@ -158,6 +158,7 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
             rules::load_in(cache.as_deref(), args.rules.as_deref()).context("loading rules")?
         }
     };
+    super::fetch_args::print_downgrade_warning(&db);
     for notice in notices {
         args.output.notice(notice);
     }
