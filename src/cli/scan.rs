@@ -45,7 +45,9 @@ Git credentials for private forks: PINPROBE_GIT_TOKEN for the one host PINPROBE_
 names (HOST or HOST:PORT; offered to no other, not after a redirect), else git's credential \
 helpers (`git credential fill`).\n\n\
 Registry credentials: PINPROBE_REGISTRY_USERNAME / PINPROBE_REGISTRY_PASSWORD for the registry \
-PINPROBE_REGISTRY_HOST names (sent to no other), else the Docker config.json (auths).\n\n\
+PINPROBE_REGISTRY_HOST names (sent to no other), else the Docker config.json (auths). A Bearer \
+token realm on another host than the registry gets them only when PINPROBE_REGISTRY_REALM_HOST \
+names it (Docker Hub's own token service excepted).\n\n\
 Exit codes: 0 nothing at or above the thresholds, 1 affected findings at or above --fail-on, \
 2 usage/input/I-O error, 3 unknown findings at or above --fail-on-unknown (undecided: fail \
 closed).";
