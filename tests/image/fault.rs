@@ -73,7 +73,8 @@ pub fn serve_redirecting(image: Built, mode: Mode, redirect_to: Option<String>) 
 }
 
 /// [`Mode::Bearer`], whose challenge names a token realm on `realm_host` (`host:port`), another
-/// server, instead of this one.
+/// server, instead of this one (tests/security.rs; the image tests share this module).
+#[allow(dead_code)]
 pub fn serve_with_realm(image: Built, realm_host: String) -> FaultServer {
     serve_full(image, Mode::Bearer, None, Some(realm_host))
 }
