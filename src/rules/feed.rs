@@ -35,7 +35,7 @@ pub const SECRET_HEADER: &str =
 /// The statement's `type`.
 pub const STATEMENT_TYPE: &str = "pinprobe-rules-feed/v1";
 /// The project's own feed key (its secret half is kept outside the repository).
-pub const PROJECT_KEY: &str = include_str!("../../rules/keys/pinprobe-project.pub");
+pub const PROJECT_KEY: &str = include_str!("project-feed.pub");
 /// The largest envelope read.
 const MAX_ENVELOPE: usize = 1 << 20;
 
@@ -139,7 +139,7 @@ pub fn parse_trust_file(what: &str, text: &str) -> Result<Vec<PublicKey>, FeedEr
 /// The keys built into the binary.
 pub fn builtin_keys() -> Vec<PublicKey> {
     // The file is part of the source; a test keeps it parsing.
-    parse_trust_file("rules/keys/pinprobe-project.pub", PROJECT_KEY).unwrap_or_default()
+    parse_trust_file("src/rules/project-feed.pub", PROJECT_KEY).unwrap_or_default()
 }
 
 /// An Ed25519 signing key.
