@@ -466,3 +466,101 @@ fn push_unique(rules: &mut Vec<LoadedRule>, loaded: LoadedRule) -> Result<(), Ru
     rules.push(loaded);
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::feed::{Statement, TrustState};
+
+    /// A pulled copy of the embedded database in `cache`, recorded in trust.json under
+    /// `serial` (with the digest the statement names, `digest` when given).
+    fn pulled(cache: &Path, serial: u64, downgraded: bool, digest: Option<&str>) {
+        let dir = cache.join(PULLED_DIR).join("sha256-00");
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        for (name, text) in embedded::RULES {
+            std::fs::write(dir.join(name), text).expect("write");
+        }
+        std::fs::write(dir.join("components.yaml"), embedded::COMPONENTS).expect("write");
+        std::fs::write(dir.join(LEDGER_FILE), embedded::LEDGER).expect("write");
+        let read = read_dir(&dir).expect("read");
+        let (db, _) = load_layers(Some((&dir, &read)), None).expect("loads");
+        let mut statement = Statement::of(&db, serial);
+        if let Some(d) = digest {
+            statement.db_digest = d.into();
+        }
+        let state = TrustState {
+            current: "sha256-00".into(),
+            statement,
+            highest: serial,
+            highest_rules: Vec::new(),
+            downgraded,
+        };
+        std::fs::write(
+            cache.join(PULLED_DIR).join(TRUST_FILE),
+            serde_json::to_vec(&state).expect("json"),
+        )
+        .expect("write");
+    }
+
+    fn used(cache: &Path) -> (bool, Vec<String>) {
+        let (db, notices) = load_in(Some(cache), None).expect("loads");
+        let pulled = db
+            .rules
+            .iter()
+            .all(|r| matches!(r.origin, Origin::Pulled(_)));
+        (pulled, notices)
+    }
+
+    #[test]
+    fn the_recorded_pull_is_used_only_while_it_is_the_signed_database_and_not_older() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        pulled(tmp.path(), embedded::SERIAL + 1, false, None);
+        assert!(used(tmp.path()).0, "newer and intact: used");
+
+        // A newer binary's own database is newer than the pull: the built-in one wins.
+        pulled(tmp.path(), embedded::SERIAL - 1, false, None);
+        let (pulled_used, notices) = used(tmp.path());
+        assert!(!pulled_used);
+        assert!(
+            notices
+                .iter()
+                .any(|n| n.contains("older than the built-in")),
+            "{notices:?}"
+        );
+        // Unless the user accepted the rollback (loudly, see print_downgrade_warning).
+        pulled(tmp.path(), embedded::SERIAL - 1, true, None);
+        let (db, _) = load_in(Some(tmp.path()), None).expect("loads");
+        assert!(db.downgraded && db.serial == embedded::SERIAL - 1);
+
+        // Files changed in the cache after the pull: not the database the statement names.
+        pulled(
+            tmp.path(),
+            embedded::SERIAL + 1,
+            false,
+            Some("sha256:other"),
+        );
+        let (pulled_used, notices) = used(tmp.path());
+        assert!(!pulled_used);
+        assert!(
+            notices
+                .iter()
+                .any(|n| n.contains("the signed statement names")),
+            "{notices:?}"
+        );
+    }
+
+    #[test]
+    fn databases_pulled_without_a_trust_record_are_not_used() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        pulled(tmp.path(), embedded::SERIAL + 1, false, None);
+        std::fs::remove_file(tmp.path().join(PULLED_DIR).join(TRUST_FILE)).expect("rm");
+        let (pulled_used, notices) = used(tmp.path());
+        assert!(!pulled_used);
+        assert!(
+            notices
+                .iter()
+                .any(|n| n.contains("without a signed feed record")),
+            "{notices:?}"
+        );
+    }
+}
