@@ -1,12 +1,15 @@
-//! The run settings of a `.pinprobe.yaml` (fail thresholds, repositories, mirrors, offline,
-//! formats; parsed and shape-checked by [`crate::scan::policy`]) validated and merged under the
-//! command line: a flag always wins, a `--repo` replaces the file's clone of that component, and
-//! the file's formats apply only when no `--format` is given.
+//! The run settings (fail thresholds, repositories, mirrors, offline, formats; parsed and
+//! shape-checked by [`crate::scan::policy`]) validated and merged under the command line: a flag
+//! always wins, a `--repo` replaces the file's clone of that component, and the file's formats
+//! apply only when no `--format` is given.
 //!
-//! Where the settings come from: `--ignore FILE` (`--config` is the same flag), else the
-//! `.pinprobe.yaml` at the root of `scan`'s one source-tree target (at `--rev`), and for `diff`
-//! always BASE's, whatever `--allow-head-ignores` says: a change never sets its own gate,
-//! clones or outputs.
+//! Where the settings come from: a file the user names, `--config FILE` (`--ignore` is the same
+//! flag), else the user-level config, `$XDG_CONFIG_HOME/pinprobe/config.yaml` (default
+//! `~/.config/pinprobe/config.yaml`). Never from a scanned tree: a `.pinprobe.yaml` inside a
+//! target (for `diff`, BASE's or HEAD's) is data, not orders. Its `ignore` entries narrow what
+//! is reported; every setting it holds ([`TREE_FORBIDDEN`]) is ignored with one warning line
+//! each, so a tree cannot write files, move the cache, choose clones, mirrors or the network,
+//! or loosen the gate of the scan that judges it.
 
 use super::output::{Rendering, parse_rendering};
 use crate::exit::FailOn;
@@ -24,6 +27,70 @@ pub struct Config {
     pub mirrors: Vec<(String, String)>,
     pub offline: bool,
     pub formats: Vec<Rendering>,
+    /// One line per setting found where settings may not come from (a scanned tree's file).
+    pub warnings: Vec<String>,
+}
+
+/// The settings a scanned tree's `.pinprobe.yaml` may not set, and what each would act on.
+pub const TREE_FORBIDDEN: &[(&str, &str)] = &[
+    ("fail_on", "the gate"),
+    ("fail_on_unknown", "the gate"),
+    ("repositories", "which clones are read"),
+    ("mirrors", "where history is fetched from"),
+    ("offline", "network access"),
+    ("formats", "which files are written"),
+];
+
+/// The user-level config file: `$XDG_CONFIG_HOME/pinprobe/config.yaml`, else
+/// `~/.config/pinprobe/config.yaml` (`None` without either variable).
+pub fn user_config_path() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+    Some(base.join("pinprobe").join("config.yaml"))
+}
+
+/// One warning line per setting a scanned tree's policy holds (none of them applies).
+pub fn tree_warnings(policy: &Policy) -> Vec<String> {
+    let s = &policy.settings;
+    let mut found: Vec<(&str, Option<usize>)> = Vec::new();
+    if let Some(v) = &s.fail_on {
+        found.push(("fail_on", Some(v.line)));
+    }
+    if let Some(v) = &s.fail_on_unknown {
+        found.push(("fail_on_unknown", Some(v.line)));
+    }
+    if let Some(v) = s.repositories.first() {
+        found.push(("repositories", Some(v.line)));
+    }
+    if let Some(v) = s.mirrors.first() {
+        found.push(("mirrors", Some(v.line)));
+    }
+    if s.offline.is_some() {
+        found.push(("offline", None));
+    }
+    if let Some(v) = s.formats.first() {
+        found.push(("formats", Some(v.line)));
+    }
+    found
+        .into_iter()
+        .map(|(key, line)| {
+            let what = TREE_FORBIDDEN
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map_or("the run", |(_, w)| *w);
+            let at = match line.filter(|l| *l > 0) {
+                Some(line) => format!("{}:{line}", policy.file),
+                None => policy.file.clone(),
+            };
+            format!(
+                "{at}: `{key}` is ignored: a scanned tree's settings are data, not orders (it would set {what}); \
+only its `ignore` entries apply. Set it on the command line, with --config FILE or in \
+$XDG_CONFIG_HOME/pinprobe/config.yaml"
+            )
+        })
+        .collect()
 }
 
 impl Config {
@@ -60,30 +127,60 @@ impl Config {
             mirrors: s.mirrors.iter().map(|m| m.value.clone()).collect(),
             offline: s.offline == Some(true),
             formats,
+            warnings: Vec::new(),
         })
     }
 
-    /// `scan`'s settings: from `--ignore FILE`, else from the one target's `.pinprobe.yaml` when
-    /// it is a directory (read at `rev`), else none.
+    /// `scan`'s settings: from `--config FILE`, else the user-level config. The one target's
+    /// `.pinprobe.yaml`, when it is a directory (read at `rev`), sets none of them: each setting
+    /// it holds is a warning.
     pub fn for_scan(
-        ignore: Option<&Path>,
+        named: Option<&Path>,
         targets: &[String],
         rev: Option<&str>,
     ) -> anyhow::Result<Config> {
-        if let Some(file) = ignore {
-            return Config::from_file(file);
+        let mut config = Config::for_user(named)?;
+        if named.is_none()
+            && let [target] = targets
+            && Path::new(target).is_dir()
+            && let Some(policy) = policy::from_tree(Path::new(target), rev)?
+        {
+            config.warnings.extend(tree_warnings(&policy));
         }
-        match targets {
-            [target] if Path::new(target).is_dir() => Config::from_tree(Path::new(target), rev),
-            _ => Ok(Config::default()),
-        }
+        Ok(config)
     }
 
-    /// `diff`'s settings: from `--ignore FILE`, else BASE's `.pinprobe.yaml`, never HEAD's.
-    pub fn for_diff(ignore: Option<&Path>, path: &Path, base: &str) -> anyhow::Result<Config> {
-        match ignore {
-            Some(file) => Config::from_file(file),
-            None => Config::from_tree(path, Some(base)),
+    /// `diff`'s settings: from `--config FILE`, else the user-level config; BASE's
+    /// `.pinprobe.yaml` sets none of them (each is a warning) and HEAD's is never read here.
+    pub fn for_diff(named: Option<&Path>, path: &Path, base: &str) -> anyhow::Result<Config> {
+        let mut config = Config::for_user(named)?;
+        if named.is_none()
+            && let Some(policy) = policy::from_tree(path, Some(base))?
+        {
+            config.warnings.extend(tree_warnings(&policy));
+        }
+        Ok(config)
+    }
+
+    /// The settings of the file the user names, else of the user-level config if it exists.
+    fn for_user(named: Option<&Path>) -> anyhow::Result<Config> {
+        if let Some(file) = named {
+            return Config::from_file(file);
+        }
+        match user_config_path() {
+            Some(file) if file.exists() => {
+                let policy = Policy::load(&file)?;
+                let dir = file.parent().unwrap_or(Path::new("."));
+                let mut config = Config::from_policy(&policy, dir)?;
+                if let Some(first) = policy.entries.first() {
+                    config.warnings.push(format!(
+                        "{}:{}: the user-level config's `ignore` entries are not used (pass the file with --config, or put them in the tree's .pinprobe.yaml)",
+                        policy.file, first.line
+                    ));
+                }
+                Ok(config)
+            }
+            _ => Ok(Config::default()),
         }
     }
 
@@ -91,15 +188,6 @@ impl Config {
         let policy = Policy::load(file)?;
         let dir = file.parent().unwrap_or(Path::new("."));
         Config::from_policy(&policy, dir)
-    }
-
-    /// The settings of the tree's `.pinprobe.yaml` (errors name the file, `@REV` when read
-    /// through git, and the line).
-    fn from_tree(tree: &Path, rev: Option<&str>) -> anyhow::Result<Config> {
-        match policy::from_tree(tree, rev)? {
-            Some(policy) => Config::from_policy(&policy, tree),
-            None => Ok(Config::default()),
-        }
     }
 
     /// The clones: every `--repo`, then the file's for components no `--repo` names.
@@ -197,5 +285,48 @@ mod tests {
         let table = parse_rendering("table").expect("table");
         assert_eq!(c.formats(std::slice::from_ref(&table)), [table]);
         assert_eq!(c.formats(&[]), c.formats);
+    }
+
+    #[test]
+    fn a_trees_settings_are_one_warning_each_with_their_line() {
+        let policy = Policy::parse(
+            "t/.pinprobe.yaml",
+            "ignore: []\nformats: [json=../x.json, sarif=/abs/x.sarif]\nrepositories:\n  fa: ../fa\n  mla: ../mla\noffline: false\nfail_on: never\n",
+        )
+        .expect("valid");
+        let warnings = tree_warnings(&policy);
+        assert_eq!(warnings.len(), 4, "{warnings:#?}");
+        for (at, key) in [
+            ("t/.pinprobe.yaml:2: ", "formats"),
+            ("t/.pinprobe.yaml:4: ", "repositories"),
+            ("t/.pinprobe.yaml: ", "offline"),
+            ("t/.pinprobe.yaml:7: ", "fail_on"),
+        ] {
+            let line = format!("{at}`{key}` is ignored");
+            assert!(
+                warnings.iter().any(|w| w.starts_with(&line)),
+                "{line} in {warnings:#?}"
+            );
+        }
+        for w in &warnings {
+            assert!(!w.contains('\n'), "one line: {w}");
+        }
+        let only_ignore = Policy::parse("t/.pinprobe.yaml", "ignore: []\n").expect("valid");
+        assert!(tree_warnings(&only_ignore).is_empty());
+    }
+
+    #[test]
+    fn every_forbidden_key_is_a_setting_a_policy_can_hold() {
+        let text: String = TREE_FORBIDDEN
+            .iter()
+            .map(|(key, _)| match *key {
+                "repositories" | "mirrors" => format!("{key}:\n  a: b\n"),
+                "formats" => format!("{key}: [json]\n"),
+                "offline" => format!("{key}: true\n"),
+                _ => format!("{key}: high\n"),
+            })
+            .collect();
+        let policy = Policy::parse("p", &text).expect("every key parses");
+        assert_eq!(tree_warnings(&policy).len(), TREE_FORBIDDEN.len());
     }
 }

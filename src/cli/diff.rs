@@ -66,7 +66,9 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     pub rules: Option<PathBuf>,
 
-    /// A policy file (ignore list and settings) to use instead of BASE's `.pinprobe.yaml`.
+    /// A settings file you name (ignore list and settings) to use instead of BASE's
+    /// `.pinprobe.yaml` and of the user-level `$XDG_CONFIG_HOME/pinprobe/config.yaml`. BASE's
+    /// own file contributes only `ignore` entries; its settings are warned about and ignored.
     #[arg(long, visible_alias = "config", value_name = "FILE")]
     pub ignore: Option<PathBuf>,
 
@@ -94,14 +96,14 @@ pub struct Args {
     pub output: OutputArgs,
 
     /// Exit 1 when the bump introduces a finding at or above this severity. [default: `fail_on`
-    /// in BASE's `.pinprobe.yaml` (or --ignore FILE), else low; HEAD's file never sets the gate,
-    /// its clones or its outputs, even with --allow-head-ignores]
+    /// in --config FILE or the user-level config, else low; neither BASE's nor HEAD's
+    /// `.pinprobe.yaml` sets the gate, the clones or the outputs]
     #[arg(long, value_enum, value_name = "SEVERITY")]
     pub fail_on: Option<FailOn>,
 
     /// Exit 3 when the bump leaves a finding undecided at or above this severity; `never` lets
     /// an undecided bump pass while an introduced finding still fails. [default:
-    /// `fail_on_unknown` in BASE's `.pinprobe.yaml`, else the --fail-on value]
+    /// `fail_on_unknown` in --config FILE or the user-level config, else the --fail-on value]
     #[arg(long, value_enum, value_name = "SEVERITY")]
     pub fail_on_unknown: Option<FailOn>,
 
@@ -125,6 +127,9 @@ pub struct Args {
 
 pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     let config = Config::for_diff(args.ignore.as_deref(), &args.path, &args.base)?;
+    for w in &config.warnings {
+        args.output.notice(format_args!("warning: {w}"));
+    }
     args.output.formats = config.formats(&args.output.formats);
     let plan = args.output.plan()?;
     let mut rule_edits = Vec::new();
@@ -153,6 +158,7 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
             rules::load_in(cache.as_deref(), args.rules.as_deref()).context("loading rules")?
         }
     };
+    super::fetch_args::print_downgrade_warning(&db);
     for notice in notices {
         args.output.notice(notice);
     }

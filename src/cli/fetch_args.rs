@@ -114,3 +114,14 @@ pub fn db_age_warning(db: &crate::rules::Database, max_age: Option<u32>) -> Opti
         )
     })
 }
+
+/// The loud warning for a database accepted with `--allow-rules-downgrade`: printed on every
+/// run that uses it, `--quiet` or not.
+pub fn print_downgrade_warning(db: &crate::rules::Database) {
+    if db.downgraded {
+        eprintln!(
+            "pinprobe: warning: the rule database in use ({}, serial {}) was accepted with --allow-rules-downgrade: it is older than, or drops rules of, a database trusted before",
+            db.digest, db.serial
+        );
+    }
+}

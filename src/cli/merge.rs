@@ -105,6 +105,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     let cache_dir = args.cache.clone().or_else(fingerprint::default_cache_dir);
     let (db, notices) =
         rules::load_in(cache_dir.as_deref(), args.rules.as_deref()).context("loading rules")?;
+    super::fetch_args::print_downgrade_warning(&db);
     for notice in notices {
         args.output.notice(notice);
     }

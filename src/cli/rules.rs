@@ -51,19 +51,34 @@ pub enum RulesCommand {
         #[arg(long, value_name = "DIR")]
         rules: Option<PathBuf>,
     },
-    /// Pull a rule database published as an OCI artifact (`docker://HOST/REPO:TAG`) into the
-    /// cache; scans then use the newest valid pulled database instead of the built-in one.
-    /// Its manifest and layer digests, media types and every rule are checked before it is
-    /// stored.
+    /// Pull a signed rule database published as an OCI artifact (`docker://HOST/REPO:TAG`)
+    /// into the cache; scans then use it instead of the built-in one. Refused (exit 2, one
+    /// line) when it is unsigned, signed by a key not trusted, or its signature does not
+    /// verify; when it is not the database its signed statement names; when its serial is lower
+    /// than the newest database already trusted (the built-in one, or the last pull), or equal
+    /// to it for another database; when it drops a rule without a withdrawal record (OSV
+    /// `withdrawn`). Its manifest and layer digests, media types and every rule are checked
+    /// before it is stored.
+    #[command(long_about = None, after_help = PULL_AFTER_HELP)]
     Pull {
         /// The artifact, e.g. `docker://registry.example/pinprobe/rules:latest`.
         #[arg(value_name = "REF")]
         reference: String,
+        /// A file of public keys (`pinprobe-ed25519:<base64>`, one a line, `#` comments)
+        /// trusted to sign databases, besides the project's key built into pinprobe
+        /// (repeatable).
+        #[arg(long = "trust", value_name = "FILE")]
+        trust: Vec<PathBuf>,
+        /// Accept a database older than, or dropping rules of, the newest one already trusted
+        /// (a deliberate rollback). Said on stderr at the pull and on every run that uses it,
+        /// --quiet or not.
+        #[arg(long)]
+        allow_rules_downgrade: bool,
         #[command(flatten)]
         registry: RegistryArgs,
     },
-    /// Publish a directory holding a whole rule database (rule files, components.yaml,
-    /// ledger.yaml) as an OCI artifact; it must load cleanly first.
+    /// Sign and publish a directory holding a whole rule database (rule files,
+    /// components.yaml, ledger.yaml) as an OCI artifact; it must load cleanly first.
     Push {
         /// The database directory.
         #[arg(value_name = "DIR")]
@@ -71,8 +86,22 @@ pub enum RulesCommand {
         /// Where to publish it, e.g. `docker://registry.example/pinprobe/rules:2026-11-30`.
         #[arg(value_name = "REF")]
         reference: String,
+        /// The signing key (`pinprobe rules keygen` writes one).
+        #[arg(long, value_name = "FILE")]
+        key: PathBuf,
+        /// The feed serial: higher is newer, and pulls refuse a lower one than they already
+        /// trust [default: now, in seconds since the Unix epoch].
+        #[arg(long, value_name = "N")]
+        serial: Option<u64>,
         #[command(flatten)]
         registry: RegistryArgs,
+    },
+    /// Make a key pair for signing rule databases: the secret key to FILE (mode 0600, never
+    /// overwritten), the public key to FILE.pub and stdout.
+    Keygen {
+        /// Where to write the secret key.
+        #[arg(value_name = "FILE")]
+        secret: PathBuf,
     },
     /// Export the database: `--osv DIR` writes one OSV JSON document (schema 1.6) per rule.
     Export {
@@ -110,7 +139,37 @@ impl RegistryArgs {
     }
 }
 
-fn pull(reference: &str, args: &RegistryArgs, out: &mut dyn Write) -> anyhow::Result<Exit> {
+const PULL_AFTER_HELP: &str = "Trust: the project's feed key is built into pinprobe; --trust FILE \
+adds keys for your own feed. A pull records the database it accepted and the highest serial ever \
+accepted in CACHE/rules/trust.json; scans use that database only while it is not older than the \
+binary's own, and every report names the database it used (rules_digest).\n\n\
+Exit codes: 0 pulled; 2 refused or failed (unsigned, untrusted key, bad signature, not the signed \
+database, rollback, replay, dropped rule, registry or I/O error), on one line of stderr.\n\n\
+Examples:\n  pinprobe rules keygen ~/.config/pinprobe/feed.key\n  \
+pinprobe rules push ./db docker://registry.example/team/rules:1 --key ~/.config/pinprobe/feed.key\n  \
+pinprobe rules pull docker://registry.example/team/rules:1 --trust ~/.config/pinprobe/feed.key.pub";
+
+/// The keys a pull trusts: the built-in ones and every --trust FILE's.
+fn trusted_keys(files: &[PathBuf]) -> anyhow::Result<Vec<rules::feed::PublicKey>> {
+    let mut keys = rules::feed::builtin_keys();
+    for file in files {
+        let text = crate::input::read_text(file, crate::input::MAX_TEXT)
+            .with_context(|| format!("--trust {}", file.display()))?;
+        keys.extend(rules::feed::parse_trust_file(
+            &format!("--trust {}", file.display()),
+            &text,
+        )?);
+    }
+    Ok(keys)
+}
+
+fn pull(
+    reference: &str,
+    trust: &[PathBuf],
+    allow_downgrade: bool,
+    args: &RegistryArgs,
+    out: &mut dyn Write,
+) -> anyhow::Result<Exit> {
     let Some(cache) = args
         .cache
         .clone()
@@ -118,31 +177,80 @@ fn pull(reference: &str, args: &RegistryArgs, out: &mut dyn Write) -> anyhow::Re
     else {
         anyhow::bail!("no cache directory: pass --cache DIR or set PINPROBE_CACHE");
     };
-    let pulled = rules::oci::pull(reference, &cache, &args.options())?;
+    let trust = rules::oci::Trust {
+        keys: trusted_keys(trust)?,
+        allow_downgrade,
+    };
+    let pulled = rules::oci::pull(reference, &cache, &args.options(), &trust)?;
+    for w in &pulled.warnings {
+        // Never hidden: a deliberate rollback is said every time.
+        eprintln!("pinprobe: warning: {}", crate::model::text::printable(w));
+    }
     writeln!(
         out,
-        "pulled {} ({}): database {}, dated {}, stored in {}",
+        "pulled {} ({}): database {}, serial {}, signed by {}, dated {}, stored in {}",
         crate::view::image::reference::redact_userinfo(reference),
         pulled.digest,
         pulled.db_digest,
+        pulled.serial,
+        pulled.keyid,
         pulled.date.as_deref().unwrap_or("undated"),
         pulled.path.display()
     )?;
     Ok(Exit::Clean)
 }
 
+fn keygen(secret: &std::path::Path, out: &mut dyn Write) -> anyhow::Result<Exit> {
+    use std::io::Write as _;
+    let (secret_text, public_text) = rules::feed::generate()?;
+    let public_path = {
+        let mut p = secret.as_os_str().to_owned();
+        p.push(".pub");
+        PathBuf::from(p)
+    };
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.mode(0o600);
+    }
+    let mut file = options
+        .open(secret)
+        .with_context(|| format!("{}: the secret key (never overwritten)", secret.display()))?;
+    file.write_all(secret_text.as_bytes())
+        .with_context(|| secret.display().to_string())?;
+    std::fs::write(&public_path, &public_text)
+        .with_context(|| public_path.display().to_string())?;
+    write!(out, "{public_text}")?;
+    Ok(Exit::Clean)
+}
+
 fn push(
     dir: &std::path::Path,
     reference: &str,
+    key: &std::path::Path,
+    serial: Option<u64>,
     args: &RegistryArgs,
     out: &mut dyn Write,
 ) -> anyhow::Result<Exit> {
-    let digest = rules::oci::push(dir, reference, &args.options())?;
+    let text = crate::input::read_text(key, crate::input::MAX_TEXT)
+        .with_context(|| format!("--key {}", key.display()))?;
+    let key = rules::feed::SecretKey::parse(&format!("--key {}", key.display()), &text)?;
+    let serial = match serial {
+        Some(n) => n,
+        None => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .context("the system clock is before 1970: pass --serial N")?
+            .as_secs(),
+    };
+    let digest = rules::oci::push(dir, reference, &args.options(), &key, serial)?;
     writeln!(
         out,
-        "pushed {} to {} ({digest})",
+        "pushed {} to {} ({digest}), serial {serial}, signed by {}",
         dir.display(),
-        crate::view::image::reference::redact_userinfo(reference)
+        crate::view::image::reference::redact_userinfo(reference),
+        key.public().id
     )?;
     Ok(Exit::Clean)
 }
@@ -151,13 +259,18 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     match args.command {
         RulesCommand::Pull {
             reference,
+            trust,
+            allow_rules_downgrade,
             registry,
-        } => pull(&reference, &registry, out),
+        } => pull(&reference, &trust, allow_rules_downgrade, &registry, out),
         RulesCommand::Push {
             dir,
             reference,
+            key,
+            serial,
             registry,
-        } => push(&dir, &reference, &registry, out),
+        } => push(&dir, &reference, &key, serial, &registry, out),
+        RulesCommand::Keygen { secret } => keygen(&secret, out),
         RulesCommand::List { rules, json } => list(rules, json, out),
         RulesCommand::Show { id, rules, json } => show(&id, rules, json, out),
         RulesCommand::Lint { dir } => lint(dir, out),

@@ -37,11 +37,17 @@ pinprobe scan image.tar                              # docker save output\n  \
 pinprobe scan --targets-from fleet.txt --state fleet.state --format jsonl   # resumable\n  \
 pinprobe scan docker://registry.example/team/vllm --all-tags --format json  # every tag\n  \
 pinprobe scan --targets-from fleet.txt --shard 0/4 --format json=s0.json     # then merge\n\n\
+Settings: the command line, then `--config FILE`, else `$XDG_CONFIG_HOME/pinprobe/config.yaml` \
+(~/.config/pinprobe/config.yaml). A `.pinprobe.yaml` inside a scanned tree is data, not orders: \
+its `ignore` entries narrow the report; its fail_on, fail_on_unknown, repositories, mirrors, \
+offline and formats are ignored with a warning each.\n\n\
 Git credentials for private forks: PINPROBE_GIT_TOKEN for the one host PINPROBE_GIT_TOKEN_HOST \
 names (HOST or HOST:PORT; offered to no other, not after a redirect), else git's credential \
 helpers (`git credential fill`).\n\n\
 Registry credentials: PINPROBE_REGISTRY_USERNAME / PINPROBE_REGISTRY_PASSWORD for the registry \
-PINPROBE_REGISTRY_HOST names (sent to no other), else the Docker config.json (auths).\n\n\
+PINPROBE_REGISTRY_HOST names (sent to no other), else the Docker config.json (auths). A Bearer \
+token realm on another host than the registry gets them only when PINPROBE_REGISTRY_REALM_HOST \
+names it (Docker Hub's own token service excepted).\n\n\
 Exit codes: 0 nothing at or above the thresholds, 1 affected findings at or above --fail-on, \
 2 usage/input/I-O error, 3 unknown findings at or above --fail-on-unknown (undecided: fail \
 closed).";
@@ -128,9 +134,12 @@ pub struct Args {
     #[arg(long)]
     pub rescan: bool,
 
-    /// A policy file (`.pinprobe.yaml`'s format: the ignore list and the settings fail_on,
-    /// fail_on_unknown, repositories, mirrors, offline, formats) for every target, instead of
-    /// each source tree's own `.pinprobe.yaml`. Flags override its settings.
+    /// A settings file you name (`.pinprobe.yaml`'s format: the ignore list and the settings
+    /// fail_on, fail_on_unknown, repositories, mirrors, offline, formats) for every target,
+    /// instead of each source tree's own `.pinprobe.yaml` and of the user-level
+    /// `$XDG_CONFIG_HOME/pinprobe/config.yaml`. Flags override its settings. A scanned tree's
+    /// own `.pinprobe.yaml` only ever contributes `ignore` entries: its settings are warned
+    /// about and ignored.
     #[arg(long, visible_alias = "config", value_name = "FILE")]
     pub ignore: Option<PathBuf>,
 
@@ -140,13 +149,14 @@ pub struct Args {
     pub vex: Option<PathBuf>,
 
     /// Exit 1 on affected findings at or above this severity (`never`: affected findings pass).
-    /// [default: the settings file's `fail_on`, else low]
+    /// [default: `fail_on` in --config FILE or the user-level config, else low]
     #[arg(long, value_enum, value_name = "SEVERITY")]
     pub fail_on: Option<FailOn>,
 
     /// Exit 3 on unknown (undecided) findings at or above this severity; `never` lets a build
     /// whose only open findings are undecided pass while affected ones still fail.
-    /// [default: the settings file's `fail_on_unknown`, else the --fail-on value]
+    /// [default: `fail_on_unknown` in --config FILE or the user-level config, else the
+    /// --fail-on value]
     #[arg(long, value_enum, value_name = "SEVERITY")]
     pub fail_on_unknown: Option<FailOn>,
 
@@ -296,6 +306,9 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         targets = expand_tags(&args, targets)?;
     }
     let config = Config::for_scan(args.ignore.as_deref(), &targets, args.rev.as_deref())?;
+    for w in &config.warnings {
+        args.output.notice(format_args!("warning: {w}"));
+    }
     args.output.formats = config.formats(&args.output.formats);
     let mut plan = args.output.plan()?;
     let shard = args.shard.map(|(index, count)| crate::model::Shard {
@@ -336,6 +349,7 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     let cache_dir = args.cache.clone().or_else(fingerprint::default_cache_dir);
     let (db, notices) =
         rules::load_in(cache_dir.as_deref(), args.rules.as_deref()).context("loading rules")?;
+    super::fetch_args::print_downgrade_warning(&db);
     for notice in notices {
         args.output.notice(notice);
     }

@@ -10,6 +10,10 @@ use serde::{Deserialize, Serialize};
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum EvidenceKind {
+    /// Which copy Python imports: code that runs when Python starts (a `.pth` import line,
+    /// `sitecustomize.py`) could import another copy than the one judged. Only ever `unknown`:
+    /// it blocks a clean answer, never an affected one.
+    ImportPath,
     Signature,
     Ancestry,
     KnownPin,

@@ -7,6 +7,12 @@ pub const COMPONENTS: &str = include_str!("../../rules/components.yaml");
 /// sdists): every pin each release declares, with verdicts recorded from clones.
 pub const LEDGER: &str = include_str!("../../rules/ledger.yaml");
 
+/// The built-in database's feed serial: its date (the newest `modified`) in seconds since the
+/// Unix epoch, the scale `pinprobe rules push` uses by default. A pulled database with a lower
+/// serial is older than the binary's own and is refused (`rules::feed`); a test keeps this in
+/// step with the rules.
+pub const SERIAL: u64 = 1_795_996_800;
+
 pub const RULES: &[(&str, &str)] = &[
     (
         "PINPROBE-2026-0001.yaml",
@@ -64,6 +70,21 @@ pub const RULES: &[(&str, &str)] = &[
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_serial_is_the_databases_date() {
+        let (db, _) = crate::rules::load(None).expect("built-in rules load");
+        let date = db
+            .date
+            .as_deref()
+            .and_then(crate::model::Date::parse)
+            .expect("dated");
+        assert_eq!(
+            super::SERIAL,
+            (date.to_days() * 86_400) as u64,
+            "embedded::SERIAL must be the built-in database's date ({date}) in Unix seconds"
+        );
+    }
+
     #[test]
     fn every_rule_file_is_embedded() {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/rules");

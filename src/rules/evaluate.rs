@@ -244,7 +244,8 @@ pub fn combine(weighed: &[(Evidence, bool)]) -> Verdict {
     let strength = |k: EvidenceKind| {
         matches!(
             k,
-            EvidenceKind::Signature
+            EvidenceKind::ImportPath
+                | EvidenceKind::Signature
                 | EvidenceKind::Ancestry
                 | EvidenceKind::Recorded
                 | EvidenceKind::KnownPin

@@ -152,7 +152,11 @@ pub fn check(file: &str, text: &str, rule: &Rule, registry: &Registry) -> Vec<Di
             check_git_scope(&mut report, range, Some(&requirement.component), registry);
         }
     }
-    for (field, value) in [("modified", &rule.modified), ("published", &rule.published)] {
+    for (field, value) in [
+        ("modified", &rule.modified),
+        ("published", &rule.published),
+        ("withdrawn", &rule.withdrawn),
+    ] {
         if let Some(v) = value
             && !is_rfc3339_utc(v)
         {

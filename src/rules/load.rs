@@ -37,6 +37,14 @@ pub struct Database {
     pub digest: String,
     /// The database's date: the latest `modified` day (`YYYY-MM-DD`) of its rules.
     pub date: Option<String>,
+    /// Its feed serial (`rules::feed`): the built-in database's, or the pulled one's.
+    pub serial: u64,
+    /// Whether it is a pulled database accepted with --allow-rules-downgrade (below a newer one
+    /// trusted before): every run says so, even with --quiet.
+    pub downgraded: bool,
+    /// The ids of the rules it withdraws (OSV `withdrawn`): recorded, never judged, and not in
+    /// `rules`.
+    pub withdrawn: Vec<String>,
     /// The release ledger: the user directory's `ledger.yaml` if it has one, else the built-in
     /// one ([`Database::ledger`]).
     ledger: LedgerCell,
@@ -195,9 +203,22 @@ pub fn load(user_dir: Option<&Path>) -> Result<(Database, Vec<String>), RulesErr
 /// holding a whole database.
 pub const PULLED_DIR: &str = "rules";
 
-/// [`load`] over the newest valid database pulled into `cache` (by database date, then by
-/// when it was pulled), else the embedded one. A pulled database that does not load is passed
-/// over, with a notice naming it and the cause.
+/// The file in `CACHE/rules/` recording which pulled database is trusted
+/// ([`super::feed::TrustState`]).
+pub const TRUST_FILE: &str = "trust.json";
+
+/// The cache's trust record, if it has a readable one.
+pub fn trust_state(cache: &Path) -> Option<super::feed::TrustState> {
+    let path = cache.join(PULLED_DIR).join(TRUST_FILE);
+    let text = crate::input::read_text(&path, crate::input::MAX_TEXT).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// [`load`] over the database `rules pull` last accepted into `cache` (its trust record,
+/// [`super::feed::TrustState`]), else the embedded one. The pulled database is used only when
+/// it still loads, is the database its signed statement names, and is not older than the
+/// embedded one (a newer binary's own rules win over an older pull) unless it was accepted with
+/// `--allow-rules-downgrade`; otherwise a notice names it and the cause.
 pub fn load_in(
     cache: Option<&Path>,
     user_dir: Option<&Path>,
@@ -205,40 +226,62 @@ pub fn load_in(
     let user = user_dir.map(read_dir).transpose()?;
     let user = user_dir.zip(user.as_ref());
     let mut notices = Vec::new();
-    let mut best: Option<(Option<String>, std::time::SystemTime, PathBuf)> = None;
-    for dir in pulled_dirs(cache) {
-        match read_dir(&dir).and_then(|base| load_layers(Some((&dir, &base)), None)) {
-            Ok((db, _)) => {
-                let when = std::fs::metadata(&dir)
-                    .and_then(|m| m.modified())
-                    .unwrap_or(std::time::UNIX_EPOCH);
-                let newer = match &best {
-                    None => true,
-                    Some((date, at, _)) => (&db.date, when) > (date, *at),
-                };
-                if newer {
-                    best = Some((db.date, when, dir));
-                }
+    let state = cache.and_then(trust_state);
+    let mut chosen = None;
+    if let (Some(cache), Some(state)) = (cache, &state) {
+        let dir = cache.join(PULLED_DIR).join(&state.current);
+        let safe = state.current.starts_with("sha256-")
+            && state
+                .current
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-');
+        let checked = if !safe {
+            Err(format!("`{}` is not a pulled database", state.current))
+        } else if state.statement.serial < embedded::SERIAL && !state.downgraded {
+            Err(format!(
+                "serial {} is older than the built-in database's {}",
+                state.statement.serial,
+                embedded::SERIAL
+            ))
+        } else {
+            match read_dir(&dir).and_then(|base| load_layers(Some((&dir, &base)), None)) {
+                Ok((db, _)) if db.digest == state.statement.db_digest => Ok(dir.clone()),
+                Ok((db, _)) => Err(format!(
+                    "it holds {}, the signed statement names {}",
+                    db.digest, state.statement.db_digest
+                )),
+                Err(e) => Err(e.to_string()),
             }
-            Err(e) => notices.push(format!(
-                "the pulled rule database {} is not used: {e}",
+        };
+        match checked {
+            Ok(dir) => chosen = Some(dir),
+            Err(why) => notices.push(format!(
+                "the pulled rule database {} is not used: {why}",
                 dir.display()
             )),
         }
+    } else if !pulled_dirs(cache).is_empty() {
+        notices.push(
+            "rules: databases pulled without a signed feed record are not used (pull again)"
+                .to_string(),
+        );
     }
-    let (db, more) = match best {
-        Some((_, _, dir)) => {
+    let (db, more) = match (chosen, &state) {
+        (Some(dir), Some(state)) => {
             let base = read_dir(&dir)?;
-            let (db, more) = load_layers(Some((&dir, &base)), user)?;
+            let (mut db, more) = load_layers(Some((&dir, &base)), user)?;
+            db.serial = state.statement.serial;
+            db.downgraded = state.downgraded;
             notices.push(format!(
-                "rules: the database pulled into {} ({}, dated {})",
+                "rules: the database pulled into {} ({}, serial {}, dated {})",
                 dir.display(),
                 db.digest,
+                db.serial,
                 db.date.as_deref().unwrap_or("undated")
             ));
             (db, more)
         }
-        None => load_layers(None, user)?,
+        _ => load_layers(None, user)?,
     };
     notices.extend(more);
     Ok((db, notices))
@@ -391,12 +434,18 @@ pub fn load_layers(
         .filter_map(crate::model::Date::parse)
         .max()
         .map(|d| d.to_string());
+    let (withdrawn, rules): (Vec<LoadedRule>, Vec<LoadedRule>) =
+        rules.into_iter().partition(|r| r.rule.withdrawn.is_some());
+    let withdrawn = withdrawn.into_iter().map(|r| r.rule.id).collect();
     Ok((
         Database {
             rules,
             registry,
             digest,
             date,
+            serial: embedded::SERIAL,
+            downgraded: false,
+            withdrawn,
             ledger,
         },
         notices,
@@ -416,4 +465,102 @@ fn push_unique(rules: &mut Vec<LoadedRule>, loaded: LoadedRule) -> Result<(), Ru
     }
     rules.push(loaded);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::feed::{Statement, TrustState};
+
+    /// A pulled copy of the embedded database in `cache`, recorded in trust.json under
+    /// `serial` (with the digest the statement names, `digest` when given).
+    fn pulled(cache: &Path, serial: u64, downgraded: bool, digest: Option<&str>) {
+        let dir = cache.join(PULLED_DIR).join("sha256-00");
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        for (name, text) in embedded::RULES {
+            std::fs::write(dir.join(name), text).expect("write");
+        }
+        std::fs::write(dir.join("components.yaml"), embedded::COMPONENTS).expect("write");
+        std::fs::write(dir.join(LEDGER_FILE), embedded::LEDGER).expect("write");
+        let read = read_dir(&dir).expect("read");
+        let (db, _) = load_layers(Some((&dir, &read)), None).expect("loads");
+        let mut statement = Statement::of(&db, serial);
+        if let Some(d) = digest {
+            statement.db_digest = d.into();
+        }
+        let state = TrustState {
+            current: "sha256-00".into(),
+            statement,
+            highest: serial,
+            highest_rules: Vec::new(),
+            downgraded,
+        };
+        std::fs::write(
+            cache.join(PULLED_DIR).join(TRUST_FILE),
+            serde_json::to_vec(&state).expect("json"),
+        )
+        .expect("write");
+    }
+
+    fn used(cache: &Path) -> (bool, Vec<String>) {
+        let (db, notices) = load_in(Some(cache), None).expect("loads");
+        let pulled = db
+            .rules
+            .iter()
+            .all(|r| matches!(r.origin, Origin::Pulled(_)));
+        (pulled, notices)
+    }
+
+    #[test]
+    fn the_recorded_pull_is_used_only_while_it_is_the_signed_database_and_not_older() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        pulled(tmp.path(), embedded::SERIAL + 1, false, None);
+        assert!(used(tmp.path()).0, "newer and intact: used");
+
+        // A newer binary's own database is newer than the pull: the built-in one wins.
+        pulled(tmp.path(), embedded::SERIAL - 1, false, None);
+        let (pulled_used, notices) = used(tmp.path());
+        assert!(!pulled_used);
+        assert!(
+            notices
+                .iter()
+                .any(|n| n.contains("older than the built-in")),
+            "{notices:?}"
+        );
+        // Unless the user accepted the rollback (loudly, see print_downgrade_warning).
+        pulled(tmp.path(), embedded::SERIAL - 1, true, None);
+        let (db, _) = load_in(Some(tmp.path()), None).expect("loads");
+        assert!(db.downgraded && db.serial == embedded::SERIAL - 1);
+
+        // Files changed in the cache after the pull: not the database the statement names.
+        pulled(
+            tmp.path(),
+            embedded::SERIAL + 1,
+            false,
+            Some("sha256:other"),
+        );
+        let (pulled_used, notices) = used(tmp.path());
+        assert!(!pulled_used);
+        assert!(
+            notices
+                .iter()
+                .any(|n| n.contains("the signed statement names")),
+            "{notices:?}"
+        );
+    }
+
+    #[test]
+    fn databases_pulled_without_a_trust_record_are_not_used() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        pulled(tmp.path(), embedded::SERIAL + 1, false, None);
+        std::fs::remove_file(tmp.path().join(PULLED_DIR).join(TRUST_FILE)).expect("rm");
+        let (pulled_used, notices) = used(tmp.path());
+        assert!(!pulled_used);
+        assert!(
+            notices
+                .iter()
+                .any(|n| n.contains("without a signed feed record")),
+            "{notices:?}"
+        );
+    }
 }

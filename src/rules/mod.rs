@@ -3,6 +3,7 @@
 
 pub(crate) mod embedded;
 pub mod evaluate;
+pub mod feed;
 pub mod ledger;
 pub mod lint;
 pub mod load;

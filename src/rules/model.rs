@@ -19,6 +19,11 @@ pub struct Rule {
     pub modified: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub published: Option<String>,
+    /// OSV `withdrawn`: when the rule was withdrawn. A withdrawn rule stays in the database as
+    /// the record that it went away (the feed refuses a database that drops a rule without
+    /// one) and judges nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub withdrawn: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub aliases: Vec<String>,
     pub summary: String,

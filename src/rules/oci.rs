@@ -4,13 +4,19 @@
 //! files, `components.yaml`, `ledger.yaml`, nothing else, no subdirectories).
 //!
 //! - [`push`] loads the directory as a whole database first (a database that does not load is
-//!   never published), then uploads the layer, the config and the manifest.
-//! - [`pull`] checks the manifest against its digest, its artifact and media types, the layer
-//!   against its descriptor's digest and size, unpacks only plain `*.yaml` files, loads the
-//!   result as a whole database (schema and every rule validated), and only then moves it into
-//!   `CACHE/rules/sha256-<hex>/`, where scans find it ([`super::load::load_in`]).
+//!   never published), signs its [`feed::Statement`] (serial, digest, rule ids) with the
+//!   publisher's key, then uploads the layer, the config and the manifest, whose annotation
+//!   [`feed::ANNOTATION`] carries the signed statement.
+//! - [`pull`] checks the manifest against its digest, its artifact and media types, the
+//!   signature against the trusted keys, the layer against its descriptor's digest and size,
+//!   unpacks only plain `*.yaml` files, loads the result as a whole database (schema and every
+//!   rule validated), checks that the statement names exactly that database and that it is no
+//!   rollback ([`feed::check_monotonic`]), and only then moves it into
+//!   `CACHE/rules/sha256-<hex>/` and records it in `CACHE/rules/trust.json`
+//!   ([`feed::TrustState`]), where scans find it ([`super::load::load_in`]).
 
-use super::load::{self, PULLED_DIR, RulesError};
+use super::feed::{self, FeedError, PublicKey, SecretKey, TrustState};
+use super::load::{self, PULLED_DIR, RulesError, TRUST_FILE};
 use crate::view::image::registry::Registry;
 use crate::view::image::{Fault, Options, reference};
 use serde_json::json;
@@ -38,6 +44,12 @@ pub enum OciError {
     Invalid { reference: String, message: String },
     #[error(transparent)]
     Rules(#[from] RulesError),
+    #[error("{reference}: {source}")]
+    Feed {
+        reference: String,
+        #[source]
+        source: FeedError,
+    },
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
@@ -56,6 +68,20 @@ pub struct Pulled {
     pub date: Option<String>,
     /// Where it is stored.
     pub path: PathBuf,
+    /// Its feed serial and the key that signed it.
+    pub serial: u64,
+    pub keyid: String,
+    /// What --allow-rules-downgrade let through, one line each.
+    pub warnings: Vec<String>,
+}
+
+/// How a pull decides trust.
+#[derive(Debug, Default)]
+pub struct Trust {
+    /// The keys a signature may verify with (the built-in ones and any --trust FILE's).
+    pub keys: Vec<PublicKey>,
+    /// Accept a lower serial, a fork or a dropped rule, with a warning.
+    pub allow_downgrade: bool,
 }
 
 fn registry(target: &str, opts: &Options) -> Result<Registry, OciError> {
@@ -114,11 +140,18 @@ pub fn pack(dir: &Path) -> Result<Vec<u8>, OciError> {
     })
 }
 
-/// Publish `dir` (a whole database) to `target` (`docker://HOST/REPO:TAG`); returns the
-/// manifest's digest.
-pub fn push(dir: &Path, target: &str, opts: &Options) -> Result<String, OciError> {
+/// Publish `dir` (a whole database) to `target` (`docker://HOST/REPO:TAG`), signed with `key`
+/// under `serial`; returns the manifest's digest.
+pub fn push(
+    dir: &Path,
+    target: &str,
+    opts: &Options,
+    key: &SecretKey,
+    serial: u64,
+) -> Result<String, OciError> {
     let read = load::read_dir(dir)?;
     let (db, _) = load::load_layers(Some((dir, &read)), None)?;
+    let envelope = feed::sign(&feed::Statement::of(&db, serial), key);
     let layer = pack(dir)?;
     let mut client = registry(target, opts)?;
     let tag = client.reference().reference().to_string();
@@ -130,6 +163,7 @@ pub fn push(dir: &Path, target: &str, opts: &Options) -> Result<String, OciError
     let config_digest = client.push_blob(EMPTY_CONFIG).map_err(fail)?;
     let mut annotations = serde_json::Map::new();
     annotations.insert("dev.pinprobe.rules.digest".into(), json!(db.digest));
+    annotations.insert(feed::ANNOTATION.into(), json!(envelope));
     if let Some(date) = &db.date {
         annotations.insert("org.opencontainers.image.created".into(), json!(date));
     }
@@ -150,8 +184,9 @@ pub fn push(dir: &Path, target: &str, opts: &Options) -> Result<String, OciError
         .map_err(fail)
 }
 
-/// Pull the database `target` names into `cache`, checked whole before it is stored.
-pub fn pull(target: &str, cache: &Path, opts: &Options) -> Result<Pulled, OciError> {
+/// Pull the database `target` names into `cache`, checked whole (signature, content, no
+/// rollback) before it is stored and trusted.
+pub fn pull(target: &str, cache: &Path, opts: &Options, trust: &Trust) -> Result<Pulled, OciError> {
     let shown = reference::redact_userinfo(target).into_owned();
     let invalid = |message: String| OciError::Invalid {
         reference: shown.clone(),
@@ -160,6 +195,10 @@ pub fn pull(target: &str, cache: &Path, opts: &Options) -> Result<Pulled, OciErr
     let fail = |fault| OciError::Registry {
         reference: shown.clone(),
         fault,
+    };
+    let refuse = |source| OciError::Feed {
+        reference: shown.clone(),
+        source,
     };
     let mut client = registry(target, opts)?;
     let (bytes, digest) = client.pull_manifest(None).map_err(fail)?;
@@ -171,6 +210,15 @@ pub fn pull(target: &str, cache: &Path, opts: &Options) -> Result<Pulled, OciErr
             "manifest {digest} is not a pinprobe rule database (artifactType `{artifact}`, want `{ARTIFACT_TYPE}`)"
         )));
     }
+    // The signature first: an unsigned or wrongly signed database is not even downloaded.
+    let envelope = manifest["annotations"][feed::ANNOTATION]
+        .as_str()
+        .ok_or(FeedError::Unsigned)
+        .map_err(refuse)?;
+    let statement = feed::open(envelope, &trust.keys).map_err(refuse)?;
+    let keyid = serde_json::from_str::<feed::Envelope>(envelope)
+        .map(|e| e.keyid)
+        .unwrap_or_default();
     let layers = manifest["layers"].as_array().cloned().unwrap_or_default();
     let [layer] = layers.as_slice() else {
         return Err(invalid(format!(
@@ -214,6 +262,11 @@ pub fn pull(target: &str, cache: &Path, opts: &Options) -> Result<Pulled, OciErr
     let read = load::read_dir(staging.path())?;
     let (db, _) = load::load_layers(Some((staging.path(), &read)), None)
         .map_err(|e| invalid(format!("the database does not load: {e}")))?;
+    statement.check(&db).map_err(refuse)?;
+    let state = load::trust_state(cache);
+    let trusted = newest_trusted(state.as_ref());
+    let warnings =
+        feed::check_monotonic(&statement, &trusted, trust.allow_downgrade).map_err(refuse)?;
     let hex = digest.trim_start_matches("sha256:");
     let path = root.join(format!("sha256-{hex}"));
     if !path.is_dir() {
@@ -223,16 +276,68 @@ pub fn pull(target: &str, cache: &Path, opts: &Options) -> Result<Pulled, OciErr
             source,
         })?;
     }
-    // A pull marks the database as the newest one pulled.
-    if let Ok(dir) = std::fs::File::open(&path) {
-        let _ = dir.set_modified(std::time::SystemTime::now());
-    }
+    let (highest, highest_rules) = if statement.serial >= trusted.serial {
+        (statement.serial, statement.rules.clone())
+    } else {
+        (trusted.serial, trusted.rules.to_vec())
+    };
+    let record = TrustState {
+        current: format!("sha256-{hex}"),
+        statement: statement.clone(),
+        highest,
+        highest_rules,
+        downgraded: !warnings.is_empty(),
+    };
+    write_trust(cache, &record)?;
     Ok(Pulled {
         digest,
         db_digest: db.digest,
         date: db.date,
         path,
+        serial: statement.serial,
+        keyid,
+        warnings,
     })
+}
+
+/// The newest database already trusted: the cache's record when it is higher than the
+/// built-in database, else the built-in one.
+fn newest_trusted(state: Option<&TrustState>) -> feed::Trusted<'_> {
+    static BUILTIN_RULES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    let builtin = BUILTIN_RULES.get_or_init(|| {
+        load::load(None)
+            .map(|(db, _)| feed::Statement::of(&db, super::embedded::SERIAL).rules)
+            .unwrap_or_default()
+    });
+    match state {
+        Some(s) if s.highest >= super::embedded::SERIAL => feed::Trusted {
+            serial: s.highest,
+            rules: &s.highest_rules,
+            by: "recorded in the cache".into(),
+            digest: (s.statement.serial == s.highest).then_some(s.statement.db_digest.as_str()),
+        },
+        _ => feed::Trusted {
+            serial: super::embedded::SERIAL,
+            rules: builtin,
+            by: "the built-in database".into(),
+            digest: None,
+        },
+    }
+}
+
+/// Record `state` as `CACHE/rules/trust.json`, whole (written aside, then moved).
+fn write_trust(cache: &Path, state: &TrustState) -> Result<(), OciError> {
+    let path = cache.join(PULLED_DIR).join(TRUST_FILE);
+    let io = |source| OciError::Io {
+        path: path.clone(),
+        source,
+    };
+    let text = serde_json::to_vec_pretty(state).map_err(|e| io(std::io::Error::other(e)))?;
+    let dir = cache.join(PULLED_DIR);
+    let mut tmp = tempfile::NamedTempFile::new_in(&dir).map_err(io)?;
+    std::io::Write::write_all(&mut tmp, &text).map_err(io)?;
+    tmp.persist(&path).map_err(|e| io(e.error))?;
+    Ok(())
 }
 
 /// Unpack a database layer into `dir`: plain files named `*.yaml` / `*.yml` at the top level

@@ -52,6 +52,9 @@ pub fn to_osv(rule: &Rule, file: &str) -> Result<Value, ExportError> {
     if let Some(p) = &rule.published {
         doc.insert("published".into(), json!(p));
     }
+    if let Some(w) = &rule.withdrawn {
+        doc.insert("withdrawn".into(), json!(w));
+    }
     if !rule.aliases.is_empty() {
         doc.insert("aliases".into(), json!(rule.aliases));
     }

@@ -336,6 +336,11 @@ fn scan_copy(
         }
         _ => None,
     };
+    // Code Python runs at startup could import another copy than this one: no clean answer.
+    let mut recorded = recorded;
+    if let Some(e) = env::startup_evidence(&env::startup_code_for(view, env)?) {
+        recorded.extend(db.rules.iter().map(|r| (r.rule.id.clone(), e.clone())));
+    }
     for loaded in &db.rules {
         let rule = &loaded.rule;
         // Code-shape rules apply to every copy of the code they describe (one that holds the

@@ -12,7 +12,10 @@
 
 #[path = "../common/mod.rs"]
 mod common;
-// `tests/image/registry.rs` (included by rules_pull) names `crate::require`.
+// The real registry the rule-feed tests push to (shared with the image tests); it names
+// `crate::require`.
+#[path = "../image/registry.rs"]
+mod registry;
 use common::require;
 
 mod artifact;
@@ -22,5 +25,7 @@ mod elf;
 mod fetch;
 mod fleet;
 mod ledger_wheel;
+mod python_import_path;
+mod rule_feed;
 mod rules_pull;
 mod security;

@@ -1,13 +1,13 @@
 //! `pinprobe rules push` / `rules pull` against a real registry (Debian's `docker-registry`, as
-//! the image tests use): a whole rule database published as an OCI artifact, pulled into the
-//! cache with its digests, media types and rules checked, then used by scans instead of the
-//! built-in database; `--max-db-age` warns when the database in use is old.
+//! the image tests use): a whole rule database published as a signed OCI artifact, pulled into
+//! the cache with its signature, digests, media types and rules checked, then used by scans
+//! instead of the built-in database; `--max-db-age` warns when the database in use is old.
+//! (The feed's trust cases, rollbacks and bad signatures: tests/artifacts/rule_feed.rs.)
 //!
 //! Needs docker-registry (`.ci/run` installs it); skips visibly without (fails under CI).
 
 use crate::common;
-#[path = "../image/registry.rs"]
-mod registry;
+use crate::registry;
 #[allow(unused_imports)]
 use common::require;
 
@@ -41,6 +41,18 @@ fn run(args: &[&str], cache: &Path) -> Run {
     Pinprobe::new(args).cache(cache).run()
 }
 
+/// A signing key made by `pinprobe rules keygen` in `dir`: (secret key file, trust file).
+fn keys(dir: &Path) -> (String, String) {
+    let secret = dir.join("feed.key");
+    let made = pinprobe(&["rules", "keygen", &secret.to_string_lossy()]);
+    assert_eq!(made.code, 0, "{}", made.all());
+    let public = dir.join("feed.key.pub");
+    (
+        secret.to_string_lossy().into_owned(),
+        public.to_string_lossy().into_owned(),
+    )
+}
+
 fn rules_in(run: &Run) -> Vec<String> {
     let json = run.json();
     json["targets"][0]["findings"]
@@ -69,12 +81,15 @@ fn pushed_database_is_pulled_checked_and_used_by_scans() {
     let before = run(&["scan", &tree, "--format", "json"], &cache);
     assert!(!rules_in(&before).iter().any(|r| r == PULLED_RULE));
 
+    let (key, trust) = keys(tmp.path());
     let pushed = run(
         &[
             "rules",
             "push",
             &db.to_string_lossy(),
             &target,
+            "--key",
+            &key,
             "--insecure-registry",
             &reg.host,
         ],
@@ -82,7 +97,15 @@ fn pushed_database_is_pulled_checked_and_used_by_scans() {
     );
     assert_eq!(pushed.code, 0, "{}", pushed.all());
     let pulled = run(
-        &["rules", "pull", &target, "--insecure-registry", &reg.host],
+        &[
+            "rules",
+            "pull",
+            &target,
+            "--trust",
+            &trust,
+            "--insecure-registry",
+            &reg.host,
+        ],
         &cache,
     );
     assert_eq!(pulled.code, 0, "{}", pulled.all());
@@ -142,12 +165,15 @@ fn a_database_that_does_not_load_is_neither_pushed_nor_pulled() {
         &ancestry_rule("TEST-BAD", &[("introduced", "abc123")]),
     );
     let target = reg.reference("pinprobe/rules", "bad");
+    let (key, trust) = keys(tmp.path());
     let pushed = run(
         &[
             "rules",
             "push",
             &db.to_string_lossy(),
             &target,
+            "--key",
+            &key,
             "--insecure-registry",
             &reg.host,
         ],
@@ -155,8 +181,22 @@ fn a_database_that_does_not_load_is_neither_pushed_nor_pulled() {
     );
     pushed.assert_error("BAD.yaml");
 
-    // Published anyway, by hand with the registry client: the pull checks every rule and
-    // stores nothing.
+    // Published anyway, by hand with the registry client and a valid signature over a
+    // statement: the pull checks every rule and stores nothing.
+    let secret = pinprobe::rules::feed::SecretKey::parse(
+        "key",
+        &std::fs::read_to_string(&key).expect("key"),
+    )
+    .expect("key parses");
+    let statement = pinprobe::rules::feed::Statement {
+        kind: pinprobe::rules::feed::STATEMENT_TYPE.into(),
+        serial: u64::MAX / 2,
+        db_digest: "sha256:0".into(),
+        date: None,
+        rules: vec!["TEST-BAD".into()],
+        withdrawn: Vec::new(),
+    };
+    let envelope = pinprobe::rules::feed::sign(&statement, &secret);
     let layer = pinprobe::rules::oci::pack(&db).expect("pack");
     let opts = Options {
         insecure_registries: vec![reg.host.clone()],
@@ -174,6 +214,7 @@ fn a_database_that_does_not_load_is_neither_pushed_nor_pulled() {
         "artifactType": pinprobe::rules::oci::ARTIFACT_TYPE,
         "config": {"mediaType": "application/vnd.oci.empty.v1+json", "digest": config, "size": 2},
         "layers": [{"mediaType": pinprobe::rules::oci::LAYER_MEDIA_TYPE, "digest": layer_digest, "size": layer.len()}],
+        "annotations": {(pinprobe::rules::feed::ANNOTATION): envelope},
     });
     client
         .push_manifest(
@@ -183,7 +224,15 @@ fn a_database_that_does_not_load_is_neither_pushed_nor_pulled() {
         )
         .expect("manifest");
     let pulled = run(
-        &["rules", "pull", &target, "--insecure-registry", &reg.host],
+        &[
+            "rules",
+            "pull",
+            &target,
+            "--trust",
+            &trust,
+            "--insecure-registry",
+            &reg.host,
+        ],
         &cache,
     );
     pulled.assert_error("does not load");
@@ -234,12 +283,15 @@ fn the_registry_client_goes_through_the_proxy_from_the_environment() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let db = database(tmp.path());
     let cache = tmp.path().join("cache");
+    let (key, trust) = keys(tmp.path());
     let pushed = run(
         &[
             "rules",
             "push",
             &db.to_string_lossy(),
             &reg.reference("pinprobe/rules", "v1"),
+            "--key",
+            &key,
             "--insecure-registry",
             &reg.host,
         ],
@@ -258,6 +310,8 @@ fn the_registry_client_goes_through_the_proxy_from_the_environment() {
             "rules",
             "pull",
             &format!("docker://{unresolvable}/pinprobe/rules:v1"),
+            "--trust",
+            &trust,
             "--insecure-registry",
             unresolvable,
         ])

@@ -539,6 +539,75 @@ fn a_redirect_targets_challenge_never_gets_the_registrys_credentials() {
     }
 }
 
+/// A 401 whose Bearer challenge names a token realm on another host: the registry's
+/// credentials are not offered there (one line, exit 2, nothing seen by that host) unless
+/// PINPROBE_REGISTRY_REALM_HOST names it; without credentials the anonymous token request
+/// goes there as before.
+#[test]
+fn a_token_realm_on_another_host_never_gets_the_registrys_credentials() {
+    let realm = fault::serve(standard(), fault::Mode::Ok);
+    let registry = fault::serve_with_realm(standard(), realm.addr.clone());
+    let target = format!("docker://{}/test/img:v1", registry.addr);
+    let args = [
+        "scan",
+        target.as_str(),
+        "--insecure-registry",
+        registry.addr.as_str(),
+        "--insecure-registry",
+        realm.addr.as_str(),
+        "--registry-timeout",
+        "5",
+    ];
+    let creds = [
+        ("PINPROBE_REGISTRY_USERNAME", USER),
+        ("PINPROBE_REGISTRY_PASSWORD", SECRET),
+        ("PINPROBE_REGISTRY_HOST", registry.addr.as_str()),
+    ];
+    let sb = sandbox();
+    let run = pinprobe(sb.path(), &args, &creds);
+    run.assert_error("token realm is on another host");
+    assert!(run.stderr.contains(&realm.addr), "{}", run.stderr);
+    assert_eq!(saw_credentials(&realm), Vec::<String>::new());
+    assert_eq!(
+        realm.requests.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "the realm was not asked at all"
+    );
+    assert_no_secret("realm elsewhere", &run);
+
+    // Named as the registry's token service: the credentials go there, and the scan runs.
+    let mut allowed = creds.to_vec();
+    allowed.push(("PINPROBE_REGISTRY_REALM_HOST", realm.addr.as_str()));
+    let run = pinprobe(sb.path(), &args, &allowed);
+    assert_ne!(run.code, 2, "{}", run.stderr);
+    assert!(
+        saw_credentials(&realm)
+            .iter()
+            .any(|a| a.starts_with("Basic ")),
+        "the named realm got them"
+    );
+
+    // No credentials: an anonymous token request is fine wherever the realm is.
+    let anonymous = fault::serve(standard(), fault::Mode::Ok);
+    let registry = fault::serve_with_realm(standard(), anonymous.addr.clone());
+    let target = format!("docker://{}/test/img:v1", registry.addr);
+    let run = pinprobe(
+        sandbox().path(),
+        &[
+            "scan",
+            &target,
+            "--insecure-registry",
+            &registry.addr,
+            "--insecure-registry",
+            &anonymous.addr,
+        ],
+        &[],
+    );
+    assert_ne!(run.code, 2, "{}", run.stderr);
+    assert!(anonymous.requests.load(std::sync::atomic::Ordering::SeqCst) >= 1);
+    assert_eq!(saw_credentials(&anonymous), Vec::<String>::new());
+}
+
 #[test]
 fn environment_credentials_go_only_to_the_host_they_name() {
     for host in [None, Some("registry.example:5000")] {

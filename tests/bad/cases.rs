@@ -559,6 +559,26 @@ pub fn generate(name: &str, dir: &Path) -> PathBuf {
             }
             fa3_wheel(dir, lib)
         }
+        // ---- Python's import path: startup code in an environment ----
+        "env-pth-import-line" | "env-sitecustomize" => {
+            let site = dir.join("site-packages");
+            crate::common::artifact::write_tree(
+                &site,
+                &with_dist_info("vllm", "0.33.0", vllm_files("0.33.0", Sm90Call::Fixed)),
+            );
+            let (file, text) = match name {
+                "env-pth-import-line" => (
+                    "zz-first.pth",
+                    "import sys; sys.path.insert(0, '/opt/elsewhere')\n",
+                ),
+                _ => (
+                    "sitecustomize.py",
+                    "import sys\nsys.path.insert(0, '/opt/elsewhere')\n",
+                ),
+            };
+            std::fs::write(site.join(file), text).unwrap();
+            site
+        }
         // ---- CMake ----
         "cmake-100mb-file" => {
             let mut text = Vec::with_capacity(100 << 20);

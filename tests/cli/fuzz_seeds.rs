@@ -168,6 +168,34 @@ fn write_seeds(out: &Path) {
     put(out, "index", "two-states-binary", &binary);
 }
 
+/// The rule feed: a signed envelope (by a fresh key), its public key, a trust file.
+fn feed_seeds(out: &Path) {
+    use pinprobe::rules::feed;
+    let (secret, public) = feed::generate().expect("keygen");
+    let key = feed::SecretKey::parse("seed", &secret).expect("key");
+    let statement = feed::Statement {
+        kind: feed::STATEMENT_TYPE.into(),
+        serial: 1_900_000_000,
+        db_digest: "sha256:00".into(),
+        date: Some("2026-12-01".into()),
+        rules: vec!["PINPROBE-2026-0001".into(), "X".into()],
+        withdrawn: vec!["X".into()],
+    };
+    put(
+        out,
+        "rule_feed",
+        "envelope",
+        feed::sign(&statement, &key).as_bytes(),
+    );
+    put(out, "rule_feed", "public", public.as_bytes());
+    put(
+        out,
+        "rule_feed",
+        "trust",
+        format!("# team feed\n{public}\n{}", feed::PROJECT_KEY).as_bytes(),
+    );
+}
+
 fn image_seeds(out: &Path) {
     let install = build::vllm_install(
         SITE,
@@ -381,6 +409,7 @@ fn fuzz_seeds_are_written() {
     };
     write_seeds(&out);
     image_seeds(&out);
+    feed_seeds(&out);
     for target in [
         "cmake",
         "wheel",
@@ -395,6 +424,7 @@ fn fuzz_seeds_are_written() {
         "ignore_file",
         "registry_client",
         "tar_headers",
+        "rule_feed",
     ] {
         let n = std::fs::read_dir(out.join(target)).expect(target).count();
         assert!(n > 0, "no seeds for {target}");

@@ -31,3 +31,4 @@ mod rules;
 mod sarif;
 mod scan;
 mod schema;
+mod trust_settings;

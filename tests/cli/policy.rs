@@ -173,61 +173,153 @@ fn ignore_flag_replaces_the_trees_file() {
     assert!(run.stderr.contains("/no/such/file.yaml"), "{}", run.stderr);
 }
 
-// The settings a `.pinprobe.yaml` holds besides its ignore list (src/cli/config.rs): each key
-// through the binary, flags overriding them, unknown keys, and diff reading only BASE's.
+// The settings (src/cli/config.rs): a scanned tree's `.pinprobe.yaml` sets none of them (each
+// is one warning line and changes nothing); `--config FILE` and the user-level config
+// (`$XDG_CONFIG_HOME/pinprobe/config.yaml`) set them, flags override them; diff reads no
+// revision's settings.
+
+/// A settings file outside the tree, for `--config`.
+fn config_file(dir: &Path, text: &str) -> String {
+    let file = dir.join("team.yaml");
+    std::fs::write(&file, text).expect("write");
+    file.to_str().expect("utf-8").to_string()
+}
+
+/// The warnings about `key` on stderr.
+fn ignored(run: &Run, key: &str) -> usize {
+    run.stderr
+        .lines()
+        .filter(|l| l.contains(&format!("`{key}` is ignored")))
+        .count()
+}
 
 /// The demo tree holds one affected (high) finding and undecided ones (high and medium).
 #[test]
-fn fail_thresholds_come_from_the_file_and_flags_override_them() {
-    let tree = demo_with("fail_on: never\n");
-    // Affected passes, and undecided follows fail_on: everything passes.
-    assert_eq!(scan(tree.path(), &[]).code, 0);
+fn a_trees_thresholds_are_ignored_with_one_warning_each() {
+    let tree = demo_with("fail_on: never\nfail_on_unknown: never\n");
+    let run = scan(tree.path(), &[]);
     assert_eq!(
-        scan(tree.path(), &["--fail-on", "low"]).code,
+        run.code,
         1,
-        "the flag wins"
+        "the tree cannot loosen its own gate: {}",
+        run.all()
     );
-    let tree = demo_with("fail_on: never\nfail_on_unknown: high\n");
-    assert_eq!(scan(tree.path(), &[]).code, 3);
-    assert_eq!(
-        scan(tree.path(), &["--fail-on-unknown", "never"]).code,
-        0,
-        "the flag wins"
+    assert_eq!(ignored(&run, "fail_on"), 1, "{}", run.stderr);
+    assert_eq!(ignored(&run, "fail_on_unknown"), 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(".pinprobe.yaml:1: `fail_on`"),
+        "{}",
+        run.stderr
     );
-    let tree = demo_with("fail_on: high\nfail_on_unknown: never\n");
-    assert_eq!(scan(tree.path(), &[]).code, 1, "affected still fails");
-    // --config is --ignore: the same file, for every target.
-    let cfg = tree.path().join("team.yaml");
-    std::fs::write(&cfg, "fail_on: never\nfail_on_unknown: never\n").expect("write");
-    let cfg = cfg.to_str().expect("utf-8");
-    assert_eq!(scan(Path::new(DEMO), &["--config", cfg]).code, 0);
+    // A value that would be invalid is not read at all: still only the warning.
+    let tree = demo_with("fail_on: sometimes\n");
+    let run = scan(tree.path(), &[]);
+    assert_eq!(run.code, 1, "{}", run.all());
+    assert_eq!(ignored(&run, "fail_on"), 1, "{}", run.stderr);
 }
 
 #[test]
-fn repositories_are_clones_read_from_the_files_folder_and_a_repo_flag_replaces_one() {
+fn thresholds_come_from_a_named_file_or_the_user_config_and_flags_override_them() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let demo = Path::new(DEMO);
+    let cfg = config_file(tmp.path(), "fail_on: never\n");
+    // Affected passes, and undecided follows fail_on: everything passes.
+    assert_eq!(scan(demo, &["--config", &cfg]).code, 0);
+    assert_eq!(
+        scan(demo, &["--config", &cfg, "--fail-on", "low"]).code,
+        1,
+        "the flag wins"
+    );
+    let cfg = config_file(tmp.path(), "fail_on: never\nfail_on_unknown: high\n");
+    assert_eq!(scan(demo, &["--config", &cfg]).code, 3);
+    assert_eq!(
+        scan(demo, &["--config", &cfg, "--fail-on-unknown", "never"]).code,
+        0,
+        "the flag wins"
+    );
+    // --ignore is --config: the same file, for every target.
+    let cfg = config_file(tmp.path(), "fail_on: high\nfail_on_unknown: never\n");
+    assert_eq!(
+        scan(demo, &["--ignore", &cfg]).code,
+        1,
+        "affected still fails"
+    );
+
+    // The user-level config, from XDG_CONFIG_HOME; a --config file replaces it.
+    let xdg = tmp.path().join("xdg");
+    std::fs::create_dir_all(xdg.join("pinprobe")).expect("mkdir");
+    std::fs::write(
+        xdg.join("pinprobe/config.yaml"),
+        "fail_on: never\nfail_on_unknown: never\n",
+    )
+    .expect("write");
+    let user = |extra: &[&str]| {
+        let mut args = vec!["scan", DEMO];
+        args.extend_from_slice(extra);
+        Pinprobe::new(&args)
+            .env("PINPROBE_TODAY", "2026-06-01")
+            .env("XDG_CONFIG_HOME", &xdg)
+            .run()
+    };
+    assert_eq!(user(&[]).code, 0, "{}", user(&[]).all());
+    let strict = config_file(tmp.path(), "fail_on: low\n");
+    assert_eq!(user(&["--config", &strict]).code, 1);
+}
+
+#[test]
+fn a_trees_repositories_are_ignored_and_a_named_files_are_read_from_its_folder() {
     let tree = demo_with("repositories:\n  flash-attention: ../no-such-clone\n");
     let run = scan(tree.path(), &[]);
+    assert_eq!(
+        run.code,
+        1,
+        "the tree's clone is never opened: {}",
+        run.all()
+    );
+    assert!(!run.stderr.contains("no-such-clone"), "{}", run.stderr);
+    assert_eq!(ignored(&run, "repositories"), 1, "{}", run.stderr);
+
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let cfg = config_file(
+        tmp.path(),
+        "repositories:\n  flash-attention: ../no-such-clone\n",
+    );
+    let run = scan(Path::new(DEMO), &["--config", &cfg]);
     run.assert_error("no-such-clone");
     assert!(
         run.stderr
-            .contains(&tree.path().join("../no-such-clone").display().to_string()),
+            .contains(&tmp.path().join("../no-such-clone").display().to_string()),
         "resolved against the file's folder: {}",
         run.stderr
     );
     // A --repo for the same component replaces the file's (here: with another missing path).
     let run = scan(
-        tree.path(),
-        &["--repo", "flash-attention=/nonexistent/flag-clone"],
+        Path::new(DEMO),
+        &[
+            "--config",
+            &cfg,
+            "--repo",
+            "flash-attention=/nonexistent/flag-clone",
+        ],
     );
     run.assert_error("flag-clone");
 }
 
 #[test]
-fn offline_and_mirrors_from_the_file_steer_fetching() {
-    let tree = demo_with("offline: true\n");
-    let run = Pinprobe::new(&["scan", tree.path().to_str().expect("utf-8")])
-        .env_remove("PINPROBE_OFFLINE")
-        .run();
+fn offline_and_mirrors_steer_fetching_only_from_a_named_file() {
+    let scan_online = |tree: &Path, extra: &[&str]| {
+        let mut args = vec![
+            "scan",
+            tree.to_str().expect("utf-8"),
+            "--fetch-timeout",
+            "5",
+        ];
+        args.extend_from_slice(extra);
+        Pinprobe::new(&args).env_remove("PINPROBE_OFFLINE").run()
+    };
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let cfg = config_file(tmp.path(), "offline: true\n");
+    let run = scan_online(Path::new(DEMO), &["--config", &cfg]);
     // (The known affected pin outranks the undecided rules: exit 1.)
     assert_eq!(run.code, 1, "{}", run.all());
     assert!(
@@ -237,15 +329,9 @@ fn offline_and_mirrors_from_the_file_steer_fetching() {
         run.stderr
     );
     // A mirror to a closed loopback port: the fetch goes there (and fails), never to GitHub.
-    let tree = demo_with("mirrors:\n  https://github.com/: http://127.0.0.1:9/gh/\n");
-    let run = Pinprobe::new(&[
-        "scan",
-        tree.path().to_str().expect("utf-8"),
-        "--fetch-timeout",
-        "5",
-    ])
-    .env_remove("PINPROBE_OFFLINE")
-    .run();
+    let mirror = "mirrors:\n  https://github.com/: http://127.0.0.1:9/gh/\n";
+    let cfg = config_file(tmp.path(), mirror);
+    let run = scan_online(Path::new(DEMO), &["--config", &cfg]);
     assert!(
         run.stderr
             .contains("fetching http://127.0.0.1:9/gh/vllm-project/flash-attention"),
@@ -258,12 +344,33 @@ fn offline_and_mirrors_from_the_file_steer_fetching() {
         "{}",
         run.stderr
     );
+    // The same mirror in the scanned tree: ignored, with a warning, and never contacted.
+    let tree = demo_with(&format!("{mirror}offline: false\n"));
+    let run = Pinprobe::new(&["scan", tree.path().to_str().expect("utf-8")]).run();
+    assert_eq!(ignored(&run, "mirrors"), 1, "{}", run.stderr);
+    assert_eq!(ignored(&run, "offline"), 1, "{}", run.stderr);
+    assert!(!run.stderr.contains("127.0.0.1:9"), "{}", run.stderr);
 }
 
 #[test]
-fn formats_from_the_file_apply_when_no_format_flag_is_given() {
-    let tree = demo_with("formats:\n  - json=out.json\n  - markdown\n");
+fn a_trees_formats_write_nothing_and_a_named_files_apply_without_a_format_flag() {
+    let tree = demo_with("formats:\n  - json=out.json\n  - sarif=../escaped.sarif\n");
     let run = Pinprobe::new(&["scan", "."]).dir(tree.path()).run();
+    assert_eq!(run.code, 1, "{}", run.all());
+    assert_eq!(ignored(&run, "formats"), 1, "{}", run.stderr);
+    assert!(!tree.path().join("out.json").exists());
+    assert!(!tree.path().join("../escaped.sarif").exists());
+    assert!(
+        run.stdout.contains("PINPROBE-2026-0001"),
+        "the default table: {}",
+        run.stdout
+    );
+
+    let out = tempfile::tempdir().expect("tempdir");
+    let cfg = config_file(out.path(), "formats:\n  - json=out.json\n  - markdown\n");
+    let run = Pinprobe::new(&["scan", DEMO, "--config", &cfg])
+        .dir(out.path())
+        .run();
     assert_eq!(run.code, 1, "{}", run.all());
     assert!(
         run.stdout.starts_with('#'),
@@ -271,21 +378,28 @@ fn formats_from_the_file_apply_when_no_format_flag_is_given() {
         run.stdout
     );
     let json: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(tree.path().join("out.json")).expect("out.json"),
+        &std::fs::read_to_string(out.path().join("out.json")).expect("out.json"),
     )
     .expect("json");
     assert_eq!(json["schema"], 1);
     // A --format replaces the file's list.
-    std::fs::remove_file(tree.path().join("out.json")).expect("rm");
-    let run = Pinprobe::new(&["scan", ".", "--format", "json"])
-        .dir(tree.path())
+    std::fs::remove_file(out.path().join("out.json")).expect("rm");
+    let run = Pinprobe::new(&["scan", DEMO, "--config", &cfg, "--format", "json"])
+        .dir(out.path())
         .run();
     run.json();
-    assert!(!tree.path().join("out.json").exists());
+    assert!(!out.path().join("out.json").exists());
 }
 
 #[test]
 fn unknown_keys_and_bad_values_are_errors_naming_file_and_line() {
+    // Unknown keys are errors wherever the file is.
+    let tree = demo_with("ignore: []\nfail_onn: high\n");
+    let run = scan(tree.path(), &[]);
+    run.assert_error(".pinprobe.yaml:2: ");
+    assert!(run.stderr.contains("fail_onn"), "{}", run.stderr);
+    // Bad values in a file whose settings are read.
+    let tmp = tempfile::tempdir().expect("tempdir");
     for (text, at, what) in [
         ("ignore: []\nfail_onn: high\n", ":2: ", "fail_onn"),
         ("fail_on: sometimes\n", ":1: ", "fail_on: `sometimes`"),
@@ -293,18 +407,18 @@ fn unknown_keys_and_bad_values_are_errors_naming_file_and_line() {
         ("formats:\n  - table\n  - yaml\n", ":3: ", "yaml"),
         ("mirrors:\n  https://github.com/: \"\"\n", ":2: ", "mirrors"),
     ] {
-        let tree = demo_with(text);
-        let run = scan(tree.path(), &[]);
-        run.assert_error(&format!(".pinprobe.yaml{at}"));
+        let cfg = config_file(tmp.path(), text);
+        let run = scan(Path::new(DEMO), &["--config", &cfg]);
+        run.assert_error(&format!("team.yaml{at}"));
         assert!(run.stderr.contains(what), "{text:?}: {}", run.stderr);
     }
 }
 
-/// diff takes every setting from BASE's file: a change that adds `fail_on: never` still fails
-/// on the finding it introduces, even with --allow-head-ignores; BASE's threshold applies, and
-/// a flag overrides it.
+/// diff takes no setting from either revision: a change that adds `fail_on: never` still fails
+/// on the finding it introduces, even with --allow-head-ignores, and so does a BASE holding the
+/// same file; a --config file sets the gate, and a flag overrides it.
 #[test]
-fn diff_reads_settings_at_base_never_at_head() {
+fn diff_reads_settings_from_no_revision() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let repo = tmp.path().join("repo");
     let out = std::process::Command::new("bash")
@@ -331,16 +445,28 @@ fn diff_reads_settings_at_base_never_at_head() {
     assert_eq!(diff(&base, &head, &[]).code, 1);
     assert_eq!(diff(&base, &head, &["--allow-head-ignores"]).code, 1);
 
-    // BASE holding the same file: its thresholds apply to the bump.
+    // BASE holding the same file: still ignored, with a warning per key.
     common::git(&repo, &["checkout", "-q", "-b", "lenient", &base]);
     common::write(&repo, ".pinprobe.yaml", lenient);
     common::git(&repo, &["add", ".pinprobe.yaml"]);
     let lenient_base = common::commit(&repo, "a lenient policy");
     common::git(&repo, &["cherry-pick", &bump]);
     let lenient_head = common::git(&repo, &["rev-parse", "HEAD"]);
-    assert_eq!(diff(&lenient_base, &lenient_head, &[]).code, 0);
+    let run = diff(&lenient_base, &lenient_head, &[]);
+    assert_eq!(run.code, 1, "{}", run.all());
+    assert_eq!(ignored(&run, "fail_on"), 1, "{}", run.stderr);
+    let cfg = config_file(tmp.path(), lenient);
     assert_eq!(
-        diff(&lenient_base, &lenient_head, &["--fail-on", "low"]).code,
+        diff(&lenient_base, &lenient_head, &["--config", &cfg]).code,
+        0
+    );
+    assert_eq!(
+        diff(
+            &lenient_base,
+            &lenient_head,
+            &["--config", &cfg, "--fail-on", "low"]
+        )
+        .code,
         1,
         "the flag wins"
     );

@@ -2,8 +2,12 @@
 //! environment), [`Run`] holds what came back, with the assertions every contract test makes.
 //!
 //! Every run starts from a known environment: no `VLLM_FLASH_ATTN_SRC_DIR` (it bypasses pins),
-//! no registry or git credentials, an empty Docker config and a private cache, so what a
-//! developer has set in their shell never changes a verdict.
+//! no registry or git credentials, an empty Docker config, a private cache and a private
+//! `XDG_CONFIG_HOME` (no user-level config), so what a developer has set in their shell or
+//! their home directory never changes a verdict.
+//!
+//! [`Pinprobe::traced`] runs the binary under strace and gives back every path it (or a child)
+//! wrote, created, renamed, linked or removed ([`written_paths`]).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -99,6 +103,8 @@ impl Pinprobe {
             .env_remove("PINPROBE_GIT_TOKEN_HOST")
             .env("DOCKER_CONFIG", scratch.path().join("docker"))
             .env("PINPROBE_CACHE", scratch.path().join("cache"))
+            // No user-level config (src/cli/config.rs) unless a test writes one here.
+            .env("XDG_CONFIG_HOME", scratch.path().join("config"))
             // No test reaches the internet: fetch tests opt back in with env_remove.
             .env("PINPROBE_OFFLINE", "1")
             // Tables are laid out for COLUMNS (else 100 when piped): the same in every shell.
@@ -185,6 +191,161 @@ impl Pinprobe {
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         }
     }
+}
+
+impl Pinprobe {
+    /// Run under `strace -f` (every process the binary starts too); returns the run and every
+    /// path written to ([`written_paths`]). Needs strace (`.ci/run` installs it).
+    pub fn traced(self) -> (Run, Vec<PathBuf>) {
+        let log = tempfile::tempdir().expect("tempdir");
+        let prefix = log.path().join("trace");
+        let mut cmd = Command::new("strace");
+        cmd.arg("-ff")
+            .arg("-qq")
+            .arg("-y")
+            .arg("-s")
+            .arg("4096")
+            .arg("-e")
+            .arg(TRACED_CALLS)
+            .arg("-o")
+            .arg(&prefix)
+            .arg(self.cmd.get_program())
+            .args(self.cmd.get_args());
+        if let Some(dir) = self.cmd.get_current_dir() {
+            cmd.current_dir(dir);
+        }
+        for (k, v) in self.cmd.get_envs() {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            };
+        }
+        let cwd = self
+            .cmd
+            .get_current_dir()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| std::env::current_dir().expect("cwd"));
+        let traced = Pinprobe {
+            cmd,
+            input: self.input,
+            _scratch: self._scratch,
+        };
+        let run = traced.run();
+        assert!(
+            !run.stderr.contains("strace:"),
+            "strace failed: {}",
+            run.stderr
+        );
+        let mut text = String::new();
+        for entry in std::fs::read_dir(log.path()).expect("trace logs") {
+            let path = entry.expect("entry").path();
+            text.push_str(&std::fs::read_to_string(&path).expect("trace log"));
+            text.push('\n');
+        }
+        (run, written_paths(&text, &cwd))
+    }
+}
+
+/// The system calls [`Pinprobe::traced`] records: every way a process creates, changes or
+/// removes a name in the file system.
+const TRACED_CALLS: &str = "trace=open,openat,openat2,creat,rename,renameat,renameat2,mkdir,mkdirat,unlink,unlinkat,rmdir,link,linkat,symlink,symlinkat,truncate,chmod,fchmodat,utimensat";
+
+/// The paths an strace log (`-y`, one call a line) shows written: opened with `O_WRONLY`,
+/// `O_RDWR`, `O_CREAT` or `O_TRUNC`, or created, renamed (both names), linked, removed,
+/// truncated, chmod-ed or touched, by a call that succeeded. Relative names are resolved
+/// against their directory descriptor's path (`-y`) or `cwd`; `/dev/` and `/proc/` are left
+/// out.
+pub fn written_paths(log: &str, cwd: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for line in log.lines() {
+        let Some((call, rest)) = line.split_once('(') else {
+            continue;
+        };
+        let call = call.trim();
+        // `= 0`, `= 3</path>`: success; `= -1 ENOENT ...`: failure.
+        let Some((args, result)) = rest.rsplit_once(") = ") else {
+            continue;
+        };
+        if result.trim_start().starts_with('-') || result.trim_start().starts_with('?') {
+            continue;
+        }
+        let strings = quoted(args);
+        let dirfds = fd_paths(args);
+        let names: Vec<PathBuf> = match call {
+            "open" | "openat" | "openat2" => {
+                let writes = ["O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC"]
+                    .iter()
+                    .any(|f| args.contains(f));
+                if !writes {
+                    continue;
+                }
+                strings.first().cloned().into_iter().collect()
+            }
+            "creat" | "mkdir" | "mkdirat" | "unlink" | "unlinkat" | "rmdir" | "truncate"
+            | "chmod" | "fchmodat" | "utimensat" => strings.first().cloned().into_iter().collect(),
+            "rename" | "renameat" | "renameat2" | "link" | "linkat" => strings.clone(),
+            // symlink(TARGET, NAME): only the link's own name is written.
+            "symlink" | "symlinkat" => strings.last().cloned().into_iter().collect(),
+            _ => continue,
+        };
+        let at = call.ends_with("at") || call.ends_with("at2");
+        for (i, name) in names.into_iter().enumerate() {
+            let path = if name.is_absolute() {
+                name
+            } else if at && let Some(Some(dir)) = dirfds.get(i) {
+                dir.join(name)
+            } else {
+                cwd.join(name)
+            };
+            if path.starts_with("/dev") || path.starts_with("/proc") {
+                continue;
+            }
+            out.push(path);
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The double-quoted strings of an strace argument list, unescaped (`\"` and `\\`).
+fn quoted(args: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut chars = args.chars();
+    while let Some(c) = chars.next() {
+        if c != '"' {
+            continue;
+        }
+        let mut s = String::new();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => s.extend(chars.next()),
+                '"' => break,
+                c => s.push(c),
+            }
+        }
+        out.push(PathBuf::from(s));
+    }
+    out
+}
+
+/// For each path argument of an `*at` call, the directory its descriptor names (`-y` shows
+/// `5</tmp/dir>`; `AT_FDCWD` is `None`), in order.
+fn fd_paths(args: &str) -> Vec<Option<PathBuf>> {
+    let mut out = Vec::new();
+    for part in args.split(", ") {
+        let part = part.trim();
+        if part == "AT_FDCWD" {
+            out.push(None);
+        } else if let Some(open) = part.find('<')
+            && part[..open].bytes().all(|b| b.is_ascii_digit())
+            && !part[..open].is_empty()
+            && let Some(inner) = part[open + 1..].strip_suffix('>')
+        {
+            out.push(Some(PathBuf::from(inner)));
+        }
+    }
+    out
 }
 
 /// A run started by [`Pinprobe::spawn`].

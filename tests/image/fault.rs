@@ -69,12 +69,32 @@ pub fn serve(image: Built, mode: Mode) -> FaultServer {
 /// [`serve`], answering every blob request with a 307 to the same path on `redirect_to`
 /// (`host:port`), as registries hand blobs to a storage host.
 pub fn serve_redirecting(image: Built, mode: Mode, redirect_to: Option<String>) -> FaultServer {
+    serve_full(image, mode, redirect_to, None)
+}
+
+/// [`Mode::Bearer`], whose challenge names a token realm on `realm_host` (`host:port`), another
+/// server, instead of this one (tests/artifacts/security.rs; the image tests share this module).
+#[allow(dead_code)]
+pub fn serve_with_realm(image: Built, realm_host: String) -> FaultServer {
+    serve_full(image, Mode::Bearer, None, Some(realm_host))
+}
+
+fn serve_full(
+    image: Built,
+    mode: Mode,
+    redirect_to: Option<String>,
+    realm_host: Option<String>,
+) -> FaultServer {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap().to_string();
     let requests = Arc::new(AtomicUsize::new(0));
     let seen_auth = Arc::new(Mutex::new(Vec::new()));
     let image = Arc::new(image);
-    let (count, auth, host) = (requests.clone(), seen_auth.clone(), addr.clone());
+    let (count, auth, host) = (
+        requests.clone(),
+        seen_auth.clone(),
+        realm_host.unwrap_or_else(|| addr.clone()),
+    );
     std::thread::spawn(move || {
         // Bounded: the test process ends long before this many connections.
         for stream in listener.incoming().take(200).flatten() {

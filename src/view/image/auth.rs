@@ -19,6 +19,37 @@ pub const ENV_PASSWORD: &str = "PINPROBE_REGISTRY_PASSWORD";
 /// belong to: they are sent nowhere else, and not at all without it.
 pub const ENV_HOST: &str = "PINPROBE_REGISTRY_HOST";
 
+/// A token service (`host[:port]`) the user says belongs to the registry, on another host than
+/// the registry itself: its Bearer realm may get the registry's credentials.
+pub const ENV_REALM_HOST: &str = "PINPROBE_REGISTRY_REALM_HOST";
+
+/// The `host[:port]` of a URL, lower-cased, without user info.
+pub fn host_of(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, h)| h)
+        .to_ascii_lowercase()
+}
+
+/// Whether a Bearer `realm` may be sent the credentials of `registry` (reached at `base`): the
+/// realm is on the registry's own host; or on Docker Hub's token service for Docker Hub; or on
+/// the host `PINPROBE_REGISTRY_REALM_HOST` names.
+pub fn realm_belongs(realm: &str, registry: &str, base: &str) -> bool {
+    let realm_host = host_of(realm);
+    if realm_host.is_empty() {
+        return false;
+    }
+    if realm_host == host_of(base) || realm_host == registry.to_ascii_lowercase() {
+        return true;
+    }
+    if registry == "docker.io" && realm_host == "auth.docker.io" {
+        return true;
+    }
+    std::env::var(ENV_REALM_HOST).is_ok_and(|h| h.trim().to_ascii_lowercase() == realm_host)
+}
+
 /// A user name and password for one registry.
 #[derive(Clone)]
 pub struct Credentials {
@@ -279,6 +310,38 @@ mod tests {
         assert_eq!(local.username, "a");
         assert!(from_config(&config, "other:1").is_none());
         assert_eq!(format!("{hub:?}"), "Credentials(<redacted>)");
+    }
+
+    #[test]
+    fn realms_belong_to_the_registrys_own_host() {
+        let base = "https://registry.example:5000";
+        assert!(realm_belongs(
+            "https://registry.example:5000/token",
+            "registry.example:5000",
+            base
+        ));
+        assert!(!realm_belongs(
+            "https://registry.example/token",
+            "registry.example:5000",
+            base
+        ));
+        assert!(!realm_belongs(
+            "https://collector.invalid/token",
+            "registry.example:5000",
+            base
+        ));
+        assert!(!realm_belongs(
+            "https://registry.example:5000@collector.invalid/token",
+            "registry.example:5000",
+            base
+        ));
+        assert!(realm_belongs(
+            "https://auth.docker.io/token",
+            "docker.io",
+            "https://registry-1.docker.io"
+        ));
+        assert!(!realm_belongs("/token", "registry.example:5000", base));
+        assert_eq!(host_of("https://u:p@Host.Example:1/x?y"), "host.example:1");
     }
 
     #[test]

@@ -177,6 +177,19 @@ impl Registry {
                         origin(&realm)
                     )));
                 }
+                // The registry's credentials answer only the registry's own host: a realm
+                // elsewhere gets them only where the user says it belongs to the registry
+                // (PINPROBE_REGISTRY_REALM_HOST, or Docker Hub's own token service).
+                if self.credentials.is_some()
+                    && !auth::realm_belongs(&realm, &self.reference.registry, &self.base)
+                {
+                    return Err(Fault::Auth(format!(
+                        "{what}: the registry's token realm is on another host ({}): credentials are sent only to the registry (set {}={} if that token service is the registry's)",
+                        origin(&realm),
+                        auth::ENV_REALM_HOST,
+                        auth::host_of(&realm)
+                    )));
+                }
                 let mut url = realm.clone();
                 url.push(if url.contains('?') { '&' } else { '?' });
                 if let Some(s) = service {
