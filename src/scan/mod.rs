@@ -914,10 +914,14 @@ type PinCommit = (Option<gix::ObjectId>, Option<String>, Option<String>);
 
 fn resolve_pin(pin: &Pin, clone: Option<&Repo>) -> Result<PinCommit, ScanError> {
     let Some(reference) = pin.reference.as_deref() else {
-        let why = match &pin.reference_raw {
-            Some(raw) => format!("GIT_TAG `{raw}` could not be evaluated (unset variable)"),
-            None if pin.url.is_some() => "fetched by URL, not from git: no commit to check".into(),
-            None => "no GIT_TAG: the source comes from an override or the default branch".into(),
+        let why = match (&pin.reference_raw, &pin.url) {
+            (Some(raw), _) => format!("GIT_TAG `{raw}` could not be evaluated (unset variable)"),
+            (None, Some(url)) => format!(
+                "fetched by URL `{url}`, which names no repository revision pinprobe can read (not a forge archive of a commit or tag): no commit to check"
+            ),
+            (None, None) => {
+                "no GIT_TAG: the source comes from an override or the default branch".into()
+            }
         };
         return Ok((None, Some(why), None));
     };
