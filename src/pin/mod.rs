@@ -11,6 +11,7 @@ pub mod archive;
 pub mod cmake;
 pub mod components;
 pub mod fingerprint;
+pub mod python;
 pub mod shipped;
 pub mod url;
 
