@@ -13,6 +13,8 @@ pub mod components;
 pub mod fingerprint;
 pub mod python;
 pub mod shipped;
+pub mod submodule;
+pub mod subproject;
 pub mod url;
 
 use crate::model::{FOUND_BY_ARCHIVE, FOUND_BY_CMAKE, Pin, Possible, is_full_sha};
