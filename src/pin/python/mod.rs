@@ -80,8 +80,9 @@ pub struct Found {
     pub problems: Vec<String>,
 }
 
-/// Whether `path` is a pip requirements (or constraints) file by its name: `requirements*.txt`,
-/// `*requirements.txt`, `constraints*.txt`, or any `.txt` in a `requirements/` directory.
+/// Whether `path` is a pip requirements file by its name: `requirements*.txt`,
+/// `*requirements.txt` (or `.in`), or any `.txt` in a `requirements/` directory. A constraints
+/// file is read only through the file that includes it with `-c`: alone it installs nothing.
 pub fn is_requirements_file(path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
     let (dir, name) = lower.rsplit_once('/').unwrap_or(("", &lower));
@@ -91,7 +92,6 @@ pub fn is_requirements_file(path: &str) -> bool {
     name.starts_with("requirements")
         || name.ends_with("requirements.txt")
         || name.ends_with("requirements.in")
-        || name.starts_with("constraints")
         || dir.rsplit('/').next() == Some("requirements")
 }
 
@@ -100,22 +100,35 @@ pub fn is_requirements_file(path: &str) -> bool {
 pub fn find(view: &dyn View) -> Result<Found, TargetError> {
     let mut found = Found::default();
     let files = view.files_under("")?;
-    let mut included = Vec::new();
     let skip = |f: &str| {
         f.split('/')
             .any(|part| part.starts_with('.') || part == "node_modules" || part == "site-packages")
     };
-    for file in files.iter().filter(|f| !skip(f)) {
-        let name = file.rsplit('/').next().unwrap_or(file);
-        if is_requirements_file(file) {
-            if included.contains(file) {
-                continue;
-            }
-            let read = requirements::read(view, file, &mut found.problems)?;
-            included.extend(read.included);
-            found.requirements.extend(read.requirements);
+    // Requirements files: a file another one includes (`-r`, `-c`) is read through its
+    // includer (its constraints apply there), not on its own.
+    let mut reads = Vec::new();
+    for file in files.iter().filter(|f| !skip(f) && is_requirements_file(f)) {
+        let mut problems = Vec::new();
+        let read = requirements::read(view, file, &mut problems)?;
+        reads.push((file.clone(), read, problems));
+    }
+    let included: Vec<String> = reads
+        .iter()
+        .flat_map(|(_, r, _)| r.included.iter().cloned())
+        .collect();
+    for (file, read, problems) in reads {
+        if included.contains(&file) {
             continue;
         }
+        found.requirements.extend(read.requirements);
+        for p in problems {
+            if !found.problems.contains(&p) {
+                found.problems.push(p);
+            }
+        }
+    }
+    for file in files.iter().filter(|f| !skip(f)) {
+        let name = file.rsplit('/').next().unwrap_or(file);
         let text = match name {
             "pyproject.toml" | "setup.cfg" | "uv.lock" | "poetry.lock" | "pylock.toml" => {
                 read_text(view, file)?
@@ -364,11 +377,15 @@ mod tests {
             "docker/requirements.in",
             "requirements/cuda.txt",
             "ci/test-requirements.txt",
-            "constraints.txt",
         ] {
             assert!(is_requirements_file(yes), "{yes}");
         }
-        for no in ["README.txt", "requirements.py", "docs/notes.txt"] {
+        for no in [
+            "README.txt",
+            "requirements.py",
+            "docs/notes.txt",
+            "constraints.txt",
+        ] {
             assert!(!is_requirements_file(no), "{no}");
         }
     }
