@@ -29,6 +29,9 @@ fn root_cmake(include: &str) -> String {
     )
 }
 
+/// Files by path, with their text.
+type Files = Vec<(&'static str, String)>;
+
 /// One form: the files that pin, written into a fresh repository.
 struct Form {
     name: &'static str,
@@ -236,7 +239,7 @@ fn the_archive_pin_keeps_its_url_hash_and_names_the_repository() {
 /// allows such versions.
 #[test]
 fn unresolved_kernel_references_are_unknown_never_clean() {
-    let cases: Vec<(&str, Vec<(&str, String)>, &str)> = vec![
+    let cases: Vec<(&str, Files, &str)> = vec![
         (
             "an archive URL that names no revision",
             vec![(
