@@ -144,7 +144,8 @@ mod tests {
     use super::*;
 
     fn registry() -> Registry {
-        serde_saphyr::from_str(crate::rules::embedded::COMPONENTS).expect("the shipped registry")
+        serde_saphyr::from_str(include_str!("../../rules/components.yaml"))
+            .expect("the shipped registry")
     }
 
     #[test]
