@@ -1,7 +1,8 @@
 //! Every form a kernel pin takes, on real git repositories built here: vLLM 0.30.0's known
 //! affected FlashAttention commit (or `vllm==0.30.0`) as an archive `URL` + `URL_HASH` in vLLM's
 //! layout and under another name, in a CMake project below the root, as a git submodule (work
-//! tree, `--rev`, bare repository), and in `requirements.txt`, `pyproject.toml` and `uv.lock`
+//! tree, `--rev`, bare repository), and in `requirements.txt`, `pyproject.toml`, `uv.lock` and a
+//! Dockerfile's `pip install`
 //! comes out affected with exit 1 in `scan` (tree and `--rev`) and in `diff`. A `vllm`
 //! requirement resolves through the release ledger (checked against the ledger's own data for
 //! every release), a range is judged over the versions it allows, and the versions a specifier
@@ -107,6 +108,14 @@ fn forms() -> Vec<Form> {
             files: vec![(
                 "pyproject.toml",
                 "[project]\nname = \"deploy\"\nversion = \"1.0\"\ndependencies = [\n  \"vllm[audio]==0.30.0\",\n]\n".to_string(),
+            )],
+            gitlink: None,
+        },
+        Form {
+            name: "Dockerfile pip install",
+            files: vec![(
+                "docker/Dockerfile",
+                "FROM python:3.12-slim\nARG VLLM_VERSION=0.30.0\nRUN python3 -m pip install --no-cache-dir \\\n    \"vllm==${VLLM_VERSION}\"\n".to_string(),
             )],
             gitlink: None,
         },

@@ -9,9 +9,12 @@
 //! - [`lock`]: `uv.lock`, `pylock.toml` (PEP 751) and `poetry.lock`: exact versions and VCS
 //!   commits.
 //!
+//! - [`dockerfile`]: `pip install` in a Dockerfile's `RUN` lines (`ARG` defaults substituted).
+//!
 //! [`find`] walks a view for all of them. Which packages matter, and what a vLLM version pins,
 //! is the scan's business (`scan::python`).
 
+pub mod dockerfile;
 pub mod lock;
 pub mod project;
 pub mod requirements;
@@ -129,6 +132,13 @@ pub fn find(view: &dyn View) -> Result<Found, TargetError> {
     }
     for file in files.iter().filter(|f| !skip(f)) {
         let name = file.rsplit('/').next().unwrap_or(file);
+        if is_dockerfile(name) {
+            if let Some(text) = read_text(view, file)? {
+                let reqs = dockerfile::read(file, &text, &mut found.problems);
+                found.requirements.extend(reqs);
+            }
+            continue;
+        }
         let text = match name {
             "pyproject.toml" | "setup.cfg" | "uv.lock" | "poetry.lock" | "pylock.toml" => {
                 read_text(view, file)?
@@ -152,6 +162,15 @@ pub fn find(view: &dyn View) -> Result<Found, TargetError> {
     // A file read as an include before the walk reached it on its own was read twice.
     found.requirements.dedup();
     Ok(found)
+}
+
+/// `Dockerfile`, `Containerfile`, `Dockerfile.<x>`, `<x>.Dockerfile`.
+fn is_dockerfile(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower == "dockerfile"
+        || lower == "containerfile"
+        || lower.starts_with("dockerfile.")
+        || lower.ends_with(".dockerfile")
 }
 
 fn read_text(view: &dyn View, file: &str) -> Result<Option<String>, TargetError> {
