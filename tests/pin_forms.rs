@@ -88,6 +88,20 @@ fn forms() -> Vec<Form> {
             gitlink: None,
         },
         Form {
+            name: "archive URL whose host a cache variable can change",
+            files: vec![(
+                "CMakeLists.txt",
+                format!(
+                    "cmake_minimum_required(VERSION 3.26)\nproject(k)\nset(GITHUB_ARTIFACTORY \"github.com\" CACHE STRING \"mirror\")\n{}",
+                    archive_declare(
+                        "repo-flash-attention",
+                        &format!("https://${{GITHUB_ARTIFACTORY}}/vllm-project/flash-attention/archive/{AFFECTED}.tar.gz")
+                    )
+                ),
+            )],
+            gitlink: None,
+        },
+        Form {
             name: "git submodule",
             files: vec![(
                 ".gitmodules",

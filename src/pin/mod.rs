@@ -143,9 +143,14 @@ pub fn from_evaluation(
             // An archive URL of a forge names the repository and the revision (when no
             // GIT_REPOSITORY / GIT_TAG do): the pin is that revision, in any form.
             let url_hash = url_hash(&fetch.args);
-            let archive = match (&fetch.url, &fetch.repository, &fetch.tag) {
-                (Some(url), None, None) if url.is_exact() => archive::parse(&url.text),
-                _ => None,
+            // A URL an input can change (a mirror host from `-D` or the environment) names its
+            // default text's revision, and any other value besides.
+            let (archive, url_inputs) = match (&fetch.url, &fetch.repository, &fetch.tag) {
+                (Some(url), None, None) => (
+                    archive::parse(&url.text),
+                    url.inputs.iter().map(ToString::to_string).collect(),
+                ),
+                _ => (None, Vec::<String>::new()),
             };
             if let Some(a) = &archive {
                 repo_text = Some(a.repo.clone());
@@ -241,13 +246,24 @@ pub fn from_evaluation(
                         ));
                     }
                 }
-                (None, _, _) => found.push(variant(
-                    archive.as_ref().map(|a| a.reference.clone()),
-                    repo_text.clone(),
-                    Vec::new(),
-                    conditions.clone(),
-                    default,
-                )),
+                (None, _, _) => {
+                    found.push(variant(
+                        archive.as_ref().map(|a| a.reference.clone()),
+                        repo_text.clone(),
+                        Vec::new(),
+                        conditions.clone(),
+                        default,
+                    ));
+                    if archive.is_some() && !url_inputs.is_empty() {
+                        found.push(variant(
+                            None,
+                            None,
+                            url_inputs.clone(),
+                            conditions.clone(),
+                            false,
+                        ));
+                    }
+                }
             }
             for v in found {
                 push_variant(&mut group.2, v);

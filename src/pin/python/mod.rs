@@ -9,6 +9,8 @@
 //! - [`lock`]: `uv.lock`, `pylock.toml` (PEP 751) and `poetry.lock`: exact versions and VCS
 //!   commits.
 //!
+//! - [`setup_py`]: the literal requirement lists of a static `setup.py` (tree-sitter, nothing
+//!   executed).
 //! - [`dockerfile`]: `pip install` in a Dockerfile's `RUN` lines (`ARG` defaults substituted).
 //!
 //! [`find`] walks a view for all of them. Which packages matter, and what a vLLM version pins,
@@ -18,6 +20,7 @@ pub mod dockerfile;
 pub mod lock;
 pub mod project;
 pub mod requirements;
+pub mod setup_py;
 
 use crate::view::{TargetError, View};
 use pep508_rs::pep440_rs::{Version, VersionSpecifiers};
@@ -132,6 +135,13 @@ pub fn find(view: &dyn View) -> Result<Found, TargetError> {
     }
     for file in files.iter().filter(|f| !skip(f)) {
         let name = file.rsplit('/').next().unwrap_or(file);
+        if name == "setup.py" {
+            if let Some(text) = read_text(view, file)? {
+                let reqs = setup_py::read(file, &text, &mut found.problems);
+                found.requirements.extend(reqs);
+            }
+            continue;
+        }
         if is_dockerfile(name) {
             if let Some(text) = read_text(view, file)? {
                 let reqs = dockerfile::read(file, &text, &mut found.problems);
