@@ -501,3 +501,39 @@ fn gitmodules_parse_as_git_config_does() {
     ours.sort();
     assert_eq!(ours, theirs);
 }
+
+/// A bump of `vllm==A` to `vllm==B` is each kernel pin moving (paired by component and
+/// distribution), and the head's affected pin fails the gate.
+#[test]
+fn a_vllm_bump_moves_each_kernel_pin_in_diff() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path();
+    init(dir);
+    write(dir, "requirements.txt", "vllm==0.29.0\n");
+    let base = commit(dir, "0.29.0");
+    write(dir, "requirements.txt", "vllm==0.30.0\n");
+    commit(dir, "0.30.0");
+    let run = Pinprobe::new(&["diff", &base, "HEAD", "--format", "json"])
+        .dir(dir)
+        .run();
+    // The base's 0.29.0 pin is undecided without a clone (its ledger verdicts are not used for
+    // a requirement yet), so the gate fails undecided (3) rather than introduced (1); either way
+    // the head's finding is affected and the gate does not pass.
+    assert!(matches!(run.code, 1 | 3), "{}", run.all());
+    let json = run.json();
+    let r1 = json["changes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["rule"] == R1 && c["component"] == "flash-attention")
+        .unwrap_or_else(|| panic!("R1 on flash-attention: {}", run.stdout));
+    assert_eq!(r1["status"], "affected", "{r1}");
+    let fa = json["pins"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|p| p["component"] == "flash-attention")
+        .unwrap_or_else(|| panic!("a flash-attention pin: {}", run.stdout));
+    assert_eq!(fa["change"], "changed", "{fa}");
+    assert_eq!(fa["head"]["commit"], AFFECTED);
+}

@@ -98,7 +98,9 @@ fn any_value(r: &Requirement, why: String) -> Possible {
 
 fn base_pin(r: &Requirement, component: &str, db: &Database) -> Pin {
     let mut pin = Pin::shipped(component, &r.file, None, None, FOUND_BY_PYTHON);
-    pin.declared_name = r.written.clone();
+    // The distribution, not the requirement text: `diff` pairs a bump of `vllm==A` to
+    // `vllm==B` as one pin moving (the text is in the values and at file:line).
+    pin.declared_name = r.name.clone();
     pin.line = r.line;
     pin.component_repo = db
         .registry
