@@ -218,6 +218,12 @@ fn every_form_of_the_affected_pin_is_affected_in_scan_rev_and_diff() {
             .run();
             assert_eq!(run.code, 1, "bare repository\n{}", run.all());
             run.assert_status(R1, "affected");
+            // Named relative to a directory beside it (gix's upward search once panicked here).
+            let relative =
+                Pinprobe::new(&["scan", "../bare.git", "--rev", "HEAD", "--format", "json"])
+                    .dir(&dir)
+                    .run();
+            assert_eq!(relative.code, 1, "../bare.git\n{}", relative.all());
             // A staged bump in the work tree is what the work tree pins.
             git(
                 &dir,
