@@ -21,6 +21,9 @@ pub use diff::{
 };
 pub use evidence::{Evidence, EvidenceKind, Location};
 pub use finding::{Finding, Suppression};
-pub use pin::{FOUND_BY_CMAKE, Fingerprint, Pin, Possible, is_full_sha, purl_encode};
+pub use pin::{
+    FOUND_BY_ARCHIVE, FOUND_BY_CMAKE, FOUND_BY_PYTHON, FOUND_BY_SUBMODULE, Fingerprint, Pin,
+    Possible, is_full_sha, purl_encode,
+};
 pub use report::{ImageInfo, LayerInfo, Report, SCHEMA, Shard, TargetReport, Tool};
 pub use status::{Severity, Status};

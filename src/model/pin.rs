@@ -10,6 +10,12 @@ pub fn is_full_sha(s: &str) -> bool {
 
 /// How a pin was found, for reports.
 pub const FOUND_BY_CMAKE: &str = "cmake GIT_TAG";
+/// A CMake `URL` naming a forge archive of a repository at a revision.
+pub const FOUND_BY_ARCHIVE: &str = "cmake URL archive";
+/// A git submodule's gitlink.
+pub const FOUND_BY_SUBMODULE: &str = "git submodule";
+/// A Python requirement or lock entry.
+pub const FOUND_BY_PYTHON: &str = "python requirement";
 
 /// One pinned kernel project.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -36,6 +42,10 @@ pub struct Pin {
     /// `URL` when the project is fetched as an archive.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
+    /// `URL_HASH` (or `URL_MD5`) of an archive `URL`, as written (`SHA256=...`): integrity
+    /// evidence that the archive is the one the pin names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url_hash: Option<String>,
     /// The full commit, once resolved (a full SHA as written, or through a clone).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,
@@ -127,6 +137,7 @@ impl Pin {
             reference,
             reference_raw: None,
             url: None,
+            url_hash: None,
             commit,
             found_by: found_by.into(),
             file: file.to_string(),

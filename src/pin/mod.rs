@@ -7,13 +7,17 @@
 //! downloading (vLLM's `VLLM_FLASH_ATTN_SRC_DIR`) fetches no commit: its inputs are the pin's
 //! `overrides`. Declarations no configuration reaches are kept apart ([`Unreached`]).
 
+pub mod archive;
 pub mod cmake;
 pub mod components;
 pub mod fingerprint;
+pub mod python;
 pub mod shipped;
+pub mod submodule;
+pub mod subproject;
 pub mod url;
 
-use crate::model::{FOUND_BY_CMAKE, Pin, Possible, is_full_sha};
+use crate::model::{FOUND_BY_ARCHIVE, FOUND_BY_CMAKE, Pin, Possible, is_full_sha};
 use crate::view::View;
 use components::Registry;
 
@@ -65,6 +69,10 @@ pub fn from_cmake(view: &dyn View, registry: &Registry) -> Result<CmakePins, cma
 struct Variant {
     possible: Possible,
     url: Option<String>,
+    /// `URL_HASH` / `URL_MD5` of the archive `URL`.
+    url_hash: Option<String>,
+    /// The `URL` is a forge archive: the reference and repository come from it.
+    archive: bool,
     patches: Vec<String>,
 }
 
@@ -130,8 +138,23 @@ pub fn from_evaluation(
             conditions.extend(fetch.only_if.iter().map(|c| format!("when {c}")));
             let default = config.default && fetch.only_if.is_empty();
             let (file, line) = (fetch.file.clone(), fetch.tag_line.unwrap_or(fetch.line));
-            let repo_text = fetch.repository.as_ref().map(|v| v.text.clone());
+            let mut repo_text = fetch.repository.as_ref().map(|v| v.text.clone());
             let patches = fetch.patches(view)?;
+            // An archive URL of a forge names the repository and the revision (when no
+            // GIT_REPOSITORY / GIT_TAG do): the pin is that revision, in any form.
+            let url_hash = url_hash(&fetch.args);
+            // A URL an input can change (a mirror host from `-D` or the environment) names its
+            // default text's revision, and any other value besides.
+            let (archive, url_inputs) = match (&fetch.url, &fetch.repository, &fetch.tag) {
+                (Some(url), None, None) => (
+                    archive::parse(&url.text),
+                    url.inputs.iter().map(ToString::to_string).collect(),
+                ),
+                _ => (None, Vec::<String>::new()),
+            };
+            if let Some(a) = &archive {
+                repo_text = Some(a.repo.clone());
+            }
             let variant = |reference: Option<String>,
                            repo: Option<String>,
                            set_by: Vec<String>,
@@ -151,6 +174,8 @@ pub fn from_evaluation(
                     line,
                 },
                 url: fetch.url.as_ref().map(|v| v.text.clone()),
+                url_hash: url_hash.clone(),
+                archive: archive.is_some(),
                 patches: patches.clone(),
             };
             let mut found = Vec::new();
@@ -221,13 +246,24 @@ pub fn from_evaluation(
                         ));
                     }
                 }
-                (None, _, _) => found.push(variant(
-                    None,
-                    repo_text.clone(),
-                    Vec::new(),
-                    conditions.clone(),
-                    default,
-                )),
+                (None, _, _) => {
+                    found.push(variant(
+                        archive.as_ref().map(|a| a.reference.clone()),
+                        repo_text.clone(),
+                        Vec::new(),
+                        conditions.clone(),
+                        default,
+                    ));
+                    if archive.is_some() && !url_inputs.is_empty() {
+                        found.push(variant(
+                            None,
+                            None,
+                            url_inputs.clone(),
+                            conditions.clone(),
+                            false,
+                        ));
+                    }
+                }
             }
             for v in found {
                 push_variant(&mut group.2, v);
@@ -266,6 +302,23 @@ pub fn from_evaluation(
         unreached,
         undecided: evaluation.undecided.clone(),
         unread,
+    })
+}
+
+/// The value after `URL_HASH` (or `URL_MD5`, as `MD5=...`) in a declaring call's arguments.
+fn url_hash(args: &[(String, u32)]) -> Option<String> {
+    let at = args
+        .iter()
+        .position(|(a, _)| a == "URL_HASH" || a == "URL_MD5")?;
+    let (key, _) = args.get(at)?;
+    let (value, _) = args.get(at + 1)?;
+    if value.is_empty() {
+        return None;
+    }
+    Some(if key == "URL_MD5" {
+        format!("MD5={value}")
+    } else {
+        value.clone()
     })
 }
 
@@ -327,7 +380,9 @@ fn pin_of(
     let main = variants.first()?;
     let repo = main.possible.repo.clone();
     let repo_canonical = repo.as_deref().and_then(url::canonical);
-    let def = registry.identify(name, repo_canonical.as_deref());
+    let def = registry
+        .identify(name, repo_canonical.as_deref())
+        .or_else(|| registry.resembles(name, repo_canonical.as_deref()));
     let component = def
         .map(|c| c.name.clone())
         .or_else(|| {
@@ -349,7 +404,12 @@ fn pin_of(
         reference: main.possible.reference.clone(),
         reference_raw: None,
         url: main.url.clone(),
-        found_by: FOUND_BY_CMAKE.into(),
+        url_hash: main.url_hash.clone(),
+        found_by: if main.archive {
+            FOUND_BY_ARCHIVE.into()
+        } else {
+            FOUND_BY_CMAKE.into()
+        },
         file: main.possible.file.clone(),
         line: main.possible.line,
         patches: main.patches.clone(),

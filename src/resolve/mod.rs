@@ -187,6 +187,14 @@ impl Repo {
         Ok(Resolved::Missing)
     }
 
+    /// Any revision git understands (`HEAD`, `HEAD~2`, `main@{1}`, a tag), peeled to a commit;
+    /// `None` when it names none. For a target's own `--rev`, not for pins (see [`Repo::resolve`]).
+    pub fn rev_parse(&self, rev: &str) -> Option<ObjectId> {
+        let id = self.repo.rev_parse_single(rev.trim()).ok()?;
+        let commit = id.object().ok()?.peel_to_commit().ok()?;
+        Some(commit.id)
+    }
+
     /// A short SHA that names exactly one commit; `Ok(None)` when none does.
     fn lookup_short(&self, prefix: &str) -> Result<Option<ObjectId>, ResolveError> {
         let prefix = gix::hash::Prefix::from_hex(prefix).map_err(|e| self.git_err(e))?;
@@ -316,6 +324,39 @@ impl Repo {
             .lookup_entry_by_path(path)
             .map_err(|e| self.git_err(e))?
             .map(|e| e.object_id()))
+    }
+
+    /// The commit the gitlink (submodule entry) at `path` records: in `commit`'s tree, or,
+    /// with no commit, in the work tree's index (a staged bump counts). `None` when there is no
+    /// gitlink at `path` (absent, or a directory or file instead).
+    pub fn gitlink(
+        &self,
+        commit: Option<&ObjectId>,
+        path: &str,
+    ) -> Result<Option<ObjectId>, ResolveError> {
+        use gix::bstr::ByteSlice;
+        let Some(commit) = commit else {
+            let index = self.repo.index_or_empty().map_err(|e| self.git_err(e))?;
+            return Ok(index
+                .entry_by_path(path.as_bytes().as_bstr())
+                .filter(|e| e.mode == gix::index::entry::Mode::COMMIT)
+                .map(|e| e.id));
+        };
+        let commit = self
+            .repo
+            .find_commit(*commit)
+            .map_err(|e| self.git_err(e))?;
+        let tree = commit.tree().map_err(|e| self.git_err(e))?;
+        Ok(tree
+            .lookup_entry_by_path(path)
+            .map_err(|e| self.git_err(e))?
+            .filter(|e| e.mode().is_commit())
+            .map(|e| e.object_id()))
+    }
+
+    /// Whether the repository has a work tree (else it is bare).
+    pub fn has_work_tree(&self) -> bool {
+        self.repo.workdir().is_some()
     }
 
     /// Every blob under a tree: (path relative to it, blob id).

@@ -9,7 +9,8 @@
 //!
 //! Scoping and conditions:
 //! - A GIT range applies to a pin when the range's `repo` is the pin component's repository or
-//!   one of its aliases (`rules/components.yaml`); a fork is never an alias of its upstream.
+//!   one of its aliases (`rules/components.yaml`), or the component is a declared fork
+//!   (`fork_of`) of one that owns it; a fork is never an alias of its upstream.
 //! - `known_affected_prefixes` (short SHAs) count only when a clone resolves the prefix to
 //!   exactly one commit and that commit is the pin; without a clone they give no evidence.
 //! - `requires` gates a finding on other components' pins ([`OtherPin`]): a condition that does
@@ -73,7 +74,7 @@ pub fn range_applies(range: &super::model::Range, component: &str, registry: &Re
     let Some(repo) = range.repo.as_deref().and_then(url::canonical) else {
         return false;
     };
-    registry.get(component).is_some_and(|c| c.owns_repo(&repo))
+    registry.reaches(component, &repo)
 }
 
 /// Another component's pin, for rules with `requires` (e.g. vLLM's own revision: the scanned

@@ -11,10 +11,12 @@
 mod artifact;
 pub mod drift;
 mod fetched;
+mod forms;
 mod hygiene;
 pub mod ledger;
 pub mod policy;
 pub mod pool;
+pub mod python;
 pub mod reuse;
 pub mod state;
 pub mod vex;
@@ -366,7 +368,8 @@ pub fn scan_source(
     let commit = match (&own, opts.rev.as_deref()) {
         (Some(repo), Some(rev)) => match repo.resolve(rev)? {
             Resolved::Commit(c) => Some(c),
-            Resolved::Missing => None,
+            // `HEAD`, `HEAD~1`, `main@{1}`: what `--rev` read the tree at.
+            Resolved::Missing => repo.rev_parse(rev),
         },
         (Some(repo), None) => repo.head(),
         (None, _) => None,
@@ -393,9 +396,10 @@ fn scan_source_view(
     own: &[OtherPin],
     fetch_settings: Option<&fetch::Settings>,
 ) -> Result<TargetReport, ScanError> {
-    let found = pin::from_cmake(view, &db.registry)?;
-    let mut pins = found.pins;
+    let mut found = pin::from_cmake(view, &db.registry)?;
     let mut report = TargetReport::new(view.describe(), view.kind());
+    forms::add(view, db, own, &mut found, &mut report)?;
+    let mut pins = found.pins;
     // vLLM's own release (the sdist's generated version file), for version ranges and the ledger.
     let release = ledger::release_of(view, "vllm/_version.py")?;
     if let Some(why) = &found.undecided {
@@ -619,6 +623,9 @@ impl Judge<'_> {
             {
                 findings.push(finding);
             } else if let Some(any) = pin.possible.first().filter(|p| !p.set_by.is_empty())
+                // A Python requirement's unknown version is unknown for its own component
+                // only: the ledger says which component each pin is.
+                && pin.found_by != crate::model::FOUND_BY_PYTHON
                 && loaded
                     .rule
                     .affected
@@ -914,10 +921,17 @@ type PinCommit = (Option<gix::ObjectId>, Option<String>, Option<String>);
 
 fn resolve_pin(pin: &Pin, clone: Option<&Repo>) -> Result<PinCommit, ScanError> {
     let Some(reference) = pin.reference.as_deref() else {
-        let why = match &pin.reference_raw {
-            Some(raw) => format!("GIT_TAG `{raw}` could not be evaluated (unset variable)"),
-            None if pin.url.is_some() => "fetched by URL, not from git: no commit to check".into(),
-            None => "no GIT_TAG: the source comes from an override or the default branch".into(),
+        let why = match (&pin.reference_raw, &pin.url) {
+            (Some(raw), _) => format!("GIT_TAG `{raw}` could not be evaluated (unset variable)"),
+            (None, Some(url)) => format!(
+                "fetched by URL `{url}`, which names no repository revision pinprobe can read (not a forge archive of a commit or tag): no commit to check"
+            ),
+            (None, None) => match pin.possible.first().filter(|p| !p.set_by.is_empty()) {
+                Some(p) => format!("the pin can be any commit: {}", p.set_by.join("; ")),
+                None => {
+                    "no GIT_TAG: the source comes from an override or the default branch".into()
+                }
+            },
         };
         return Ok((None, Some(why), None));
     };

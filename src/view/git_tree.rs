@@ -19,7 +19,10 @@ pub struct GitTreeView {
 impl GitTreeView {
     /// Open the repository at (or above) `path` and resolve `rev` to a tree.
     pub fn open(path: &Path, rev: &str) -> Result<Self, TargetError> {
-        let repo = gix::discover(path).map_err(|e| TargetError::NotGit {
+        // gix's upward search asserts on a relative path that climbs out (`../bare.git`):
+        // search from the absolute path.
+        let absolute = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        let repo = gix::discover(&absolute).map_err(|e| TargetError::NotGit {
             path: path.to_path_buf(),
             message: e.to_string(),
         })?;

@@ -25,6 +25,7 @@ mod fuzz_seeds;
 mod osv_semantics;
 mod output_hygiene;
 mod outputs;
+mod pin_forms;
 mod policy;
 mod reports;
 mod rules;

@@ -1,0 +1,545 @@
+//! Every form a kernel pin takes, on real git repositories built here: vLLM 0.30.0's known
+//! affected FlashAttention commit (or `vllm==0.30.0`) as an archive `URL` + `URL_HASH` in vLLM's
+//! layout and under another name, in a CMake project below the root, as a git submodule (work
+//! tree, `--rev`, bare repository), and in `requirements.txt`, `pyproject.toml`, `uv.lock` and a
+//! Dockerfile's `pip install`
+//! comes out affected with exit 1 in `scan` (tree and `--rev`) and in `diff`. A `vllm`
+//! requirement resolves through the release ledger (checked against the ledger's own data for
+//! every release), a range is judged over the versions it allows, and the versions a specifier
+//! allows agree with pip's choice among local wheels (when `python3 -m pip` is present).
+
+use crate::common;
+
+use common::*;
+use std::path::Path;
+
+const R1: &str = "PINPROBE-2026-0001";
+/// vLLM 0.30.0's FlashAttention pin, a known affected pin of R1 (rules/PINPROBE-2026-0001.yaml).
+const AFFECTED: &str = "506341a143fcabd4bb79052a7605ada727d6b3f5";
+const HASH: &str = "SHA256=98cbb200b5057db2b4a40fdd80fb6eae65e784c751ce6d05a9b220f70b797879";
+
+fn archive_declare(name: &str, url: &str) -> String {
+    format!(
+        "include(FetchContent)\nFetchContent_Declare(\n  {name}\n  URL {url}\n  URL_HASH {HASH}\n)\nFetchContent_MakeAvailable({name})\n"
+    )
+}
+
+fn root_cmake(include: &str) -> String {
+    format!(
+        "cmake_minimum_required(VERSION 3.26)\nproject(kernels LANGUAGES CXX)\ninclude({include})\n"
+    )
+}
+
+/// Files by path, with their text.
+type Files = Vec<(&'static str, String)>;
+
+/// One form: the files that pin, written into a fresh repository.
+struct Form {
+    name: &'static str,
+    files: Vec<(&'static str, String)>,
+    /// Extra setup in the repository before the commit (a gitlink).
+    gitlink: Option<(&'static str, &'static str)>,
+}
+
+fn forms() -> Vec<Form> {
+    let fa_archive =
+        format!("https://github.com/vllm-project/flash-attention/archive/{AFFECTED}.tar.gz");
+    vec![
+        Form {
+            name: "archive URL in vLLM's layout",
+            files: vec![
+                ("CMakeLists.txt", root_cmake("cmake/external_projects/vllm_flash_attn.cmake")),
+                (
+                    "cmake/external_projects/vllm_flash_attn.cmake",
+                    archive_declare("vllm-flash-attn", &fa_archive),
+                ),
+            ],
+            gitlink: None,
+        },
+        Form {
+            name: "archive URL under another name",
+            files: vec![(
+                "CMakeLists.txt",
+                format!(
+                    "cmake_minimum_required(VERSION 3.26)\nproject(k)\n{}",
+                    archive_declare(
+                        "repo-flash-attention",
+                        &format!("https://codeload.github.com/vllm-project/flash-attention/tar.gz/{AFFECTED}")
+                    )
+                ),
+            )],
+            gitlink: None,
+        },
+        Form {
+            name: "a fork's archive in a CMake project below the root",
+            files: vec![
+                ("README.md", "an engine whose kernels build in sgl-kernel/\n".to_string()),
+                (
+                    "sgl-kernel/CMakeLists.txt",
+                    format!(
+                        "cmake_minimum_required(VERSION 3.26)\nproject(sgl-kernel LANGUAGES CXX)\n{}",
+                        archive_declare(
+                            "repo-flash-attention",
+                            &format!("https://github.com/sgl-project/sgl-attn/archive/{AFFECTED}.zip")
+                        )
+                    ),
+                ),
+            ],
+            gitlink: None,
+        },
+        Form {
+            name: "archive URL whose host a cache variable can change",
+            files: vec![(
+                "CMakeLists.txt",
+                format!(
+                    "cmake_minimum_required(VERSION 3.26)\nproject(k)\nset(GITHUB_ARTIFACTORY \"github.com\" CACHE STRING \"mirror\")\n{}",
+                    archive_declare(
+                        "repo-flash-attention",
+                        &format!("https://${{GITHUB_ARTIFACTORY}}/vllm-project/flash-attention/archive/{AFFECTED}.tar.gz")
+                    )
+                ),
+            )],
+            gitlink: None,
+        },
+        Form {
+            name: "git submodule",
+            files: vec![(
+                ".gitmodules",
+                "[submodule \"third_party/flash-attention\"]\n\tpath = third_party/flash-attention\n\turl = https://github.com/vllm-project/flash-attention.git\n".to_string(),
+            )],
+            gitlink: Some(("third_party/flash-attention", AFFECTED)),
+        },
+        Form {
+            name: "requirements.txt",
+            files: vec![
+                ("requirements.txt", "-r requirements/common.txt\nvllm==0.30.0 \\\n    --hash=sha256:0000000000000000000000000000000000000000000000000000000000000000\n".to_string()),
+                ("requirements/common.txt", "numpy>=1.26\n".to_string()),
+            ],
+            gitlink: None,
+        },
+        Form {
+            name: "pyproject.toml",
+            files: vec![(
+                "pyproject.toml",
+                "[project]\nname = \"deploy\"\nversion = \"1.0\"\ndependencies = [\n  \"vllm[audio]==0.30.0\",\n]\n".to_string(),
+            )],
+            gitlink: None,
+        },
+        Form {
+            name: "Dockerfile pip install",
+            files: vec![(
+                "docker/Dockerfile",
+                "FROM python:3.12-slim\nARG VLLM_VERSION=0.30.0\nRUN python3 -m pip install --no-cache-dir \\\n    \"vllm==${VLLM_VERSION}\"\n".to_string(),
+            )],
+            gitlink: None,
+        },
+        Form {
+            name: "uv.lock",
+            files: vec![(
+                "uv.lock",
+                "version = 1\nrequires-python = \">=3.10\"\n\n[[package]]\nname = \"vllm\"\nversion = \"0.30.0\"\nsource = { registry = \"https://example.invalid/simple\" }\n".to_string(),
+            )],
+            gitlink: None,
+        },
+    ]
+}
+
+/// A repository with an empty base commit and the form at HEAD; returns the base.
+fn repository(dir: &Path, form: &Form) -> String {
+    init(dir);
+    write(dir, "NOTES", "base\n");
+    let base = commit(dir, "base");
+    for (path, text) in &form.files {
+        write(dir, path, text);
+    }
+    git(dir, &["add", "-A"]);
+    if let Some((path, sha)) = form.gitlink {
+        // A gitlink with nothing checked out at its path (`git add -A` would drop it).
+        let entry = format!("160000,{sha},{path}");
+        git(dir, &["update-index", "--add", "--cacheinfo", &entry]);
+    }
+    git(dir, &["commit", "-q", "-m", form.name]);
+    base
+}
+
+fn scan(dir: &Path, extra: &[&str]) -> Run {
+    let mut args = vec!["scan", ".", "--format", "json"];
+    args.extend_from_slice(extra);
+    Pinprobe::new(&args).dir(dir).run()
+}
+
+#[test]
+fn every_form_of_the_affected_pin_is_affected_in_scan_rev_and_diff() {
+    for form in forms() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path().join("repo");
+        let base = repository(&dir, &form);
+        let tree = scan(&dir, &[]);
+        assert_eq!(
+            tree.code,
+            1,
+            "{}: scan of the tree\n{}",
+            form.name,
+            tree.all()
+        );
+        tree.assert_status(R1, "affected");
+        let at_rev = scan(&dir, &["--rev", "HEAD"]);
+        assert_eq!(
+            at_rev.code,
+            1,
+            "{}: scan --rev HEAD\n{}",
+            form.name,
+            at_rev.all()
+        );
+        at_rev.assert_status(R1, "affected");
+        // Before the form the base pinned nothing: the bump introduces the finding.
+        let diff = Pinprobe::new(&["diff", &base, "HEAD", "--format", "json"])
+            .dir(&dir)
+            .run();
+        assert_eq!(diff.code, 1, "{}: diff\n{}", form.name, diff.all());
+        assert!(
+            diff.stdout.contains(R1) && diff.stdout.contains("introduced"),
+            "{}: diff names R1 introduced\n{}",
+            form.name,
+            diff.stdout
+        );
+        if form.gitlink.is_some() {
+            // The same history as a bare repository (nothing checked out) at a revision.
+            let bare = tmp.path().join("bare.git");
+            git(tmp.path(), &["clone", "-q", "--bare", "repo", "bare.git"]);
+            let run = Pinprobe::new(&[
+                "scan",
+                &bare.display().to_string(),
+                "--rev",
+                "HEAD",
+                "--format",
+                "json",
+            ])
+            .run();
+            assert_eq!(run.code, 1, "bare repository\n{}", run.all());
+            run.assert_status(R1, "affected");
+            // Named relative to a directory beside it (gix's upward search once panicked here).
+            let relative =
+                Pinprobe::new(&["scan", "../bare.git", "--rev", "HEAD", "--format", "json"])
+                    .dir(&dir)
+                    .run();
+            assert_eq!(relative.code, 1, "../bare.git\n{}", relative.all());
+            // A staged bump in the work tree is what the work tree pins.
+            git(
+                &dir,
+                &[
+                    "update-index",
+                    "--cacheinfo",
+                    &format!("160000,{},third_party/flash-attention", "1".repeat(40)),
+                ],
+            );
+            let staged = scan(&dir, &[]);
+            assert_ne!(
+                staged.code,
+                1,
+                "the staged gitlink is not the affected pin\n{}",
+                staged.all()
+            );
+            assert!(staged.stdout.contains(&"1".repeat(40)), "{}", staged.stdout);
+        }
+    }
+}
+
+#[test]
+fn the_archive_pin_keeps_its_url_hash_and_names_the_repository() {
+    let form = &forms()[0];
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("repo");
+    repository(&dir, form);
+    let json = scan(&dir, &[]).json();
+    let pin = &json["targets"][0]["components"][0];
+    assert_eq!(pin["component"], "flash-attention");
+    assert_eq!(pin["commit"], AFFECTED);
+    assert_eq!(pin["url_hash"], HASH);
+    assert_eq!(pin["found_by"], "cmake URL archive");
+    assert_eq!(
+        pin["repo_canonical"],
+        "github.com/vllm-project/flash-attention"
+    );
+}
+
+/// A reference pinprobe cannot resolve is never a clean exit: an archive URL that is no forge
+/// archive, a lookalike repository, a vLLM version the ledger does not know, a range that
+/// allows such versions.
+#[test]
+fn unresolved_kernel_references_are_unknown_never_clean() {
+    let cases: Vec<(&str, Files, &str)> = vec![
+        (
+            "an archive URL that names no revision",
+            vec![(
+                "CMakeLists.txt",
+                format!("project(k)\n{}", archive_declare("vllm-flash-attn", "https://mirror.example.invalid/fa.tar.gz")),
+            )],
+            "mirror.example.invalid/fa.tar.gz",
+        ),
+        (
+            "an unknown fork that looks like FlashAttention",
+            vec![(
+                "CMakeLists.txt",
+                "project(k)\ninclude(FetchContent)\nFetchContent_Declare(kernels GIT_REPOSITORY https://git.example.invalid/team/my-flash-attn.git GIT_TAG 1111111111111111111111111111111111111111)\nFetchContent_MakeAvailable(kernels)\n".to_string(),
+            )],
+            "fork",
+        ),
+        (
+            "a vLLM version the ledger does not know",
+            vec![("requirements.txt", "vllm==0.20.0\n".to_string())],
+            "does not know",
+        ),
+        (
+            "a range that allows versions the ledger does not know",
+            vec![("requirements.txt", "vllm>=0.29,<0.31\n".to_string())],
+            "does not know",
+        ),
+    ];
+    for (what, files, named) in cases {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        for (p, t) in &files {
+            write(tmp.path(), p, t);
+        }
+        let run = scan(tmp.path(), &[]);
+        assert_eq!(run.code, 3, "{what}: undecided\n{}", run.all());
+        run.assert_status(R1, "unknown");
+        assert!(
+            run.stdout.contains(named),
+            "{what}: names `{named}`\n{}",
+            run.stdout
+        );
+    }
+}
+
+/// `vllm==V` pins, for every release in the ledger, the ledger's FlashAttention commit of V.
+#[test]
+fn a_vllm_version_resolves_to_the_ledgers_pins_for_every_release() {
+    let (db, _) = pinprobe::rules::load(None).expect("rules load");
+    let ledger = db.ledger();
+    assert!(!ledger.releases.is_empty());
+    for release in &ledger.releases {
+        let text = format!("vllm=={}", release.version);
+        let req = pinprobe::pin::python::parse_pep508(&text, "requirements", "requirements.txt", 1)
+            .expect("parses");
+        let pins = pinprobe::scan::python::pins(&[req], &db);
+        for lp in release
+            .pins
+            .iter()
+            .filter(|p| p.configurations.iter().any(|c| c == "cuda"))
+        {
+            let Some(component) = &lp.component else {
+                continue;
+            };
+            let pin = pins
+                .iter()
+                .find(|p| &p.component == component)
+                .unwrap_or_else(|| panic!("{text}: a {component} pin"));
+            assert_eq!(
+                pin.reference.as_deref(),
+                Some(lp.reference.as_str()),
+                "{text} {component}"
+            );
+            assert_eq!(
+                pin.commit,
+                lp.commit.as_ref().map(|c| c.to_ascii_lowercase())
+            );
+            assert!(pin.possible.is_empty(), "{text}: one exact value");
+        }
+        assert_eq!(
+            pins.iter()
+                .map(|p| &p.component)
+                .collect::<std::collections::BTreeSet<_>>()
+                .len(),
+            pins.len(),
+            "{text}: one pin per component"
+        );
+    }
+}
+
+/// A range over known releases only: one value per release, judged over the set. `>=0.30.0,
+/// <=0.30.0` is 0.30.0 alone; a constraint file narrows a range the same way.
+#[test]
+fn ranges_and_constraints_are_judged_over_the_versions_they_allow() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    write(
+        tmp.path(),
+        "requirements.txt",
+        "-c constraints.txt\nvllm>=0.30\n",
+    );
+    write(tmp.path(), "constraints.txt", "vllm<=0.30.0\n");
+    let run = scan(tmp.path(), &[]);
+    assert_eq!(run.code, 1, "{}", run.all());
+    run.assert_status(R1, "affected");
+    // Without the constraint the range allows versions the ledger does not know.
+    write(tmp.path(), "constraints.txt", "numpy<3\n");
+    let run = scan(tmp.path(), &[]);
+    assert_eq!(run.code, 3, "{}", run.all());
+}
+
+/// The versions pinprobe says a specifier allows agree with pip: among local wheels of every
+/// version, pip installs the newest one the specifier allows (or fails when it allows none).
+#[test]
+fn specifiers_select_what_pip_selects() {
+    let have_pip = std::process::Command::new("python3")
+        .args(["-m", "pip", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !require::require(have_pip, "python3 -m pip (CI: .ci/run installs it)") {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let wheels = tmp.path().join("wheels");
+    std::fs::create_dir_all(&wheels).expect("mkdir");
+    let versions = [
+        "0.29.0",
+        "0.30.0",
+        "0.30.1",
+        "0.31.0",
+        "0.32.0rc1",
+        "0.32.0",
+        "0.33.0",
+    ];
+    for v in versions {
+        let files =
+            artifact::with_dist_info("vllm", v, vec![("vllm/__init__.py".into(), b"".to_vec())]);
+        artifact::write_wheel(&wheels.join(format!("vllm-{v}-py3-none-any.whl")), &files);
+    }
+    for spec in [
+        "==0.30.0",
+        ">=0.30,<0.32",
+        "~=0.30.0",
+        "!=0.33.0",
+        "<0.30",
+        ">0.33",
+        "==0.30.*",
+        ">=0.31",
+        "<=0.31.0,!=0.31.0",
+        "===0.29.0",
+        ">=0.32.0rc1",
+        "",
+    ] {
+        let requirement = format!("vllm{spec}");
+        let out = std::process::Command::new("python3")
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--dry-run",
+                "--quiet",
+                "--no-deps",
+                "--no-index",
+                "--ignore-installed",
+                "--disable-pip-version-check",
+                "--report",
+                "-",
+                "--find-links",
+            ])
+            .arg(&wheels)
+            .arg(&requirement)
+            .output()
+            .expect("pip runs");
+        let chosen = if out.status.success() {
+            let report: serde_json::Value =
+                serde_json::from_slice(&out.stdout).expect("pip's report");
+            report["install"][0]["metadata"]["version"]
+                .as_str()
+                .map(str::to_string)
+        } else {
+            None
+        };
+        let req = pinprobe::pin::python::parse_pep508(&requirement, "t", "t", 1).expect("parses");
+        let pinprobe::pin::python::Allowed::Versions(set) = &req.allowed else {
+            panic!("a version set")
+        };
+        let parse = |v: &str| -> pep508_rs::pep440_rs::Version { v.parse().expect("version") };
+        // pip skips pre-releases unless the specifier names one or nothing else is allowed.
+        let allowed: Vec<&str> = versions
+            .iter()
+            .copied()
+            .filter(|v| set.contains(&parse(v)))
+            .collect();
+        let finals: Vec<&str> = allowed
+            .iter()
+            .copied()
+            .filter(|v| !parse(v).any_prerelease())
+            .collect();
+        let ours = if spec.contains("rc") || finals.is_empty() {
+            allowed.last()
+        } else {
+            finals.last()
+        };
+        assert_eq!(
+            chosen.as_deref(),
+            ours.copied(),
+            "`{requirement}`: pip chose {chosen:?}, pinprobe allows {allowed:?}"
+        );
+    }
+}
+
+/// `.gitmodules` read as git reads it (`git config -f .gitmodules`).
+#[test]
+fn gitmodules_parse_as_git_config_does() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let text = "# kernels\n[submodule \"fa\"]\n\tpath = third_party/flash-attention\n\tURL = \"https://github.com/Dao-AILab/flash-attention.git\" ; upstream\n[core]\n\tbare = false\n[submodule \"cutlass\"]\n  path=third_party/cutlass # vendored\n  url=https://github.com/NVIDIA/cutlass\n[submodule \"with \\\"quote\"]\n\tpath = \"a b/c\"\n\turl = git@github.com:o/r.git\n";
+    write(tmp.path(), ".gitmodules", text);
+    let listed = git(
+        tmp.path(),
+        &[
+            "config",
+            "-f",
+            ".gitmodules",
+            "--get-regexp",
+            "^submodule\\.",
+        ],
+    );
+    let mut theirs: Vec<String> = listed.lines().map(str::to_string).collect();
+    theirs.sort();
+    let mut ours: Vec<String> = Vec::new();
+    for s in pinprobe::pin::submodule::parse_gitmodules(text) {
+        if let Some(p) = &s.path {
+            ours.push(format!("submodule.{}.path {p}", s.name));
+        }
+        if let Some(u) = &s.url {
+            ours.push(format!("submodule.{}.url {u}", s.name));
+        }
+    }
+    ours.sort();
+    assert_eq!(ours, theirs);
+}
+
+/// A bump of `vllm==A` to `vllm==B` is each kernel pin moving (paired by component and
+/// distribution), and the head's affected pin fails the gate.
+#[test]
+fn a_vllm_bump_moves_each_kernel_pin_in_diff() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path();
+    init(dir);
+    write(dir, "requirements.txt", "vllm==0.29.0\n");
+    let base = commit(dir, "0.29.0");
+    write(dir, "requirements.txt", "vllm==0.30.0\n");
+    commit(dir, "0.30.0");
+    let run = Pinprobe::new(&["diff", &base, "HEAD", "--format", "json"])
+        .dir(dir)
+        .run();
+    // The base's 0.29.0 pin is undecided without a clone (its ledger verdicts are not used for
+    // a requirement yet), so the gate fails undecided (3) rather than introduced (1); either way
+    // the head's finding is affected and the gate does not pass.
+    assert!(matches!(run.code, 1 | 3), "{}", run.all());
+    let json = run.json();
+    let r1 = json["changes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["rule"] == R1 && c["component"] == "flash-attention")
+        .unwrap_or_else(|| panic!("R1 on flash-attention: {}", run.stdout));
+    assert_eq!(r1["status"], "affected", "{r1}");
+    let fa = json["pins"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|p| p["component"] == "flash-attention")
+        .unwrap_or_else(|| panic!("a flash-attention pin: {}", run.stdout));
+    assert_eq!(fa["change"], "changed", "{fa}");
+    assert_eq!(fa["head"]["commit"], AFFECTED);
+}
