@@ -282,6 +282,65 @@ pub fn combine(weighed: &[(Evidence, bool)]) -> Verdict {
     }
 }
 
+/// The status of a rule that does not apply where a status is asked for (a value of a pin that
+/// is another component's, a finding one side of a comparison lacks): not affected by it.
+/// `found` is the finding's status where the rule applies.
+pub fn absent(found: Option<Status>) -> Status {
+    found.unwrap_or(Status::NotAffected)
+}
+
+/// One rule's status over every value a pin can take ([`over_values`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SetVerdict {
+    pub status: Status,
+    /// Affected because the default configuration's value is (whatever the others are).
+    pub by_default: bool,
+}
+
+/// The lattice over a set of values a pin can take: `statuses` holds one rule's status on each
+/// value, the default configuration's first when `first_is_default`.
+///
+/// 1. The default configuration's value is `affected`: `affected` (a default build has the bug).
+/// 2. Every value is `affected`: `affected`.
+/// 3. Every value is `not_affected`: `not_affected`, the only clean answer.
+/// 4. Otherwise (some value unsure, or values that disagree), and for no values at all:
+///    `unknown`, never clean.
+pub fn over_values(statuses: &[Status], first_is_default: bool) -> SetVerdict {
+    let by_default = first_is_default && statuses.first() == Some(&Status::Affected);
+    let every = |wanted: Status| !statuses.is_empty() && statuses.iter().all(|s| *s == wanted);
+    let status = if by_default || every(Status::Affected) {
+        Status::Affected
+    } else if every(Status::NotAffected) {
+        Status::NotAffected
+    } else {
+        Status::Unknown
+    };
+    SetVerdict { status, by_default }
+}
+
+/// The verdict of a check whose one piece of evidence is the whole answer (pin hygiene, drift
+/// of an artifact from its declared pin): the evidence's status, decided by its kind unless it
+/// could not tell.
+pub fn on_its_own(evidence: &Evidence) -> Verdict {
+    Verdict {
+        status: evidence.status,
+        decided_by: (evidence.status != Status::Unknown).then_some(evidence.kind),
+    }
+}
+
+/// A verdict resting on files that fail their integrity check (a wheel member that disagrees
+/// with its RECORD): never clean, so `not_affected` becomes `unknown`; other verdicts stand.
+pub fn distrusted(verdict: Verdict) -> Verdict {
+    if verdict.status == Status::NotAffected {
+        Verdict {
+            status: Status::Unknown,
+            decided_by: None,
+        }
+    } else {
+        verdict
+    }
+}
+
 /// Whether a `requires` condition holds: evidence whose status is `affected` when the other
 /// component's pin is in one of the ranges, `not_affected` when it is in none, `unknown` when
 /// that cannot be told (no pin, no revision, no clone, a shallow history).
