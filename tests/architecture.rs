@@ -15,7 +15,8 @@ const LAYERS: &[&str] = &[
     "resolve", // clones through gix: references, ancestry, patch-id
     "pin",     // what a target pins: CMake, shipped copies, fingerprints, URLs, components
     "rules",   // the rule database, signatures, evaluation, OSV export
-    "scan",    // one target through the pipeline; hygiene, drift, the ignore policy
+    "judge",   // every status decision, on the one lattice: value sets, drift, ledger, hygiene
+    "scan",    // one target through the pipeline (orchestration only); the ignore policy
     "diff",    // `diff`: two revisions compared, fix suggestions
     "report",  // renderers of scans and reviews
     "verify",  // the GPU verifier

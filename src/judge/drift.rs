@@ -5,6 +5,7 @@
 use crate::model::Pin;
 use crate::model::Severity;
 use crate::model::{Evidence, EvidenceKind, Finding, Location, Status};
+use crate::rules::evaluate;
 
 pub const DRIFT: &str = "drift/pin-vs-artifact";
 pub const LEDGER_DRIFT: &str = "drift/ledger-vs-artifact";
@@ -31,20 +32,22 @@ pub fn against_ledger(
             fingerprint.summary
         ),
     };
+    let evidence = Evidence {
+        kind: EvidenceKind::Fingerprint,
+        status: Status::Affected,
+        detail,
+        file: None,
+        line: None,
+    };
+    let verdict = evaluate::on_its_own(&evidence);
     Some(Finding {
         rule: LEDGER_DRIFT.to_string(),
-        status: Status::Affected,
+        status: verdict.status,
         severity: Severity::Medium,
         summary: "the artifact's files are not those of its vLLM release's pin".into(),
         component: component.to_string(),
-        decided_by: Some(EvidenceKind::Fingerprint),
-        evidence: vec![Evidence {
-            kind: EvidenceKind::Fingerprint,
-            status: Status::Affected,
-            detail,
-            file: None,
-            line: None,
-        }],
+        decided_by: verdict.decided_by,
+        evidence: vec![evidence],
         location: Some(Location {
             file: dir.to_string(),
             line: 1,
@@ -102,20 +105,22 @@ pub fn check(tree: &str, tree_pins: &[Pin], shipped: &[Pin]) -> Vec<Finding> {
                 ),
             ),
         };
+        let evidence = Evidence {
+            kind: EvidenceKind::Fingerprint,
+            status,
+            detail,
+            file: Some(format!("{}:{}", declared.file, declared.line)),
+            line: None,
+        };
+        let verdict = evaluate::on_its_own(&evidence);
         out.push(Finding {
             rule: DRIFT.to_string(),
-            status,
+            status: verdict.status,
             severity: Severity::Medium,
             summary: "the artifact was not built from the pin the source tree declares".into(),
             component: copy.component.clone(),
-            decided_by: (status != Status::Unknown).then_some(EvidenceKind::Fingerprint),
-            evidence: vec![Evidence {
-                kind: EvidenceKind::Fingerprint,
-                status,
-                detail,
-                file: Some(format!("{}:{}", declared.file, declared.line)),
-                line: None,
-            }],
+            decided_by: verdict.decided_by,
+            evidence: vec![evidence],
             location: Some(Location {
                 file: copy.file.clone(),
                 line: 1,

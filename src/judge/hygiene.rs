@@ -8,6 +8,7 @@ use crate::model::Severity;
 use crate::model::{Evidence, EvidenceKind, Finding, Location, Status};
 use crate::pin::components::Registry;
 use crate::resolve::{Answer, Repo};
+use crate::rules::evaluate;
 
 pub const FORK_PIN: &str = "hygiene/fork-pin";
 pub const MOVABLE_REF: &str = "hygiene/movable-ref";
@@ -15,20 +16,22 @@ pub const SHORT_SHA: &str = "hygiene/short-sha";
 pub const UNREACHABLE: &str = "hygiene/unreachable-pin";
 
 fn finding(pin: &Pin, rule: &str, severity: Severity, summary: &str, detail: String) -> Finding {
+    let evidence = Evidence {
+        kind: EvidenceKind::Hygiene,
+        status: Status::Affected,
+        detail,
+        file: Some(pin.file.clone()),
+        line: Some(pin.line),
+    };
+    let verdict = evaluate::on_its_own(&evidence);
     Finding {
         rule: rule.to_string(),
-        status: Status::Affected,
+        status: verdict.status,
         severity,
         summary: summary.to_string(),
         component: pin.component.clone(),
-        decided_by: Some(EvidenceKind::Hygiene),
-        evidence: vec![Evidence {
-            kind: EvidenceKind::Hygiene,
-            status: Status::Affected,
-            detail,
-            file: Some(pin.file.clone()),
-            line: Some(pin.line),
-        }],
+        decided_by: verdict.decided_by,
+        evidence: vec![evidence],
         location: Some(Location {
             file: pin.file.clone(),
             line: pin.line,
