@@ -22,9 +22,21 @@ pub mod values;
 
 pub use source::{Judge, JudgeError, Judged};
 
-use crate::model::{Evidence, Finding, Location};
+use crate::model::{Evidence, EvidenceKind, Finding, Location, Status};
 use crate::rules::evaluate;
 use crate::rules::model::Rule;
+
+/// The evidence a failed fetch of a pin's history adds to a finding that stayed undecided:
+/// ancestry that could not be told, and why (`cause`).
+pub fn history_not_fetched(cause: &str) -> Evidence {
+    Evidence {
+        kind: EvidenceKind::Ancestry,
+        status: Status::Unknown,
+        detail: format!("the pinned history could not be fetched: {cause}"),
+        file: None,
+        line: None,
+    }
+}
 
 /// A finding of `rule` on `component` whose status is what the lattice
 /// ([`evaluate::combine`]) makes of `evidence`, every piece of which applies.
