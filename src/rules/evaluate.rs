@@ -1439,3 +1439,122 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod lattice_tests {
+    use super::*;
+
+    fn evidence(kind: EvidenceKind, status: Status) -> Evidence {
+        Evidence {
+            kind,
+            status,
+            detail: String::new(),
+            file: None,
+            line: None,
+        }
+    }
+
+    #[test]
+    fn a_rule_that_does_not_apply_is_not_affected() {
+        assert_eq!(absent(None), Status::NotAffected);
+        for s in [Status::Affected, Status::NotAffected, Status::Unknown] {
+            assert_eq!(absent(Some(s)), s);
+        }
+    }
+
+    #[test]
+    fn over_values_is_clean_only_when_every_value_is() {
+        use Status::*;
+        let v = |statuses: &[Status], default| over_values(statuses, default);
+        assert_eq!(
+            v(&[Affected, NotAffected], true),
+            SetVerdict {
+                status: Affected,
+                by_default: true
+            }
+        );
+        assert_eq!(
+            v(&[Affected, NotAffected], false),
+            SetVerdict {
+                status: Unknown,
+                by_default: false
+            }
+        );
+        assert_eq!(
+            v(&[NotAffected, Affected], true),
+            SetVerdict {
+                status: Unknown,
+                by_default: false
+            }
+        );
+        assert_eq!(v(&[Unknown, Affected], true).status, Unknown);
+        assert_eq!(
+            v(&[Affected, Affected], false),
+            SetVerdict {
+                status: Affected,
+                by_default: false
+            }
+        );
+        assert_eq!(v(&[NotAffected, NotAffected], true).status, NotAffected);
+        assert_eq!(v(&[NotAffected, Unknown], true).status, Unknown);
+        assert_eq!(v(&[Unknown], false).status, Unknown);
+        assert_eq!(v(&[NotAffected], false).status, NotAffected);
+        // Nothing to decide over is never an answer.
+        assert_eq!(
+            v(&[], true),
+            SetVerdict {
+                status: Unknown,
+                by_default: false
+            }
+        );
+    }
+
+    #[test]
+    fn evidence_on_its_own_decides_unless_it_could_not_tell() {
+        let e = evidence(EvidenceKind::Hygiene, Status::Affected);
+        assert_eq!(
+            on_its_own(&e),
+            Verdict {
+                status: Status::Affected,
+                decided_by: Some(EvidenceKind::Hygiene)
+            }
+        );
+        let e = evidence(EvidenceKind::Fingerprint, Status::NotAffected);
+        assert_eq!(on_its_own(&e).decided_by, Some(EvidenceKind::Fingerprint));
+        let e = evidence(EvidenceKind::Fingerprint, Status::Unknown);
+        assert_eq!(
+            on_its_own(&e),
+            Verdict {
+                status: Status::Unknown,
+                decided_by: None
+            }
+        );
+    }
+
+    #[test]
+    fn a_distrusted_verdict_is_never_clean() {
+        let clean = Verdict {
+            status: Status::NotAffected,
+            decided_by: Some(EvidenceKind::Signature),
+        };
+        assert_eq!(
+            distrusted(clean),
+            Verdict {
+                status: Status::Unknown,
+                decided_by: None
+            }
+        );
+        for v in [
+            Verdict {
+                status: Status::Affected,
+                decided_by: Some(EvidenceKind::Signature),
+            },
+            Verdict {
+                status: Status::Unknown,
+                decided_by: None,
+            },
+        ] {
+            assert_eq!(distrusted(v), v);
+        }
+    }
+}
