@@ -130,3 +130,149 @@ pub fn check(tree: &str, tree_pins: &[Pin], shipped: &[Pin]) -> Vec<Finding> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Fingerprint;
+
+    const PIN: &str = "1111111111111111111111111111111111111111";
+    const OTHER: &str = "2222222222222222222222222222222222222222";
+
+    fn fingerprint(commits: &[&str], mismatched: &[&str]) -> Fingerprint {
+        Fingerprint {
+            component: "flash-attention".into(),
+            commits: commits.iter().map(|c| c.to_string()).collect(),
+            matched: 10,
+            total: 10 + mismatched.len(),
+            mismatched: mismatched.iter().map(|c| c.to_string()).collect(),
+            summary: "the summary".into(),
+        }
+    }
+
+    fn declared(commit: Option<&str>) -> Pin {
+        let mut pin = Pin::shipped(
+            "flash-attention",
+            "cmake/fa.cmake",
+            Some("v2".into()),
+            commit.map(String::from),
+            "cmake GIT_TAG",
+        );
+        pin.line = 12;
+        pin
+    }
+
+    fn shipped(fp: Option<Fingerprint>) -> Pin {
+        let mut pin = Pin::shipped(
+            "flash-attention",
+            "vllm/vllm_flash_attn",
+            None,
+            None,
+            "shipped files",
+        );
+        pin.fingerprint = fp;
+        pin
+    }
+
+    fn one(tree: &[Pin], copy: Pin) -> Finding {
+        let out = check("tree", tree, &[copy]);
+        assert_eq!(out.len(), 1, "{out:#?}");
+        out.into_iter().next().expect("one")
+    }
+
+    #[test]
+    fn each_way_a_copy_can_stand_to_its_declared_pin() {
+        let f = one(&[declared(None)], shipped(None));
+        assert_eq!((f.status, f.decided_by), (Status::Unknown, None));
+        assert_eq!(
+            f.evidence[0].detail,
+            "tree pins flash-attention at `v2`, which is not a full commit: cannot compare"
+        );
+        let f = one(&[declared(Some(PIN))], shipped(None));
+        assert_eq!((f.status, f.decided_by), (Status::Unknown, None));
+        assert!(
+            f.evidence[0]
+                .detail
+                .starts_with("no fingerprint index for flash-attention")
+        );
+        let f = one(
+            &[declared(Some(PIN))],
+            shipped(Some(fingerprint(&[OTHER, PIN], &[]))),
+        );
+        assert_eq!(
+            (f.status, f.decided_by),
+            (Status::NotAffected, Some(EvidenceKind::Fingerprint))
+        );
+        let f = one(
+            &[declared(Some(PIN))],
+            shipped(Some(fingerprint(&[PIN], &["a.py", "b.py"]))),
+        );
+        assert_eq!(
+            (f.status, f.decided_by),
+            (Status::Affected, Some(EvidenceKind::Fingerprint))
+        );
+        assert!(
+            f.evidence[0]
+                .detail
+                .ends_with("except a.py, b.py: patched after the pin")
+        );
+        let f = one(
+            &[declared(Some(PIN))],
+            shipped(Some(fingerprint(&[OTHER], &[]))),
+        );
+        assert_eq!(f.status, Status::Affected);
+        assert_eq!(
+            f.evidence[0].detail,
+            format!("tree pins {PIN} but the shipped files do not come from it: the summary")
+        );
+        assert_eq!(f.rule, DRIFT);
+        assert_eq!(f.evidence[0].file.as_deref(), Some("cmake/fa.cmake:12"));
+        assert_eq!(
+            f.location,
+            Some(Location {
+                file: "vllm/vllm_flash_attn".into(),
+                line: 1
+            })
+        );
+    }
+
+    #[test]
+    fn only_shipped_copies_with_a_declared_pin_are_compared() {
+        let mut from_cmake = shipped(None);
+        from_cmake.found_by = "cmake GIT_TAG".into();
+        assert!(check("tree", &[declared(Some(PIN))], &[from_cmake]).is_empty());
+        let mut other = shipped(None);
+        other.component = "cutlass".into();
+        assert!(check("tree", &[declared(Some(PIN))], &[other]).is_empty());
+    }
+
+    #[test]
+    fn a_copy_that_is_not_its_releases_pin_drifts_from_the_ledger() {
+        let clean = fingerprint(&[PIN], &[]);
+        assert_eq!(against_ledger("fa", "d", &clean, PIN, "0.30.0"), None);
+        let patched = fingerprint(&[PIN], &["x.py"]);
+        let f = against_ledger("fa", "d", &patched, PIN, "0.30.0").expect("drift");
+        assert_eq!(
+            (f.status, f.decided_by, f.rule.as_str()),
+            (
+                Status::Affected,
+                Some(EvidenceKind::Fingerprint),
+                LEDGER_DRIFT
+            )
+        );
+        assert!(
+            f.evidence[0]
+                .detail
+                .ends_with("except x.py: changed after the build")
+        );
+        let elsewhere = fingerprint(&[OTHER], &[]);
+        let f = against_ledger("fa", "d", &elsewhere, PIN, "0.30.0").expect("drift");
+        assert_eq!(f.status, Status::Affected);
+        assert!(
+            f.evidence[0]
+                .detail
+                .contains("do not come from it: the summary")
+        );
+        assert_eq!(f.location.map(|l| (l.file, l.line)), Some(("d".into(), 1)));
+    }
+}

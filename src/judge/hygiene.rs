@@ -105,3 +105,85 @@ pub fn check(
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn registry() -> Registry {
+        crate::rules::load(None).expect("built-in rules").0.registry
+    }
+
+    fn pin(reference: Option<&str>, repo: &str) -> Pin {
+        let mut pin = Pin::shipped(
+            "flash-attention",
+            "cmake/fa.cmake",
+            reference.map(String::from),
+            None,
+            "cmake GIT_TAG",
+        );
+        pin.line = 9;
+        pin.repo = Some(format!("https://{repo}.git"));
+        pin.repo_canonical = Some(repo.to_string());
+        pin.component_repo = Some("github.com/vllm-project/flash-attention".into());
+        pin
+    }
+
+    fn rules(found: &[Finding]) -> Vec<&str> {
+        found.iter().map(|f| f.rule.as_str()).collect()
+    }
+
+    const OWN: &str = "github.com/vllm-project/flash-attention";
+
+    #[test]
+    fn each_reference_form() {
+        let r = registry();
+        let full = "a".repeat(40);
+        assert!(check(&pin(Some(&full), OWN), &r, None).is_empty());
+        assert!(check(&pin(None, OWN), &r, None).is_empty());
+        let found = check(&pin(Some("abcd"), OWN), &r, None);
+        assert_eq!(rules(&found), [SHORT_SHA]);
+        assert_eq!(
+            found[0].evidence[0].detail,
+            "`abcd` is a 4-digit abbreviation; pin the full 40-hex SHA"
+        );
+        assert_eq!(
+            rules(&check(&pin(Some(&"b".repeat(39)), OWN), &r, None)),
+            [SHORT_SHA]
+        );
+        // Three hex digits are no abbreviation git accepts, nor a name: no finding.
+        assert!(check(&pin(Some("abc"), OWN), &r, None).is_empty());
+        assert_eq!(
+            rules(&check(&pin(Some("v2.7.2"), OWN), &r, None)),
+            [MOVABLE_REF]
+        );
+    }
+
+    #[test]
+    fn a_fork_is_a_finding_with_the_lattices_verdict() {
+        let r = registry();
+        let found = check(
+            &pin(Some("main"), "github.com/someone/flash-attention"),
+            &r,
+            None,
+        );
+        assert_eq!(rules(&found), [FORK_PIN, MOVABLE_REF]);
+        let f = &found[0];
+        assert_eq!(f.status, Status::Affected);
+        assert_eq!(f.decided_by, Some(EvidenceKind::Hygiene));
+        assert_eq!(f.severity, Severity::Medium);
+        assert_eq!(found[1].severity, Severity::Low);
+        assert_eq!(
+            f.evidence[0].detail,
+            "flash-attention is fetched from https://github.com/someone/flash-attention.git instead of github.com/vllm-project/flash-attention"
+        );
+        assert_eq!(f.evidence[0].line, Some(9));
+        assert_eq!(
+            f.location,
+            Some(Location {
+                file: "cmake/fa.cmake".into(),
+                line: 9
+            })
+        );
+    }
+}
