@@ -75,3 +75,106 @@ pub fn any_value(rule: &Rule, pin: &Pin, value: &Possible) -> Finding {
     };
     super::decided(rule, pin.component.clone(), vec![evidence], Some(location))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KNOWN: &str = "506341a143fcabd4bb79052a7605ada727d6b3f5";
+
+    fn fa4() -> Rule {
+        let db = crate::rules::load(None).expect("built-in rules").0;
+        db.rules
+            .iter()
+            .find(|l| l.rule.id == "PINPROBE-2026-0001")
+            .map(|l| l.rule.clone())
+            .expect("the FA4 rule is built in")
+    }
+
+    fn pin(repo: Option<&str>) -> Pin {
+        let mut pin = Pin::shipped("my-attention", "cmake/x.cmake", None, None, "cmake GIT_TAG");
+        pin.declared_name = "my-fa".into();
+        pin.repo = repo.map(String::from);
+        pin.line = 11;
+        pin
+    }
+
+    #[test]
+    fn a_listed_commit_is_affected_and_says_where_it_is_listed() {
+        let rule = fa4();
+        let f = known_pin(&rule, &pin(None), &KNOWN.to_ascii_uppercase()).expect("listed");
+        assert_eq!(f.status, Status::Affected);
+        assert_eq!(f.decided_by, Some(EvidenceKind::KnownPin));
+        assert_eq!(f.rule, rule.id);
+        assert_eq!(f.severity, rule.database_specific.severity);
+        assert_eq!(f.summary, rule.summary);
+        assert_eq!(
+            f.evidence[0].detail,
+            format!(
+                "pin {} is a known affected pin (vLLM 0.30.0 (PR #54819)), listed for flash-attention; pinned here as `my-fa`: the names differ",
+                KNOWN.to_ascii_uppercase()
+            )
+        );
+        assert_eq!(
+            (f.evidence[0].file.as_deref(), f.evidence[0].line),
+            (Some("cmake/x.cmake"), Some(11))
+        );
+        assert_eq!(f.location.map(|l| l.line), Some(11));
+        assert_eq!(known_pin(&rule, &pin(None), &"e".repeat(40)), None);
+    }
+
+    #[test]
+    fn a_listed_pin_without_a_note_or_component_names_what_it_can() {
+        let mut rule = fa4();
+        for specific in rule
+            .affected
+            .iter_mut()
+            .filter_map(|a| a.database_specific.as_mut())
+        {
+            for k in &mut specific.known_affected_pins {
+                k.note.clear();
+            }
+            specific.component = None;
+        }
+        let f = known_pin(&rule, &pin(Some("https://x.invalid/r.git")), KNOWN).expect("listed");
+        let detail = &f.evidence[0].detail;
+        assert!(
+            detail.starts_with(&format!("pin {KNOWN} is a known affected pin, listed for ")),
+            "{detail}"
+        );
+        assert!(
+            detail.ends_with("from https://x.invalid/r.git: the names differ"),
+            "{detail}"
+        );
+        assert!(!detail.contains("listed for flash-attention;"), "{detail}");
+    }
+
+    #[test]
+    fn any_value_is_unknown_at_the_value() {
+        let rule = fa4();
+        let value = Possible {
+            reference: None,
+            set_by: vec!["-DFA_TAG".into()],
+            commit: None,
+            repo: None,
+            default: true,
+            conditions: Vec::new(),
+            file: "cmake/y.cmake".into(),
+            line: 2,
+        };
+        let f = any_value(&rule, &pin(None), &value);
+        assert_eq!((f.status, f.decided_by), (Status::Unknown, None));
+        assert_eq!(f.component, "my-attention");
+        assert_eq!(
+            f.evidence[0].detail,
+            "GIT_TAG of `my-fa` can be any value (set by -DFA_TAG): a commit this rule lists as a known affected pin is one of them, whatever the component is called"
+        );
+        assert_eq!(
+            f.location,
+            Some(Location {
+                file: "cmake/y.cmake".into(),
+                line: 2
+            })
+        );
+    }
+}

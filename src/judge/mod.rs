@@ -61,3 +61,73 @@ fn decided(
         suppressed: None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_fetch_adds_undecided_ancestry() {
+        let e = history_not_fetched("offline");
+        assert_eq!(e.kind, EvidenceKind::Ancestry);
+        assert_eq!(e.status, Status::Unknown);
+        assert_eq!(e.detail, "the pinned history could not be fetched: offline");
+        assert_eq!((e.file, e.line), (None, None));
+    }
+
+    #[test]
+    fn a_finding_takes_the_lattices_verdict_on_its_evidence() {
+        let db = crate::rules::load(None).expect("built-in rules").0;
+        let rule = &db.rules[0].rule;
+        let e = |kind, status| Evidence {
+            kind,
+            status,
+            detail: format!("{kind:?} {status}"),
+            file: None,
+            line: None,
+        };
+        // The weaker evidence listed first still loses to the stronger one, which disagrees.
+        let f = decided(
+            rule,
+            "c".into(),
+            vec![
+                e(EvidenceKind::KnownPin, Status::Affected),
+                e(EvidenceKind::Signature, Status::NotAffected),
+            ],
+            None,
+        );
+        assert_eq!((f.status, f.decided_by), (Status::Unknown, None));
+        assert_eq!(
+            f.evidence[0].kind,
+            EvidenceKind::KnownPin,
+            "evidence kept as given"
+        );
+        let f = decided(
+            rule,
+            "c".into(),
+            vec![e(EvidenceKind::KnownPin, Status::Affected)],
+            Some(Location {
+                file: "f".into(),
+                line: 1,
+            }),
+        );
+        assert_eq!(
+            (f.status, f.decided_by),
+            (Status::Affected, Some(EvidenceKind::KnownPin))
+        );
+        assert_eq!(
+            (f.rule.as_str(), f.component.as_str(), f.severity),
+            (rule.id.as_str(), "c", rule.database_specific.severity)
+        );
+        assert_eq!(f.summary, rule.summary);
+        assert_eq!(f.suppressed, None);
+        assert_eq!(f.location.map(|l| l.file), Some("f".into()));
+        let f = decided(
+            rule,
+            "c".into(),
+            vec![e(EvidenceKind::Configuration, Status::Unknown)],
+            None,
+        );
+        assert_eq!((f.status, f.decided_by), (Status::Unknown, None));
+    }
+}

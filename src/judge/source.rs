@@ -308,3 +308,311 @@ fn read_patches(view: &dyn View, pin: &Pin) -> Result<Vec<(String, String)>, Jud
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Possible;
+    use std::path::Path;
+
+    const KNOWN: &str = "506341a143fcabd4bb79052a7605ada727d6b3f5";
+    const FA4: &str = "PINPROBE-2026-0001";
+
+    fn db() -> Database {
+        crate::rules::load(None).expect("built-in rules").0
+    }
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_AUTHOR_NAME", "Test")
+            .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
+            .env("GIT_COMMITTER_NAME", "Test")
+            .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", dir)
+            .output()
+            .expect("git runs (a test prerequisite)");
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    fn pin(component: &str, reference: Option<&str>) -> Pin {
+        let mut pin = Pin::shipped(
+            component,
+            "cmake/fa.cmake",
+            reference.map(String::from),
+            reference
+                .filter(|r| crate::model::is_full_sha(r))
+                .map(String::from),
+            "cmake GIT_TAG",
+        );
+        pin.declared_name = format!("{component}-declared");
+        pin.line = 4;
+        pin
+    }
+
+    fn value(reference: Option<&str>, set_by: &[&str], default: bool, line: u32) -> Possible {
+        Possible {
+            reference: reference.map(String::from),
+            set_by: set_by.iter().map(|s| s.to_string()).collect(),
+            commit: reference
+                .filter(|r| crate::model::is_full_sha(r))
+                .map(String::from),
+            repo: None,
+            default,
+            conditions: Vec::new(),
+            file: "cmake/fa.cmake".into(),
+            line,
+        }
+    }
+
+    fn finding<'f>(found: &'f [Finding], rule: &str) -> &'f Finding {
+        found
+            .iter()
+            .find(|f| f.rule == rule)
+            .unwrap_or_else(|| panic!("no {rule}: {found:#?}"))
+    }
+
+    #[test]
+    fn why_a_pin_has_no_commit() {
+        let mut p = pin("flash-attention", None);
+        p.reference_raw = Some("${FA_TAG}".into());
+        assert_eq!(
+            resolve_pin(&p, None).expect("resolves"),
+            (
+                None,
+                Some("GIT_TAG `${FA_TAG}` could not be evaluated (unset variable)".into()),
+                None
+            )
+        );
+        let mut p = pin("flash-attention", None);
+        p.url = Some("https://example.invalid/fa.tar.gz".into());
+        assert_eq!(
+            resolve_pin(&p, None).expect("resolves").1.as_deref(),
+            Some("fetched by URL, not from git: no commit to check")
+        );
+        let p = pin("flash-attention", None);
+        assert_eq!(
+            resolve_pin(&p, None).expect("resolves").1.as_deref(),
+            Some("no GIT_TAG: the source comes from an override or the default branch")
+        );
+        let p = pin("flash-attention", Some("v2.7.2"));
+        assert_eq!(
+            resolve_pin(&p, None).expect("resolves"),
+            (
+                None,
+                Some(
+                    "`v2.7.2` is not a full commit SHA: pass --repo flash-attention=PATH to resolve it"
+                        .into()
+                ),
+                None
+            )
+        );
+        let p = pin("flash-attention", Some(KNOWN));
+        let (commit, why, lacks) = resolve_pin(&p, None).expect("resolves");
+        assert_eq!(commit.map(|c| c.to_string()).as_deref(), Some(KNOWN));
+        assert_eq!((why, lacks), (None, None));
+    }
+
+    #[test]
+    fn a_clone_resolves_names_and_says_what_it_lacks() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path();
+        git(dir, &["init", "-q", "-b", "main"]);
+        std::fs::write(dir.join("a"), "a").expect("write");
+        git(dir, &["add", "-A"]);
+        git(dir, &["commit", "-q", "-m", "one"]);
+        git(dir, &["tag", "v1"]);
+        let head = git(dir, &["rev-parse", "HEAD"]);
+        let clone = Repo::open(dir).expect("opens");
+        let p = pin("flash-attention", Some("v1"));
+        let (commit, why, lacks) = resolve_pin(&p, Some(&clone)).expect("resolves");
+        assert_eq!(commit.map(|c| c.to_string()), Some(head));
+        assert_eq!((why, lacks), (None, None));
+        // A full SHA the clone lacks still names the commit; the clone answers nothing.
+        let p = pin("flash-attention", Some(KNOWN));
+        let (commit, why, lacks) = resolve_pin(&p, Some(&clone)).expect("resolves");
+        assert_eq!(commit.map(|c| c.to_string()).as_deref(), Some(KNOWN));
+        assert_eq!(why, None);
+        assert!(
+            lacks.is_some_and(|l| l.starts_with(&format!("`{KNOWN}` is not in the clone"))),
+            "lacks"
+        );
+        let p = pin("flash-attention", Some("v9"));
+        let (commit, why, lacks) = resolve_pin(&p, Some(&clone)).expect("resolves");
+        assert_eq!((commit, lacks), (None, None));
+        assert!(why.is_some_and(|w| w.starts_with("`v9` is not in the clone")));
+    }
+
+    #[test]
+    fn short_commits_for_labels() {
+        assert_eq!(short(None), "");
+        let c = gix::ObjectId::from_hex(KNOWN.as_bytes()).expect("hex");
+        assert_eq!(short(Some(c)), "506341a143fc");
+    }
+
+    #[test]
+    fn declared_patches_are_read_when_the_tree_holds_them() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(tmp.path().join("patches")).expect("mkdir");
+        std::fs::write(tmp.path().join("patches/a.patch"), "diff a\n").expect("write");
+        let view = crate::view::open(tmp.path(), None).expect("view");
+        let mut p = pin("flash-attention", Some(KNOWN));
+        p.patches = vec!["patches/a.patch".into(), "patches/missing.patch".into()];
+        assert_eq!(
+            read_patches(view.as_ref(), &p).expect("reads"),
+            [("patches/a.patch".to_string(), "diff a\n".to_string())]
+        );
+    }
+
+    /// Judge `p` on every value in an empty tree with the built-in rules and no clone.
+    fn judge(p: &mut Pin) -> Judged {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let view = crate::view::open(tmp.path(), None).expect("view");
+        let db = db();
+        let judge = Judge {
+            view: view.as_ref(),
+            db: &db,
+            release: None,
+            others: &[],
+        };
+        judge.pin_values(p, &|_| None).expect("judged")
+    }
+
+    #[test]
+    fn a_known_affected_pin_is_affected_under_its_own_name_and_any_other() {
+        let mut own = pin("flash-attention", Some(KNOWN));
+        let judged = judge(&mut own);
+        assert_eq!(own.commit.as_deref(), Some(KNOWN));
+        assert_eq!(judged.commit.map(|c| c.to_string()).as_deref(), Some(KNOWN));
+        let f = finding(&judged.findings, FA4);
+        assert_eq!(f.status, Status::Affected);
+        assert_eq!(f.decided_by, Some(EvidenceKind::KnownPin));
+        let mut renamed = pin("my-attention", Some(KNOWN));
+        renamed.repo = Some("https://example.invalid/fork.git".into());
+        let judged = judge(&mut renamed);
+        let f = finding(&judged.findings, FA4);
+        assert_eq!(f.status, Status::Affected);
+        assert_eq!(f.decided_by, Some(EvidenceKind::KnownPin));
+        assert_eq!(f.component, "my-attention");
+        assert!(
+            f.evidence[0].detail.ends_with(
+                "pinned here as `my-attention-declared` from https://example.invalid/fork.git: the names differ"
+            ),
+            "{}",
+            f.evidence[0].detail
+        );
+        // Another commit under another name meets no rule of flash-attention's.
+        let mut other = pin("my-attention", Some(&"c".repeat(40)));
+        assert!(judge(&mut other).findings.iter().all(|f| f.rule != FA4));
+    }
+
+    #[test]
+    fn a_tag_an_input_sets_may_be_any_known_pin() {
+        let mut p = pin("my-attention", None);
+        p.possible = vec![value(None, &["-DFA_TAG"], true, 6)];
+        let judged = judge(&mut p);
+        let f = finding(&judged.findings, FA4);
+        assert_eq!((f.status, f.decided_by), (Status::Unknown, None));
+        assert_eq!(f.evidence[0].kind, EvidenceKind::Configuration);
+        assert!(f.evidence[0].detail.contains("any value (set by -DFA_TAG)"));
+        assert_eq!(f.location.as_ref().map(|l| l.line), Some(6));
+        // Without an input that sets it, the rule stays out.
+        let mut p = pin("my-attention", None);
+        p.possible = vec![value(None, &[], true, 6)];
+        assert!(judge(&mut p).findings.iter().all(|f| f.rule != FA4));
+    }
+
+    #[test]
+    fn several_values_are_decided_over_the_set() {
+        // The default pins a known affected commit: affected, whatever the other value is.
+        let mut p = pin("flash-attention", Some(KNOWN));
+        p.possible = vec![
+            value(Some(KNOWN), &[], true, 4),
+            value(Some(&"d".repeat(40)), &[], false, 8),
+        ];
+        let judged = judge(&mut p);
+        assert_eq!(p.commit.as_deref(), Some(KNOWN));
+        let f = finding(&judged.findings, FA4);
+        assert_eq!(f.status, Status::Affected);
+        assert!(
+            f.evidence.iter().any(|e| e
+                .detail
+                .starts_with("the default configuration's pin is affected")),
+            "{f:#?}"
+        );
+        // The other way round: the known pin is an option's, so not clean.
+        let other = "d".repeat(40);
+        let mut p = pin("flash-attention", Some(&other));
+        p.possible = vec![
+            value(Some(&other), &[], true, 4),
+            value(Some(KNOWN), &[], false, 8),
+        ];
+        let judged = judge(&mut p);
+        assert_eq!(p.commit.as_deref(), Some(other.as_str()));
+        assert_eq!(finding(&judged.findings, FA4).status, Status::Unknown);
+    }
+
+    #[test]
+    fn an_unreached_declaration_is_unknown_for_every_rule_it_could_meet() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let view = crate::view::open(tmp.path(), None).expect("view");
+        let db = db();
+        let judge = Judge {
+            view: view.as_ref(),
+            db: &db,
+            release: None,
+            others: &[],
+        };
+        let unreached =
+            |component: Option<&str>, name: &str, reference: Option<&str>| pin::Unreached {
+                component: component.map(String::from),
+                declared_name: name.into(),
+                repo: None,
+                reference: reference.map(String::from),
+                file: "cmake/old.cmake".into(),
+                line: 3,
+            };
+        let fa_rules = db
+            .rules
+            .iter()
+            .filter(|l| evaluate::applies(&l.rule, "flash-attention", &db.registry))
+            .count();
+        let found = judge.unreached(&unreached(Some("flash-attention"), "vllm-flash-attn", None));
+        assert_eq!(found.len(), fa_rules);
+        let f = finding(&found, FA4);
+        assert_eq!((f.status, f.decided_by), (Status::Unknown, None));
+        assert_eq!(f.component, "flash-attention");
+        assert!(f.evidence[0].detail.starts_with(
+            "cmake/old.cmake:3: `vllm-flash-attn` is declared where no CMake configuration"
+        ));
+        // A name not read could be anything: every rule.
+        let found = judge.unreached(&unreached(None, "", None));
+        assert_eq!(found.len(), db.rules.len());
+        assert!(
+            found[0].evidence[0]
+                .detail
+                .contains(": a declaration is declared")
+        );
+        // An unknown component at a commit a rule lists (in any case): that rule only.
+        let upper = KNOWN.to_ascii_uppercase();
+        let found = judge.unreached(&unreached(None, "mystery", Some(&upper)));
+        assert_eq!(
+            found.iter().map(|f| f.rule.as_str()).collect::<Vec<_>>(),
+            [FA4]
+        );
+        assert_eq!(found[0].component, "mystery");
+        assert!(
+            found[0].evidence[0]
+                .detail
+                .contains(&format!("`mystery` at `{upper}`"))
+        );
+        assert!(
+            judge
+                .unreached(&unreached(None, "mystery", Some("v1")))
+                .is_empty()
+        );
+    }
+}
