@@ -2,9 +2,9 @@
 //! fingerprint to (`pinprobe scan --expect TREE ARTIFACT`). A wheel built from another commit,
 //! or with files patched after the pin, is a finding of its own.
 
-use crate::model::Pin;
 use crate::model::Severity;
 use crate::model::{Evidence, EvidenceKind, Finding, Location, Status};
+use crate::model::{FoundBy, Pin};
 use crate::rules::evaluate;
 
 pub const DRIFT: &str = "drift/pin-vs-artifact";
@@ -59,7 +59,10 @@ pub fn against_ledger(
 /// Compare each shipped component with the same component's pin in the tree.
 pub fn check(tree: &str, tree_pins: &[Pin], shipped: &[Pin]) -> Vec<Finding> {
     let mut out = Vec::new();
-    for copy in shipped.iter().filter(|p| p.found_by == "shipped files") {
+    for copy in shipped
+        .iter()
+        .filter(|p| p.found_by == FoundBy::ShippedFiles)
+    {
         let Some(declared) = tree_pins.iter().find(|p| p.component == copy.component) else {
             continue;
         };
@@ -156,7 +159,7 @@ mod tests {
             "cmake/fa.cmake",
             Some("v2".into()),
             commit.map(String::from),
-            "cmake GIT_TAG",
+            crate::model::FoundBy::Cmake,
         );
         pin.line = 12;
         pin
@@ -168,7 +171,7 @@ mod tests {
             "vllm/vllm_flash_attn",
             None,
             None,
-            "shipped files",
+            FoundBy::ShippedFiles,
         );
         pin.fingerprint = fp;
         pin
@@ -239,7 +242,7 @@ mod tests {
     #[test]
     fn only_shipped_copies_with_a_declared_pin_are_compared() {
         let mut from_cmake = shipped(None);
-        from_cmake.found_by = "cmake GIT_TAG".into();
+        from_cmake.found_by = FoundBy::Cmake;
         assert!(check("tree", &[declared(Some(PIN))], &[from_cmake]).is_empty());
         let mut other = shipped(None);
         other.component = "cutlass".into();

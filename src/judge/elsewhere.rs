@@ -92,7 +92,13 @@ mod tests {
     }
 
     fn pin(repo: Option<&str>) -> Pin {
-        let mut pin = Pin::shipped("my-attention", "cmake/x.cmake", None, None, "cmake GIT_TAG");
+        let mut pin = Pin::shipped(
+            "my-attention",
+            "cmake/x.cmake",
+            None,
+            None,
+            crate::model::FoundBy::Cmake,
+        );
         pin.declared_name = "my-fa".into();
         pin.repo = repo.map(String::from);
         pin.line = 11;

@@ -120,7 +120,7 @@ mod tests {
             "cmake/fa.cmake",
             reference.map(String::from),
             None,
-            "cmake GIT_TAG",
+            crate::model::FoundBy::Cmake,
         );
         pin.line = 9;
         pin.repo = Some(format!("https://{repo}.git"));

@@ -346,7 +346,7 @@ mod tests {
             reference
                 .filter(|r| crate::model::is_full_sha(r))
                 .map(String::from),
-            "cmake GIT_TAG",
+            crate::model::FoundBy::Cmake,
         );
         pin.declared_name = format!("{component}-declared");
         pin.line = 4;

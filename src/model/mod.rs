@@ -21,6 +21,6 @@ pub use diff::{
 };
 pub use evidence::{Evidence, EvidenceKind, Location};
 pub use finding::{Finding, Suppression};
-pub use pin::{FOUND_BY_CMAKE, Fingerprint, Pin, Possible, is_full_sha, purl_encode};
+pub use pin::{Fingerprint, FoundBy, Pin, Possible, is_full_sha, purl_encode};
 pub use report::{ImageInfo, LayerInfo, Report, SCHEMA, Shard, TargetReport, Tool};
 pub use status::{Severity, Status};

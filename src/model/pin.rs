@@ -8,8 +8,52 @@ pub fn is_full_sha(s: &str) -> bool {
     s.len() == 40 && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
-/// How a pin was found, for reports.
-pub const FOUND_BY_CMAKE: &str = "cmake GIT_TAG";
+/// How a pin was found (JSON `found_by`, the phrase each variant is renamed to).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
+pub enum FoundBy {
+    /// A CMake declaration's `GIT_TAG` (a source tree).
+    #[serde(rename = "cmake GIT_TAG")]
+    Cmake,
+    /// A copy's files in an artifact (a wheel, an environment, an image).
+    #[serde(rename = "shipped files")]
+    ShippedFiles,
+    /// An installed vLLM's own distribution.
+    #[serde(rename = "dist-info METADATA, vllm/_version.py")]
+    DistInfo,
+    /// The copy an installed vLLM bundles, looked for and not found.
+    #[serde(rename = "expected bundled copy")]
+    ExpectedCopy,
+}
+
+impl FoundBy {
+    /// The phrase reports show (JSON `found_by`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FoundBy::Cmake => "cmake GIT_TAG",
+            FoundBy::ShippedFiles => "shipped files",
+            FoundBy::DistInfo => "dist-info METADATA, vllm/_version.py",
+            FoundBy::ExpectedCopy => "expected bundled copy",
+        }
+    }
+}
+
+impl std::fmt::Display for FoundBy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// One pinned kernel project.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -40,7 +84,8 @@ pub struct Pin {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,
     /// How the pin was found.
-    pub found_by: std::borrow::Cow<'static, str>,
+    #[schemars(with = "String")]
+    pub found_by: FoundBy,
     /// The file of the pinning declaration.
     pub file: String,
     /// The line of `GIT_TAG`'s value (else of the declaration).
@@ -116,7 +161,7 @@ impl Pin {
         file: &str,
         reference: Option<String>,
         commit: Option<String>,
-        found_by: &'static str,
+        found_by: FoundBy,
     ) -> Pin {
         Pin {
             component: component.to_string(),
@@ -128,7 +173,7 @@ impl Pin {
             reference_raw: None,
             url: None,
             commit,
-            found_by: found_by.into(),
+            found_by,
             file: file.to_string(),
             line: 0,
             patches: Vec::new(),

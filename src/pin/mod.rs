@@ -13,7 +13,7 @@ pub mod fingerprint;
 pub mod shipped;
 pub mod url;
 
-use crate::model::{FOUND_BY_CMAKE, Pin, Possible, is_full_sha};
+use crate::model::{FoundBy, Pin, Possible, is_full_sha};
 use crate::view::View;
 use components::Registry;
 
@@ -349,7 +349,7 @@ fn pin_of(
         reference: main.possible.reference.clone(),
         reference_raw: None,
         url: main.url.clone(),
-        found_by: FOUND_BY_CMAKE.into(),
+        found_by: FoundBy::Cmake,
         file: main.possible.file.clone(),
         line: main.possible.line,
         patches: main.patches.clone(),

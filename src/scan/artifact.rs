@@ -7,9 +7,9 @@
 //! install, and a fingerprint index (see [`crate::pin::fingerprint`]) names the commits the files match.
 
 use super::fetched::Fetches;
-use crate::model::Pin;
 use crate::model::TargetReport;
 use crate::model::{EvidenceKind, Location};
+use crate::model::{FoundBy, Pin};
 use crate::pin::fingerprint::Index;
 use crate::pin::shipped::elf::{self, DynamicSymbol, ElfError};
 use crate::pin::shipped::env::{self, Env};
@@ -105,7 +105,7 @@ fn scan_env(
             &dist.dist_info,
             Some(format!("{} {}", dist.name, dist.version)),
             commit,
-            "dist-info METADATA, vllm/_version.py",
+            FoundBy::DistInfo,
         ));
     }
     // Each distribution's RECORD is read once, however many copies it ships.
@@ -181,7 +181,7 @@ fn missing_copy(
             dist.name, dist.version
         )),
         None,
-        "expected bundled copy",
+        FoundBy::ExpectedCopy,
     );
     pin.component_repo = db
         .registry
@@ -279,7 +279,7 @@ fn scan_copy(
             .as_ref()
             .map(|o| format!("shipped in {} {}", o.name, o.version)),
         commit.map(|c| c.to_string()),
-        "shipped files",
+        FoundBy::ShippedFiles,
     );
     pin.component_repo = db
         .registry
