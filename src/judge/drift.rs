@@ -3,12 +3,13 @@
 //! or with files patched after the pin, is a finding of its own.
 
 use crate::model::Severity;
-use crate::model::{Evidence, EvidenceKind, Finding, Location, Status};
+use crate::model::{Evidence, EvidenceKind, Finding, FindingKind, Location, RuleId, Status};
 use crate::model::{FoundBy, Pin};
 use crate::rules::evaluate;
 
-pub const DRIFT: &str = "drift/pin-vs-artifact";
-pub const LEDGER_DRIFT: &str = "drift/ledger-vs-artifact";
+/// The drift checks' names (`drift/NAME`).
+pub const DRIFT: &str = "pin-vs-artifact";
+pub const LEDGER_DRIFT: &str = "ledger-vs-artifact";
 
 /// A shipped copy whose files fingerprint to commits that do not include the pin the release
 /// ledger records for its vLLM release (or include it only with files changed): the artifact is
@@ -41,7 +42,7 @@ pub fn against_ledger(
     };
     let verdict = evaluate::on_its_own(&evidence);
     Some(Finding {
-        rule: LEDGER_DRIFT.to_string(),
+        rule: RuleId::check(FindingKind::Drift, LEDGER_DRIFT),
         status: verdict.status,
         severity: Severity::Medium,
         summary: "the artifact's files are not those of its vLLM release's pin".into(),
@@ -117,7 +118,7 @@ pub fn check(tree: &str, tree_pins: &[Pin], shipped: &[Pin]) -> Vec<Finding> {
         };
         let verdict = evaluate::on_its_own(&evidence);
         out.push(Finding {
-            rule: DRIFT.to_string(),
+            rule: RuleId::check(FindingKind::Drift, DRIFT),
             status: verdict.status,
             severity: Severity::Medium,
             summary: "the artifact was not built from the pin the source tree declares".into(),
@@ -228,7 +229,8 @@ mod tests {
             f.evidence[0].detail,
             format!("tree pins {PIN} but the shipped files do not come from it: the summary")
         );
-        assert_eq!(f.rule, DRIFT);
+        assert_eq!(f.rule.as_str(), "drift/pin-vs-artifact");
+        assert_eq!(f.rule.kind(), FindingKind::Drift);
         assert_eq!(f.evidence[0].file.as_deref(), Some("cmake/fa.cmake:12"));
         assert_eq!(
             f.location,
@@ -260,7 +262,7 @@ mod tests {
             (
                 Status::Affected,
                 Some(EvidenceKind::Fingerprint),
-                LEDGER_DRIFT
+                "drift/ledger-vs-artifact"
             )
         );
         assert!(

@@ -5,15 +5,16 @@
 
 use crate::model::Pin;
 use crate::model::Severity;
-use crate::model::{Evidence, EvidenceKind, Finding, Location, Status};
+use crate::model::{Evidence, EvidenceKind, Finding, FindingKind, Location, RuleId, Status};
 use crate::pin::components::Registry;
 use crate::resolve::{Answer, Repo};
 use crate::rules::evaluate;
 
-pub const FORK_PIN: &str = "hygiene/fork-pin";
-pub const MOVABLE_REF: &str = "hygiene/movable-ref";
-pub const SHORT_SHA: &str = "hygiene/short-sha";
-pub const UNREACHABLE: &str = "hygiene/unreachable-pin";
+/// The hygiene checks' names (`hygiene/NAME`).
+pub const FORK_PIN: &str = "fork-pin";
+pub const MOVABLE_REF: &str = "movable-ref";
+pub const SHORT_SHA: &str = "short-sha";
+pub const UNREACHABLE: &str = "unreachable-pin";
 
 fn finding(pin: &Pin, rule: &str, severity: Severity, summary: &str, detail: String) -> Finding {
     let evidence = Evidence {
@@ -25,7 +26,7 @@ fn finding(pin: &Pin, rule: &str, severity: Severity, summary: &str, detail: Str
     };
     let verdict = evaluate::on_its_own(&evidence);
     Finding {
-        rule: rule.to_string(),
+        rule: RuleId::check(FindingKind::Hygiene, rule),
         status: verdict.status,
         severity,
         summary: summary.to_string(),
@@ -129,8 +130,15 @@ mod tests {
         pin
     }
 
+    /// The checks found, by name; each a hygiene finding named `hygiene/NAME`.
     fn rules(found: &[Finding]) -> Vec<&str> {
-        found.iter().map(|f| f.rule.as_str()).collect()
+        found
+            .iter()
+            .map(|f| {
+                assert_eq!(f.rule.kind(), FindingKind::Hygiene);
+                f.rule.strip_prefix("hygiene/").expect("namespaced")
+            })
+            .collect()
     }
 
     const OWN: &str = "github.com/vllm-project/flash-attention";

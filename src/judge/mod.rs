@@ -50,7 +50,7 @@ fn decided(
     weighed.sort_by_key(|(e, _)| e.kind);
     let verdict = evaluate::combine(&weighed);
     Finding {
-        rule: rule.id.clone(),
+        rule: crate::model::RuleId::rule(rule.id.clone()),
         status: verdict.status,
         severity: rule.database_specific.severity,
         summary: rule.summary.clone(),

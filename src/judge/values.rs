@@ -14,7 +14,7 @@ pub fn over_values(
     findings: Vec<Finding>,
     alternatives: &[(Possible, Vec<Finding>)],
 ) -> Vec<Finding> {
-    let mut rules: Vec<String> = findings.iter().map(|f| f.rule.clone()).collect();
+    let mut rules: Vec<crate::model::RuleId> = findings.iter().map(|f| f.rule.clone()).collect();
     for (_, fs) in alternatives {
         for f in fs {
             if !rules.contains(&f.rule) {
@@ -114,7 +114,7 @@ mod tests {
 
     fn finding(rule: &str, status: Status, detail: &str) -> Finding {
         Finding {
-            rule: rule.to_string(),
+            rule: rule.into(),
             status,
             severity: crate::model::Severity::High,
             summary: format!("{rule} summary"),

@@ -36,7 +36,8 @@ impl std::fmt::Display for ChangeKind {
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Change {
     pub change: ChangeKind,
-    pub rule: String,
+    #[schemars(with = "String")]
+    pub rule: super::RuleId,
     pub component: String,
     /// The status at HEAD (`not_affected` when the rule no longer applies there).
     pub status: Status,

@@ -209,7 +209,7 @@ pub fn evaluate_with(
         });
     }
     Finding {
-        rule: rule.id.clone(),
+        rule: crate::model::RuleId::rule(rule.id.clone()),
         status,
         severity: rule.database_specific.severity,
         summary: rule.summary.clone(),
