@@ -159,7 +159,7 @@ mod tests {
             "flash-attention",
             "cmake/fa.cmake",
             Some("v2".into()),
-            commit.map(String::from),
+            commit.map(crate::model::CommitId::from),
             crate::model::FoundBy::Cmake,
         );
         pin.line = 12;

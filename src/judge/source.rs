@@ -4,7 +4,7 @@
 //! [`super::values`]), and declarations no configuration reaches ([`Judge::unreached`]).
 
 use super::{elsewhere, hygiene, ledger, values};
-use crate::model::{Evidence, EvidenceKind, Finding, Location, Pin, Status};
+use crate::model::{CommitId, Evidence, EvidenceKind, Finding, Location, Pin, Status};
 use crate::pin;
 use crate::resolve::{PatchedTree, Repo, ResolveError, Resolved};
 use crate::rules::Database;
@@ -164,7 +164,7 @@ impl Judge<'_> {
         clone_of: &dyn Fn(&str) -> Option<&'r Repo>,
     ) -> Result<Judged, JudgeError> {
         let mut judged = self.pin(pin, clone_of(&pin.component))?;
-        pin.commit = judged.commit.map(|c| c.to_string());
+        pin.commit = judged.commit.map(|c| CommitId::new(c.to_string()));
         if pin.possible.len() <= 1 {
             return Ok(judged);
         }
@@ -345,7 +345,7 @@ mod tests {
             reference.map(String::from),
             reference
                 .filter(|r| crate::model::is_full_sha(r))
-                .map(String::from),
+                .map(CommitId::from),
             crate::model::FoundBy::Cmake,
         );
         pin.declared_name = format!("{component}-declared");
@@ -359,7 +359,7 @@ mod tests {
             set_by: set_by.iter().map(|s| s.to_string()).collect(),
             commit: reference
                 .filter(|r| crate::model::is_full_sha(r))
-                .map(String::from),
+                .map(CommitId::from),
             repo: None,
             default,
             conditions: Vec::new(),

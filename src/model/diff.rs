@@ -75,7 +75,8 @@ pub struct PinSide {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reference: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub commit: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub commit: Option<super::CommitId>,
     /// Whether the repository is not the component's own (a fork).
     pub fork: bool,
     pub file: String,

@@ -22,7 +22,7 @@ pub use diff::{
 };
 pub use evidence::{Evidence, EvidenceKind, Location};
 pub use finding::{Finding, Suppression};
-pub use pin::{Fingerprint, FoundBy, Pin, Possible, is_full_sha, purl_encode};
+pub use pin::{CommitId, Fingerprint, FoundBy, Pin, Possible, is_full_sha, purl_encode};
 pub use report::{ImageInfo, LayerInfo, Report, SCHEMA, Shard, TargetReport, Tool};
 pub use rule_id::{FindingKind, RuleId};
 pub use status::{Severity, Status};

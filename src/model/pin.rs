@@ -8,6 +8,81 @@ pub fn is_full_sha(s: &str) -> bool {
     s.len() == 40 && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
+/// A commit id as found (JSON: its text): a full SHA as written or resolved through a clone, or
+/// an abbreviation a file records (vLLM's `__commit_id__`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct CommitId(String);
+
+impl CommitId {
+    pub fn new(text: impl Into<String>) -> CommitId {
+        CommitId(text.into())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Whether it is a full 40-hex-digit SHA.
+    pub fn is_full(&self) -> bool {
+        is_full_sha(&self.0)
+    }
+
+    /// The full SHA, lower-cased; `None` for an abbreviation.
+    pub fn full(&self) -> Option<String> {
+        self.is_full().then(|| self.0.to_ascii_lowercase())
+    }
+}
+
+impl std::fmt::Display for CommitId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::ops::Deref for CommitId {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<String> for CommitId {
+    fn from(text: String) -> CommitId {
+        CommitId(text)
+    }
+}
+
+impl From<&str> for CommitId {
+    fn from(text: &str) -> CommitId {
+        CommitId(text.to_string())
+    }
+}
+
+impl PartialEq<str> for CommitId {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for CommitId {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+impl PartialEq<String> for CommitId {
+    fn eq(&self, other: &String) -> bool {
+        &self.0 == other
+    }
+}
+
+impl PartialEq<CommitId> for String {
+    fn eq(&self, other: &CommitId) -> bool {
+        *self == other.0
+    }
+}
+
 /// How a pin was found (JSON `found_by`, the phrase each variant is renamed to).
 #[derive(
     Debug,
@@ -82,7 +157,8 @@ pub struct Pin {
     pub url: Option<String>,
     /// The full commit, once resolved (a full SHA as written, or through a clone).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub commit: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub commit: Option<CommitId>,
     /// How the pin was found.
     #[schemars(with = "String")]
     pub found_by: FoundBy,
@@ -119,7 +195,8 @@ pub struct Possible {
     pub set_by: Vec<String>,
     /// The full commit when `reference` is a full SHA.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub commit: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub commit: Option<CommitId>,
     /// `GIT_REPOSITORY` in this configuration.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub repo: Option<String>,
@@ -160,7 +237,7 @@ impl Pin {
         component: &str,
         file: &str,
         reference: Option<String>,
-        commit: Option<String>,
+        commit: Option<CommitId>,
         found_by: FoundBy,
     ) -> Pin {
         Pin {
@@ -262,4 +339,28 @@ pub struct Fingerprint {
     pub mismatched: Vec<String>,
     /// One line saying all of the above.
     pub summary: String,
+}
+
+#[cfg(test)]
+mod commit_id_tests {
+    use super::*;
+
+    #[test]
+    fn a_commit_id_is_its_text_and_knows_whether_it_is_full() {
+        let upper = CommitId::new("A".repeat(40));
+        assert!(upper.is_full());
+        assert_eq!(upper.full(), Some("a".repeat(40)));
+        assert_eq!(upper.as_str(), "A".repeat(40), "kept as written");
+        let short = CommitId::from("ced6857af");
+        assert!(!short.is_full());
+        assert_eq!(short.full(), None);
+        assert_eq!(
+            serde_json::to_string(&short).expect("serializes"),
+            "\"ced6857af\""
+        );
+        let back: CommitId = serde_json::from_str("\"ced6857af\"").expect("reads");
+        assert_eq!(back, short);
+        assert_eq!(back, "ced6857af");
+        assert_eq!(String::from("ced6857af"), back);
+    }
 }

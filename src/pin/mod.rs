@@ -13,7 +13,7 @@ pub mod fingerprint;
 pub mod shipped;
 pub mod url;
 
-use crate::model::{FoundBy, Pin, Possible, is_full_sha};
+use crate::model::{CommitId, FoundBy, Pin, Possible, is_full_sha};
 use crate::view::View;
 use components::Registry;
 
@@ -141,7 +141,7 @@ pub fn from_evaluation(
                     commit: reference
                         .as_deref()
                         .filter(|r| is_full_sha(r))
-                        .map(str::to_ascii_lowercase),
+                        .map(|r| CommitId::new(r.to_ascii_lowercase())),
                     reference,
                     set_by,
                     repo,

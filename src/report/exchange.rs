@@ -95,7 +95,7 @@ mod tests {
             component,
             "f",
             None,
-            commit.map(String::from),
+            commit.map(crate::model::CommitId::from),
             crate::model::FoundBy::Cmake,
         );
         p.repo_canonical = canonical.map(String::from);

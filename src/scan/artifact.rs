@@ -8,8 +8,8 @@
 
 use super::fetched::Fetches;
 use crate::model::TargetReport;
+use crate::model::{CommitId, FoundBy, Pin};
 use crate::model::{EvidenceKind, Location};
-use crate::model::{FoundBy, Pin};
 use crate::pin::fingerprint::Index;
 use crate::pin::shipped::elf::{self, DynamicSymbol, ElfError};
 use crate::pin::shipped::env::{self, Env};
@@ -104,7 +104,7 @@ fn scan_env(
             "vllm",
             &dist.dist_info,
             Some(format!("{} {}", dist.name, dist.version)),
-            commit,
+            commit.map(CommitId::from),
             FoundBy::DistInfo,
         ));
     }
@@ -278,7 +278,7 @@ fn scan_copy(
         copy.owner
             .as_ref()
             .map(|o| format!("shipped in {} {}", o.name, o.version)),
-        commit.map(|c| c.to_string()),
+        commit.map(|c| CommitId::new(c.to_string())),
         FoundBy::ShippedFiles,
     );
     pin.component_repo = db

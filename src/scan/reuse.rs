@@ -244,7 +244,7 @@ mod tests {
             None,
             crate::model::FoundBy::Cmake,
         );
-        pin.commit = Some("a".repeat(40));
+        pin.commit = Some("a".repeat(40).into());
         movable.components.push(pin);
         for _ in 0..2 {
             run(&store, &path, &Options::default(), later, &movable, &scans);

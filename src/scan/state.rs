@@ -407,7 +407,7 @@ mod tests {
             reusable(&report),
             "an unresolved tag: decided by content alone"
         );
-        report.components[0].commit = Some("a".repeat(40));
+        report.components[0].commit = Some("a".repeat(40).into());
         assert!(!reusable(&report), "a tag a clone resolved");
         report.components[0].reference = Some("a".repeat(40));
         assert!(reusable(&report), "a full SHA");
