@@ -46,8 +46,8 @@ fn decided(
     evidence: Vec<Evidence>,
     location: Option<Location>,
 ) -> Finding {
-    let mut weighed: Vec<(Evidence, bool)> = evidence.iter().cloned().map(|e| (e, true)).collect();
-    weighed.sort_by_key(|(e, _)| e.kind);
+    // `combine` orders the applicable evidence strongest first itself.
+    let weighed: Vec<(Evidence, bool)> = evidence.iter().cloned().map(|e| (e, true)).collect();
     let verdict = evaluate::combine(&weighed);
     Finding {
         rule: crate::model::RuleId::rule(rule.id.clone()),

@@ -526,6 +526,21 @@ mod tests {
     }
 
     #[test]
+    fn one_value_is_judged_alone() {
+        let mut p = pin("flash-attention", Some(KNOWN));
+        p.possible = vec![value(Some(KNOWN), &[], true, 4)];
+        let judged = judge(&mut p);
+        let f = finding(&judged.findings, FA4);
+        assert_eq!(f.status, Status::Affected);
+        assert!(
+            f.evidence
+                .iter()
+                .all(|e| e.kind != EvidenceKind::Configuration),
+            "no set to decide over: {f:#?}"
+        );
+    }
+
+    #[test]
     fn several_values_are_decided_over_the_set() {
         // The default pins a known affected commit: affected, whatever the other value is.
         let mut p = pin("flash-attention", Some(KNOWN));
