@@ -7,15 +7,15 @@
 //! - [`source`]: a source tree's pins, each rule on each value ([`Judge`]).
 //! - [`values`]: one rule over every value a pin can take.
 //! - [`elsewhere`]: a commit some rule lists under another component's name.
-//! - [`artifact`]: a shipped copy's verdicts, with what RECORD says of the files read.
+//! - [`integrity`]: a shipped copy's verdicts, with what RECORD says of the files read.
 //! - [`ledger`]: the release ledger's pins and recorded verdicts for a target's vLLM release.
 //! - [`hygiene`]: fork pins, short SHAs, movable references, unreachable commits.
 //! - [`drift`]: a build's components against the tree it was declared from.
 
-pub mod artifact;
 pub mod drift;
 pub mod elsewhere;
 pub mod hygiene;
+pub mod integrity;
 pub mod ledger;
 pub mod source;
 pub mod values;

@@ -412,7 +412,7 @@ fn scan_copy(
         if let Some((file, line)) = hit {
             finding.location = Some(Location { file, line });
         }
-        let finding = crate::judge::artifact::with_integrity(
+        let finding = crate::judge::integrity::with_integrity(
             finding,
             &files.reads.borrow(),
             view.kind() == "wheel",
