@@ -25,7 +25,7 @@ impl Exit {
 
 /// The exit status of a scan: an affected finding at or above `gate.affected` (1) outranks an
 /// undecided one at or above `gate.unknown` (3), which outranks a clean result. A threshold of
-/// `None` (`never`) lets that status pass. Pin-hygiene findings (`hygiene/*`) count only with
+/// `None` (`never`) lets that status pass. Pin-hygiene findings ([`crate::model::FindingKind::Hygiene`]) count only with
 /// `hygiene_fails` (`--fail-on-hygiene`): a gate that fails on every real vLLM tree because it
 /// pins CUTLASS by tag would be switched off.
 pub fn for_scan(report: &crate::model::Report, gate: Gate, hygiene_fails: bool) -> Exit {
@@ -37,7 +37,7 @@ pub fn for_scan(report: &crate::model::Report, gate: Gate, hygiene_fails: bool) 
                 f.status == status
                     && f.severity >= threshold
                     && f.suppressed.is_none()
-                    && (hygiene_fails || !f.rule.starts_with("hygiene/"))
+                    && (hygiene_fails || f.rule.kind() != crate::model::FindingKind::Hygiene)
             })
         })
     };
@@ -169,7 +169,7 @@ mod tests {
 
     fn finding(rule: &str, status: Status, severity: Severity) -> Finding {
         Finding {
-            rule: rule.to_string(),
+            rule: rule.into(),
             status,
             severity,
             summary: String::new(),
@@ -336,7 +336,7 @@ mod tests {
     fn change(kind: ChangeKind, status: Status, pin_changed: bool) -> Change {
         Change {
             change: kind,
-            rule: FA4.to_string(),
+            rule: FA4.into(),
             component: "flash-attention".to_string(),
             status,
             base_status: None,

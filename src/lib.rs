@@ -15,7 +15,10 @@
 //! - [`verify`]: the GPU verifier (its model in `verify::report`, its renderers beside it).
 //! - [`report`]: renderers (table, JSON, SARIF, markdown) of scans and reviews; read [`model`].
 //! - [`diff`]: `pinprobe diff`, two revisions scanned and compared, fix suggestions.
-//! - [`scan`]: one target of any kind through the pipeline; hygiene, drift, the ignore policy.
+//! - [`scan`]: one target of any kind through the pipeline (it orchestrates; [`judge`] decides);
+//!   the ignore policy.
+//! - [`judge`]: every status decision (value sets, known pins elsewhere, drift, the ledger,
+//!   hygiene, artifacts), each asking the one lattice in `rules::evaluate`.
 //! - [`rules`]: the rule database, signatures, evaluation of one rule on one pin, OSV export.
 //! - [`pin`]: what a target pins: CMake declarations, shipped copies, fingerprints, URLs.
 //! - [`resolve`]: clones through gix: references, ancestry, patch-id, patched trees.
@@ -30,6 +33,7 @@ pub mod cli;
 pub mod diff;
 pub mod exit;
 pub mod input;
+pub mod judge;
 pub mod model;
 pub mod pin;
 pub mod report;

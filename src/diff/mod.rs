@@ -319,7 +319,8 @@ pub fn compare(base: &TargetReport, head: &TargetReport, pins: &[PinChange]) -> 
                 change: kind,
                 rule: f.rule.clone(),
                 component: f.component.clone(),
-                status: Status::NotAffected,
+                // The rule no longer applies on the head side.
+                status: crate::rules::evaluate::absent(None),
                 base_status: Some(f.status),
                 severity: f.severity,
                 summary: f.summary.clone(),

@@ -45,7 +45,11 @@ pub fn suggest(clone: &Repo, pin: &Pin, rules: &[&str], db: &Database) -> Sugges
         component: pin.component.clone(),
         file: pin.file.clone(),
         line: pin.line,
-        current: pin.commit.clone().or_else(|| pin.reference.clone()),
+        current: pin
+            .commit
+            .as_ref()
+            .map(|c| c.to_string())
+            .or_else(|| pin.reference.clone()),
         commit: None,
         git_tag: None,
         branch: None,

@@ -36,7 +36,8 @@ impl std::fmt::Display for ChangeKind {
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Change {
     pub change: ChangeKind,
-    pub rule: String,
+    #[schemars(with = "String")]
+    pub rule: super::RuleId,
     pub component: String,
     /// The status at HEAD (`not_affected` when the rule no longer applies there).
     pub status: Status,
@@ -74,7 +75,8 @@ pub struct PinSide {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reference: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub commit: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub commit: Option<super::CommitId>,
     /// Whether the repository is not the component's own (a fork).
     pub fork: bool,
     pub file: String,

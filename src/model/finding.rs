@@ -1,12 +1,15 @@
 //! A rule's verdict on one component ([`Finding`]), and what the ignore policy attaches to it.
 
-use super::{Evidence, EvidenceKind, Location, Severity, Status};
+use super::{Evidence, EvidenceKind, Location, RuleId, Severity, Status};
 use serde::{Deserialize, Serialize};
 
 /// A rule's verdict on one component.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Finding {
-    pub rule: String,
+    // The rule's id and what the finding is about (a rule, pin hygiene, drift); a comment, not
+    // a doc comment, so the JSON schema stays as it was.
+    #[schemars(with = "String")]
+    pub rule: RuleId,
     pub status: Status,
     pub severity: Severity,
     pub summary: String,

@@ -10,6 +10,7 @@ mod evidence;
 mod finding;
 mod pin;
 mod report;
+mod rule_id;
 pub mod schema;
 mod status;
 pub mod text;
@@ -21,9 +22,7 @@ pub use diff::{
 };
 pub use evidence::{Evidence, EvidenceKind, Location};
 pub use finding::{Finding, Suppression};
-pub use pin::{
-    FOUND_BY_ARCHIVE, FOUND_BY_CMAKE, FOUND_BY_PYTHON, FOUND_BY_SUBMODULE, Fingerprint, Pin,
-    Possible, is_full_sha, purl_encode,
-};
+pub use pin::{CommitId, Fingerprint, FoundBy, Pin, Possible, is_full_sha, purl_encode};
 pub use report::{ImageInfo, LayerInfo, Report, SCHEMA, Shard, TargetReport, Tool};
+pub use rule_id::{FindingKind, RuleId};
 pub use status::{Severity, Status};

@@ -8,14 +8,139 @@ pub fn is_full_sha(s: &str) -> bool {
     s.len() == 40 && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
-/// How a pin was found, for reports.
-pub const FOUND_BY_CMAKE: &str = "cmake GIT_TAG";
-/// A CMake `URL` naming a forge archive of a repository at a revision.
-pub const FOUND_BY_ARCHIVE: &str = "cmake URL archive";
-/// A git submodule's gitlink.
-pub const FOUND_BY_SUBMODULE: &str = "git submodule";
-/// A Python requirement or lock entry.
-pub const FOUND_BY_PYTHON: &str = "python requirement";
+/// A commit id as found (JSON: its text): a full SHA as written or resolved through a clone, or
+/// an abbreviation a file records (vLLM's `__commit_id__`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct CommitId(String);
+
+impl CommitId {
+    pub fn new(text: impl Into<String>) -> CommitId {
+        CommitId(text.into())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Whether it is a full 40-hex-digit SHA.
+    pub fn is_full(&self) -> bool {
+        is_full_sha(&self.0)
+    }
+
+    /// The full SHA, lower-cased; `None` for an abbreviation.
+    pub fn full(&self) -> Option<String> {
+        self.is_full().then(|| self.0.to_ascii_lowercase())
+    }
+}
+
+impl std::fmt::Display for CommitId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::ops::Deref for CommitId {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<String> for CommitId {
+    fn from(text: String) -> CommitId {
+        CommitId(text)
+    }
+}
+
+impl From<&str> for CommitId {
+    fn from(text: &str) -> CommitId {
+        CommitId(text.to_string())
+    }
+}
+
+impl PartialEq<str> for CommitId {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for CommitId {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+impl PartialEq<String> for CommitId {
+    fn eq(&self, other: &String) -> bool {
+        &self.0 == other
+    }
+}
+
+impl PartialEq<CommitId> for String {
+    fn eq(&self, other: &CommitId) -> bool {
+        *self == other.0
+    }
+}
+
+/// How a pin was found (JSON `found_by`, the phrase each variant is renamed to).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
+pub enum FoundBy {
+    /// A CMake declaration's `GIT_TAG` (a source tree).
+    #[serde(rename = "cmake GIT_TAG")]
+    Cmake,
+    /// A copy's files in an artifact (a wheel, an environment, an image).
+    #[serde(rename = "shipped files")]
+    ShippedFiles,
+    /// An installed vLLM's own distribution.
+    #[serde(rename = "dist-info METADATA, vllm/_version.py")]
+    DistInfo,
+    /// The copy an installed vLLM bundles, looked for and not found.
+    #[serde(rename = "expected bundled copy")]
+    ExpectedCopy,
+    /// A CMake `URL` naming a forge archive of a repository at a revision.
+    #[serde(rename = "cmake URL archive")]
+    Archive,
+    /// A git submodule's gitlink.
+    #[serde(rename = "git submodule")]
+    Submodule,
+    /// A Python requirement or lock entry.
+    #[serde(rename = "python requirement")]
+    Python,
+}
+
+impl FoundBy {
+    /// The phrase reports show (JSON `found_by`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FoundBy::Cmake => "cmake GIT_TAG",
+            FoundBy::ShippedFiles => "shipped files",
+            FoundBy::DistInfo => "dist-info METADATA, vllm/_version.py",
+            FoundBy::ExpectedCopy => "expected bundled copy",
+            FoundBy::Archive => "cmake URL archive",
+            FoundBy::Submodule => "git submodule",
+            FoundBy::Python => "python requirement",
+        }
+    }
+}
+
+impl std::fmt::Display for FoundBy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// One pinned kernel project.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -48,9 +173,11 @@ pub struct Pin {
     pub url_hash: Option<String>,
     /// The full commit, once resolved (a full SHA as written, or through a clone).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub commit: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub commit: Option<CommitId>,
     /// How the pin was found.
-    pub found_by: std::borrow::Cow<'static, str>,
+    #[schemars(with = "String")]
+    pub found_by: FoundBy,
     /// The file of the pinning declaration.
     pub file: String,
     /// The line of `GIT_TAG`'s value (else of the declaration).
@@ -84,7 +211,8 @@ pub struct Possible {
     pub set_by: Vec<String>,
     /// The full commit when `reference` is a full SHA.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub commit: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub commit: Option<CommitId>,
     /// `GIT_REPOSITORY` in this configuration.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub repo: Option<String>,
@@ -125,8 +253,8 @@ impl Pin {
         component: &str,
         file: &str,
         reference: Option<String>,
-        commit: Option<String>,
-        found_by: &'static str,
+        commit: Option<CommitId>,
+        found_by: FoundBy,
     ) -> Pin {
         Pin {
             component: component.to_string(),
@@ -139,7 +267,7 @@ impl Pin {
             url: None,
             url_hash: None,
             commit,
-            found_by: found_by.into(),
+            found_by,
             file: file.to_string(),
             line: 0,
             patches: Vec::new(),
@@ -228,4 +356,28 @@ pub struct Fingerprint {
     pub mismatched: Vec<String>,
     /// One line saying all of the above.
     pub summary: String,
+}
+
+#[cfg(test)]
+mod commit_id_tests {
+    use super::*;
+
+    #[test]
+    fn a_commit_id_is_its_text_and_knows_whether_it_is_full() {
+        let upper = CommitId::new("A".repeat(40));
+        assert!(upper.is_full());
+        assert_eq!(upper.full(), Some("a".repeat(40)));
+        assert_eq!(upper.as_str(), "A".repeat(40), "kept as written");
+        let short = CommitId::from("ced6857af");
+        assert!(!short.is_full());
+        assert_eq!(short.full(), None);
+        assert_eq!(
+            serde_json::to_string(&short).expect("serializes"),
+            "\"ced6857af\""
+        );
+        let back: CommitId = serde_json::from_str("\"ced6857af\"").expect("reads");
+        assert_eq!(back, short);
+        assert_eq!(back, "ced6857af");
+        assert_eq!(String::from("ced6857af"), back);
+    }
 }

@@ -17,7 +17,7 @@ pub mod submodule;
 pub mod subproject;
 pub mod url;
 
-use crate::model::{FOUND_BY_ARCHIVE, FOUND_BY_CMAKE, Pin, Possible, is_full_sha};
+use crate::model::{CommitId, FoundBy, Pin, Possible, is_full_sha};
 use crate::view::View;
 use components::Registry;
 
@@ -164,7 +164,7 @@ pub fn from_evaluation(
                     commit: reference
                         .as_deref()
                         .filter(|r| is_full_sha(r))
-                        .map(str::to_ascii_lowercase),
+                        .map(|r| CommitId::new(r.to_ascii_lowercase())),
                     reference,
                     set_by,
                     repo,
@@ -406,9 +406,9 @@ fn pin_of(
         url: main.url.clone(),
         url_hash: main.url_hash.clone(),
         found_by: if main.archive {
-            FOUND_BY_ARCHIVE.into()
+            FoundBy::Archive
         } else {
-            FOUND_BY_CMAKE.into()
+            FoundBy::Cmake
         },
         file: main.possible.file.clone(),
         line: main.possible.line,

@@ -3,7 +3,7 @@
 //! superproject pins. A submodule whose URL or name identifies a kernel component is a pin of
 //! it like any other; one whose gitlink cannot be read is a pin whose commit is unknown.
 
-use crate::model::{FOUND_BY_SUBMODULE, Pin, Possible};
+use crate::model::{FoundBy, Pin, Possible};
 use crate::pin::components::Registry;
 use crate::pin::url;
 
@@ -102,7 +102,7 @@ pub fn pins(
             .or_else(|| registry.resembles(&sub.name, canonical.as_deref()))
             .or_else(|| registry.resembles(&last, None));
         let Some(def) = def else { continue };
-        let mut pin = Pin::shipped(&def.name, ".gitmodules", None, None, FOUND_BY_SUBMODULE);
+        let mut pin = Pin::shipped(&def.name, ".gitmodules", None, None, FoundBy::Submodule);
         pin.declared_name = sub.name.clone();
         pin.line = sub.line;
         pin.repo = sub.url.clone();
@@ -111,7 +111,7 @@ pub fn pins(
         match gitlink(&path) {
             Ok(Some(commit)) => {
                 pin.reference = Some(commit.clone());
-                pin.commit = Some(commit);
+                pin.commit = Some(commit.into());
             }
             Ok(None) => pin.possible = vec![unknown(&sub, &path, "no gitlink records its commit")],
             Err(why) => pin.possible = vec![unknown(&sub, &path, &why)],

@@ -91,7 +91,13 @@ mod tests {
     use super::*;
 
     fn pin(component: &str, canonical: Option<&str>, commit: Option<&str>) -> Pin {
-        let mut p = Pin::shipped(component, "f", None, commit.map(String::from), "test");
+        let mut p = Pin::shipped(
+            component,
+            "f",
+            None,
+            commit.map(crate::model::CommitId::from),
+            crate::model::FoundBy::Cmake,
+        );
         p.repo_canonical = canonical.map(String::from);
         p
     }

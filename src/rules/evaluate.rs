@@ -210,7 +210,7 @@ pub fn evaluate_with(
         });
     }
     Finding {
-        rule: rule.id.clone(),
+        rule: crate::model::RuleId::rule(rule.id.clone()),
         status,
         severity: rule.database_specific.severity,
         summary: rule.summary.clone(),
@@ -281,6 +281,65 @@ pub fn combine(weighed: &[(Evidence, bool)]) -> Verdict {
             decided_by: Some(e.kind),
         },
         _ => unknown,
+    }
+}
+
+/// The status of a rule that does not apply where a status is asked for (a value of a pin that
+/// is another component's, a finding one side of a comparison lacks): not affected by it.
+/// `found` is the finding's status where the rule applies.
+pub fn absent(found: Option<Status>) -> Status {
+    found.unwrap_or(Status::NotAffected)
+}
+
+/// One rule's status over every value a pin can take ([`over_values`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SetVerdict {
+    pub status: Status,
+    /// Affected because the default configuration's value is (whatever the others are).
+    pub by_default: bool,
+}
+
+/// The lattice over a set of values a pin can take: `statuses` holds one rule's status on each
+/// value, the default configuration's first when `first_is_default`.
+///
+/// 1. The default configuration's value is `affected`: `affected` (a default build has the bug).
+/// 2. Every value is `affected`: `affected`.
+/// 3. Every value is `not_affected`: `not_affected`, the only clean answer.
+/// 4. Otherwise (some value unsure, or values that disagree), and for no values at all:
+///    `unknown`, never clean.
+pub fn over_values(statuses: &[Status], first_is_default: bool) -> SetVerdict {
+    let by_default = first_is_default && statuses.first() == Some(&Status::Affected);
+    let every = |wanted: Status| !statuses.is_empty() && statuses.iter().all(|s| *s == wanted);
+    let status = if by_default || every(Status::Affected) {
+        Status::Affected
+    } else if every(Status::NotAffected) {
+        Status::NotAffected
+    } else {
+        Status::Unknown
+    };
+    SetVerdict { status, by_default }
+}
+
+/// The verdict of a check whose one piece of evidence is the whole answer (pin hygiene, drift
+/// of an artifact from its declared pin): the evidence's status, decided by its kind unless it
+/// could not tell.
+pub fn on_its_own(evidence: &Evidence) -> Verdict {
+    Verdict {
+        status: evidence.status,
+        decided_by: (evidence.status != Status::Unknown).then_some(evidence.kind),
+    }
+}
+
+/// A verdict resting on files that fail their integrity check (a wheel member that disagrees
+/// with its RECORD): never clean, so `not_affected` becomes `unknown`; other verdicts stand.
+pub fn distrusted(verdict: Verdict) -> Verdict {
+    if verdict.status == Status::NotAffected {
+        Verdict {
+            status: Status::Unknown,
+            decided_by: None,
+        }
+    } else {
+        verdict
     }
 }
 
@@ -1379,6 +1438,125 @@ mod tests {
             let mut at_event = vllm("c1");
             at_event.clone = None;
             assert_eq!(evaluate_with(&r, &fa, &reg, &[at_event]).status, A);
+        }
+    }
+}
+
+#[cfg(test)]
+mod lattice_tests {
+    use super::*;
+
+    fn evidence(kind: EvidenceKind, status: Status) -> Evidence {
+        Evidence {
+            kind,
+            status,
+            detail: String::new(),
+            file: None,
+            line: None,
+        }
+    }
+
+    #[test]
+    fn a_rule_that_does_not_apply_is_not_affected() {
+        assert_eq!(absent(None), Status::NotAffected);
+        for s in [Status::Affected, Status::NotAffected, Status::Unknown] {
+            assert_eq!(absent(Some(s)), s);
+        }
+    }
+
+    #[test]
+    fn over_values_is_clean_only_when_every_value_is() {
+        use Status::*;
+        let v = |statuses: &[Status], default| over_values(statuses, default);
+        assert_eq!(
+            v(&[Affected, NotAffected], true),
+            SetVerdict {
+                status: Affected,
+                by_default: true
+            }
+        );
+        assert_eq!(
+            v(&[Affected, NotAffected], false),
+            SetVerdict {
+                status: Unknown,
+                by_default: false
+            }
+        );
+        assert_eq!(
+            v(&[NotAffected, Affected], true),
+            SetVerdict {
+                status: Unknown,
+                by_default: false
+            }
+        );
+        assert_eq!(v(&[Unknown, Affected], true).status, Unknown);
+        assert_eq!(
+            v(&[Affected, Affected], false),
+            SetVerdict {
+                status: Affected,
+                by_default: false
+            }
+        );
+        assert_eq!(v(&[NotAffected, NotAffected], true).status, NotAffected);
+        assert_eq!(v(&[NotAffected, Unknown], true).status, Unknown);
+        assert_eq!(v(&[Unknown], false).status, Unknown);
+        assert_eq!(v(&[NotAffected], false).status, NotAffected);
+        // Nothing to decide over is never an answer.
+        assert_eq!(
+            v(&[], true),
+            SetVerdict {
+                status: Unknown,
+                by_default: false
+            }
+        );
+    }
+
+    #[test]
+    fn evidence_on_its_own_decides_unless_it_could_not_tell() {
+        let e = evidence(EvidenceKind::Hygiene, Status::Affected);
+        assert_eq!(
+            on_its_own(&e),
+            Verdict {
+                status: Status::Affected,
+                decided_by: Some(EvidenceKind::Hygiene)
+            }
+        );
+        let e = evidence(EvidenceKind::Fingerprint, Status::NotAffected);
+        assert_eq!(on_its_own(&e).decided_by, Some(EvidenceKind::Fingerprint));
+        let e = evidence(EvidenceKind::Fingerprint, Status::Unknown);
+        assert_eq!(
+            on_its_own(&e),
+            Verdict {
+                status: Status::Unknown,
+                decided_by: None
+            }
+        );
+    }
+
+    #[test]
+    fn a_distrusted_verdict_is_never_clean() {
+        let clean = Verdict {
+            status: Status::NotAffected,
+            decided_by: Some(EvidenceKind::Signature),
+        };
+        assert_eq!(
+            distrusted(clean),
+            Verdict {
+                status: Status::Unknown,
+                decided_by: None
+            }
+        );
+        for v in [
+            Verdict {
+                status: Status::Affected,
+                decided_by: Some(EvidenceKind::Signature),
+            },
+            Verdict {
+                status: Status::Unknown,
+                decided_by: None,
+            },
+        ] {
+            assert_eq!(distrusted(v), v);
         }
     }
 }

@@ -7,9 +7,9 @@
 //! install, and a fingerprint index (see [`crate::pin::fingerprint`]) names the commits the files match.
 
 use super::fetched::Fetches;
-use crate::model::Pin;
 use crate::model::TargetReport;
-use crate::model::{Evidence, EvidenceKind, Location, Status};
+use crate::model::{CommitId, FoundBy, Pin};
+use crate::model::{EvidenceKind, Location};
 use crate::pin::fingerprint::Index;
 use crate::pin::shipped::elf::{self, DynamicSymbol, ElfError};
 use crate::pin::shipped::env::{self, Env};
@@ -104,8 +104,8 @@ fn scan_env(
             "vllm",
             &dist.dist_info,
             Some(format!("{} {}", dist.name, dist.version)),
-            commit,
-            "dist-info METADATA, vllm/_version.py",
+            commit.map(CommitId::from),
+            FoundBy::DistInfo,
         ));
     }
     // Each distribution's RECORD is read once, however many copies it ships.
@@ -181,7 +181,7 @@ fn missing_copy(
             dist.name, dist.version
         )),
         None,
-        "expected bundled copy",
+        FoundBy::ExpectedCopy,
     );
     pin.component_repo = db
         .registry
@@ -234,20 +234,21 @@ fn scan_copy(
         .is_some_and(|o| o.normalized() == "vllm");
     // vllm/_version.py (version and commit), else the dist-info METADATA version alone.
     let release = match (&copy.owner, shipped_by_vllm) {
-        (Some(owner), true) => super::ledger::release_of(view, &env.join("vllm/_version.py"))?
-            .or_else(|| {
-                Some(super::ledger::ReleaseId {
+        (Some(owner), true) => {
+            crate::judge::ledger::release_of(view, &env.join("vllm/_version.py"))?.or_else(|| {
+                Some(crate::judge::ledger::ReleaseId {
                     version: owner.version.clone(),
                     commit: None,
                     file: format!("{}/METADATA", owner.dist_info),
                 })
-            }),
+            })
+        }
         _ => None,
     };
     let resolution = if shipped_by_vllm {
-        super::ledger::resolve(db, release.as_ref(), &copy.component, None)
+        crate::judge::ledger::resolve(db, release.as_ref(), &copy.component, None)
     } else {
-        super::ledger::Resolution::default()
+        crate::judge::ledger::Resolution::default()
     };
     // The ledger's pin counts only if the shipped files do not say they come from elsewhere.
     let ledger_agrees = match (&matched, &resolution.commit) {
@@ -266,7 +267,7 @@ fn scan_copy(
     };
     if let (Some(m), Some(l), Some(id)) = (&matched, &resolution.commit, &release)
         && let Some(finding) =
-            super::drift::against_ledger(&copy.component, &copy.dir, m, l, &id.version)
+            crate::judge::drift::against_ledger(&copy.component, &copy.dir, m, l, &id.version)
     {
         report.findings.push(finding);
     }
@@ -277,8 +278,8 @@ fn scan_copy(
         copy.owner
             .as_ref()
             .map(|o| format!("shipped in {} {}", o.name, o.version)),
-        commit.map(|c| c.to_string()),
-        "shipped files",
+        commit.map(|c| CommitId::new(c.to_string())),
+        FoundBy::ShippedFiles,
     );
     pin.component_repo = db
         .registry
@@ -416,47 +417,11 @@ fn scan_copy(
         if let Some((file, line)) = hit {
             finding.location = Some(Location { file, line });
         }
-        // A wheel is a build product whose RECORD the build wrote: a member that disagrees with
-        // it (or is missing from it) means the archive was altered or damaged after the build,
-        // so a clean verdict resting on its files is not trusted (fail closed). An installed
-        // environment is different: a file edited after install (a hand-applied fix) is what
-        // runs, so the verdict follows it, with the integrity evidence beside it.
-        let untrusted = view.kind() == "wheel"
-            && files
-                .reads
-                .borrow()
-                .iter()
-                .any(|r| matches!(r.check, Some(Check::Modified { .. } | Check::NotListed)));
-        if untrusted && finding.status == Status::NotAffected {
-            finding.status = Status::Unknown;
-            finding.decided_by = None;
-        }
-        for read in files.reads.borrow().iter() {
-            let detail = match &read.check {
-                Some(Check::Matches) => continue,
-                Some(Check::Modified { expected, actual }) => format!(
-                    "{} was modified after install: RECORD has {expected}, the file has {actual}",
-                    read.path
-                ),
-                Some(Check::NotListed) => format!("{} is not listed in RECORD", read.path),
-                Some(Check::NoHash) => format!("{} has no hash in RECORD", read.path),
-                None => format!("{}: no RECORD to check it against", read.path),
-            };
-            let detail = if untrusted
-                && matches!(read.check, Some(Check::Modified { .. } | Check::NotListed))
-            {
-                format!("{detail} (a wheel's members must match its RECORD: no clean verdict)")
-            } else {
-                detail
-            };
-            finding.evidence.push(Evidence {
-                kind: EvidenceKind::Integrity,
-                status: Status::Unknown,
-                detail,
-                file: Some(read.path.clone()),
-                line: None,
-            });
-        }
+        let finding = crate::judge::integrity::with_integrity(
+            finding,
+            &files.reads.borrow(),
+            view.kind() == "wheel",
+        );
         report.findings.push(finding);
     }
     Ok(())

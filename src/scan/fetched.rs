@@ -4,7 +4,7 @@
 //! [`crate::resolve::fetch`]). What a fetch could not do becomes evidence on the findings it
 //! would have decided; offline, a notice says what a fetch would decide.
 
-use crate::model::{Evidence, EvidenceKind, Pin, Status, TargetReport};
+use crate::model::{Pin, Status, TargetReport};
 use crate::resolve::fetch;
 use crate::resolve::{Clones, Repo};
 use crate::rules::Database;
@@ -70,13 +70,9 @@ impl Fetches {
             report.warnings.push(format!("{component}: {cause}"));
             for finding in report.findings.iter_mut() {
                 if finding.component == *component && finding.status == Status::Unknown {
-                    finding.evidence.push(Evidence {
-                        kind: EvidenceKind::Ancestry,
-                        status: Status::Unknown,
-                        detail: format!("the pinned history could not be fetched: {cause}"),
-                        file: None,
-                        line: None,
-                    });
+                    finding
+                        .evidence
+                        .push(crate::judge::history_not_fetched(cause));
                 }
             }
         }

@@ -7,7 +7,7 @@
 //! nothing). The scan judges these pins like any other (a pin's set of values decides as a
 //! CMake pin's does).
 
-use crate::model::{FOUND_BY_PYTHON, Pin, Possible, is_full_sha};
+use crate::model::{FoundBy, Pin, Possible, is_full_sha};
 use crate::pin::python::{Allowed, Requirement};
 use crate::pin::url;
 use crate::rules::Database;
@@ -57,7 +57,7 @@ fn package_pin(r: &Requirement, component: &str, db: &Database) -> Pin {
             pin.commit = reference
                 .as_deref()
                 .filter(|r| is_full_sha(r))
-                .map(str::to_ascii_lowercase);
+                .map(|r| r.to_ascii_lowercase().into());
             if reference.is_none() {
                 pin.possible = vec![any_value(
                     r,
@@ -97,7 +97,7 @@ fn any_value(r: &Requirement, why: String) -> Possible {
 }
 
 fn base_pin(r: &Requirement, component: &str, db: &Database) -> Pin {
-    let mut pin = Pin::shipped(component, &r.file, None, None, FOUND_BY_PYTHON);
+    let mut pin = Pin::shipped(component, &r.file, None, None, FoundBy::Python);
     // The distribution, not the requirement text: `diff` pairs a bump of `vllm==A` to
     // `vllm==B` as one pin moving (the text is in the values and at file:line).
     pin.declared_name = r.name.clone();
@@ -203,7 +203,7 @@ fn vllm_pins(r: &Requirement, db: &Database) -> Vec<Pin> {
             values.push(Possible {
                 reference: Some(p.reference.clone()),
                 set_by: Vec::new(),
-                commit: p.commit.as_ref().map(|c| c.to_ascii_lowercase()),
+                commit: p.commit.as_ref().map(|c| c.to_ascii_lowercase().into()),
                 repo: Some(p.repo.clone()).filter(|r| !r.is_empty()),
                 default: false,
                 conditions: conditions(

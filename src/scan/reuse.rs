@@ -237,9 +237,14 @@ mod tests {
         assert_eq!(scans.get(), 2);
         // A pin resolved from a tag through a clone: scanned every time.
         let mut movable = report(&path, "tag");
-        let mut pin = crate::model::Pin::shipped("cutlass", "f", Some("v4.2.1".into()), None, "x");
-        pin.found_by = crate::model::FOUND_BY_CMAKE.into();
-        pin.commit = Some("a".repeat(40));
+        let mut pin = crate::model::Pin::shipped(
+            "cutlass",
+            "f",
+            Some("v4.2.1".into()),
+            None,
+            crate::model::FoundBy::Cmake,
+        );
+        pin.commit = Some("a".repeat(40).into());
         movable.components.push(pin);
         for _ in 0..2 {
             run(&store, &path, &Options::default(), later, &movable, &scans);

@@ -20,7 +20,7 @@
 //! clone or a fetch: the same content can resolve differently tomorrow).
 
 use super::Options;
-use crate::model::{FOUND_BY_CMAKE, TargetReport, is_full_sha};
+use crate::model::{FoundBy, TargetReport, is_full_sha};
 use crate::view::identity::{self, Identity};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -268,7 +268,7 @@ pub(super) fn reusable(report: &TargetReport) -> bool {
     report
         .components
         .iter()
-        .filter(|p| p.found_by == FOUND_BY_CMAKE)
+        .filter(|p| p.found_by == FoundBy::Cmake)
         .all(|p| {
             !movable(p.reference.as_deref(), p.commit.as_deref())
                 && p.possible
@@ -400,14 +400,14 @@ mod tests {
     #[test]
     fn a_pin_resolved_from_a_tag_is_not_reusable() {
         let mut report = TargetReport::new("t".into(), "source");
-        let mut pin = crate::model::Pin::shipped("cutlass", "f", Some("v4.2.1".into()), None, "x");
-        pin.found_by = FOUND_BY_CMAKE.into();
+        let pin =
+            crate::model::Pin::shipped("cutlass", "f", Some("v4.2.1".into()), None, FoundBy::Cmake);
         report.components.push(pin.clone());
         assert!(
             reusable(&report),
             "an unresolved tag: decided by content alone"
         );
-        report.components[0].commit = Some("a".repeat(40));
+        report.components[0].commit = Some("a".repeat(40).into());
         assert!(!reusable(&report), "a tag a clone resolved");
         report.components[0].reference = Some("a".repeat(40));
         assert!(reusable(&report), "a full SHA");

@@ -15,7 +15,8 @@ const LAYERS: &[&str] = &[
     "resolve", // clones through gix: references, ancestry, patch-id
     "pin",     // what a target pins: CMake, shipped copies, fingerprints, URLs, components
     "rules",   // the rule database, signatures, evaluation, OSV export
-    "scan",    // one target through the pipeline; hygiene, drift, the ignore policy
+    "judge",   // every status decision, on the one lattice: value sets, drift, ledger, hygiene
+    "scan",    // one target through the pipeline (orchestration only); the ignore policy
     "diff",    // `diff`: two revisions compared, fix suggestions
     "report",  // renderers of scans and reviews
     "verify",  // the GPU verifier
@@ -117,6 +118,68 @@ fn violations_in(file: &str, from: &str, text: &str) -> Vec<Violation> {
     out
 }
 
+/// Modules that never decide a status: they orchestrate (`scan`), compare (`diff`) or render
+/// (`report`) what the judge layer decided on the one lattice.
+const NO_STATUS: &[&str] = &["scan", "diff", "report"];
+
+/// One line of a module in [`NO_STATUS`] that constructs or overrides a status.
+#[derive(Debug, PartialEq, Eq)]
+struct Decision {
+    file: String,
+    line: usize,
+    code: String,
+}
+
+/// Whether `code` (a line without comments and strings) constructs or overrides a status: a
+/// `status` field initialised or assigned with a `Status::` value, any assignment to a
+/// `.status` or `.decided_by` field, or a `Verdict` built by hand.
+fn decides_status(code: &str) -> bool {
+    let compact: String = code.chars().filter(|c| !c.is_whitespace()).collect();
+    let literal = |after: &str| {
+        let after = after.strip_prefix("crate::model::").unwrap_or(after);
+        let after = after.strip_prefix("model::").unwrap_or(after);
+        after.starts_with("Status::")
+    };
+    let mut rest = compact.as_str();
+    while let Some(at) = rest.find("status") {
+        let before = &rest[..at];
+        let after = &rest[at + "status".len()..];
+        let word_start = !before.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
+        let assigned = after.strip_prefix('=').filter(|a| !a.starts_with('='));
+        if word_start {
+            if let Some(value) = after.strip_prefix(':').filter(|a| !a.starts_with(':'))
+                && literal(value)
+            {
+                return true;
+            }
+            if let Some(value) = assigned
+                && (before.ends_with('.') || literal(value))
+            {
+                return true;
+            }
+        }
+        rest = after;
+    }
+    compact.contains(".decided_by=") && !compact.contains(".decided_by==")
+        || compact.contains("Verdict{")
+}
+
+/// Every line of a [`NO_STATUS`] module's source `text` that decides a status.
+fn decisions_in(file: &str, module: &str, text: &str) -> Vec<Decision> {
+    if !NO_STATUS.contains(&module) {
+        return Vec::new();
+    }
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| decides_status(&code_of(line)))
+        .map(|(i, line)| Decision {
+            file: file.to_string(),
+            line: i + 1,
+            code: line.trim().to_string(),
+        })
+        .collect()
+}
+
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).expect("src/ is readable") {
         let path = entry.expect("directory entry").path();
@@ -189,4 +252,62 @@ fn a_backward_import_is_caught() {
     );
     let found = violations_in("model/pin.rs", "model", "use crate::{rules, view::View};\n");
     assert_eq!(found.len(), 2, "{found:?}");
+}
+
+#[test]
+fn only_the_judge_decides_a_status() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    let mut all = Vec::new();
+    for path in &files {
+        let rel = path.strip_prefix(&src).expect("under src/");
+        let text = std::fs::read_to_string(path).expect("source is UTF-8");
+        all.extend(decisions_in(
+            &rel.display().to_string(),
+            &module_of(rel),
+            &text,
+        ));
+    }
+    let report: Vec<String> = all
+        .iter()
+        .map(|d| format!("src/{}:{}: {}", d.file, d.line, d.code))
+        .collect();
+    assert!(
+        report.is_empty(),
+        "statuses decided outside src/judge/ (ask the judge, which asks rules::evaluate):\n{}",
+        report.join("\n")
+    );
+}
+
+#[test]
+fn a_status_decided_outside_the_judge_is_caught() {
+    for decided in [
+        "status: Status::Unknown,",
+        "        status : crate::model::Status::NotAffected,",
+        "finding.status = Status::Unknown;",
+        "f.status = other;",
+        "finding.decided_by = None;",
+        "let v = Verdict { status, decided_by: None };",
+        "let mut status = Status::Affected; status = Status::NotAffected;",
+    ] {
+        assert!(decides_status(&code_of(decided)), "{decided}");
+    }
+    for read in [
+        "if finding.status == Status::Unknown {",
+        "status: f.status,",
+        "Status::Affected => 2,",
+        "base_status: Some(f.status),",
+        "matches!(f.status, Status::Affected | Status::Unknown)",
+        "// finding.status = Status::Unknown;",
+        "let s = \"status: Status::Unknown\";",
+        "f.status != Status::NotAffected",
+        "decided_by: f.decided_by,",
+    ] {
+        assert!(!decides_status(&code_of(read)), "{read}");
+    }
+    let text = "use crate::model::Status;\nlet e = Evidence { status: Status::Unknown };\n";
+    assert_eq!(decisions_in("scan/x.rs", "scan", text).len(), 1);
+    assert_eq!(decisions_in("judge/x.rs", "judge", text), Vec::new());
 }

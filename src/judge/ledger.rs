@@ -401,21 +401,31 @@ releases:
         dir
     }
 
-    /// The FA4 rule's status when the tree at `dir` is scanned with `db` (no clone).
+    /// The FA4 rule's status when the tree at `dir` is judged with `db` (no clone).
     fn fa4_status(dir: &std::path::Path, db: &Database) -> Status {
-        let report = crate::scan::scan_source(
-            dir,
-            &crate::scan::Options::default(),
+        let view = crate::view::open(dir, None).expect("view");
+        let found = crate::pin::from_cmake(view.as_ref(), &db.registry).expect("cmake");
+        let release = release_of(view.as_ref(), "vllm/_version.py").expect("version file");
+        let judge = crate::judge::Judge {
+            view: view.as_ref(),
             db,
-            &crate::resolve::Clones::default(),
-        )
-        .expect("scan");
-        report
-            .findings
+            release: release.as_ref(),
+            others: &[],
+        };
+        let mut findings = Vec::new();
+        for mut pin in found.pins {
+            findings.extend(
+                judge
+                    .pin_values(&mut pin, &|_| None)
+                    .expect("judged")
+                    .findings,
+            );
+        }
+        findings
             .iter()
             .find(|f| f.rule == "PINPROBE-2026-0001")
             .map(|f| f.status)
-            .unwrap_or_else(|| panic!("no FA4 finding: {:?}", report.findings))
+            .unwrap_or_else(|| panic!("no FA4 finding: {findings:?}"))
     }
 
     /// Without a clone, nothing else decides the FA4 rule on this pin (no known pin, no event,
