@@ -224,13 +224,20 @@ pub fn evaluate_with(view: &dyn View, limits: Limits) -> Result<Evaluation, Cmak
             }
             let mut run = Run::new(&mut m, choices.clone(), cache);
             let result = run.top();
+            // Where the run stopped because pinprobe cannot follow it, what it fetched up to
+            // there is still fetched (CMake configures in order): kept as a configuration of
+            // its own, the evaluation undecided.
+            let mut stopped: Option<String> = None;
             let failed = match result {
                 Ok(()) => run.st.errors.first().cloned(),
                 Err(Stop::Fatal(msg) | Stop::Error(msg)) => Some(msg),
                 Err(Stop::Undecided(reason)) => {
-                    out.undecided.get_or_insert(reason);
-                    reached.extend(run.st.reached.iter().cloned());
-                    continue 'setups;
+                    stopped = Some(reason);
+                    None
+                }
+                Err(Stop::NeedsFork) => {
+                    stopped = Some("a condition pinprobe cannot follow".into());
+                    None
                 }
                 Err(Stop::Syntax {
                     file,
@@ -245,30 +252,32 @@ pub fn evaluate_with(view: &dyn View, limits: Limits) -> Result<Evaluation, Cmak
                 }
                 Err(Stop::Io(e)) => return Err(e.into()),
                 Err(Stop::Input(e)) => return Err(e),
-                Err(Stop::NeedsFork) => {
-                    out.undecided
-                        .get_or_insert("a condition pinprobe cannot follow".into());
-                    continue 'setups;
-                }
             };
+            reached.extend(run.st.reached.iter().cloned());
             // Each decision past the ones chosen opens one more configuration to run: more
             // than the budget is undecided now (queueing them all would take time and memory
             // quadratic in the number of decisions).
             let opened = run.trace.len().saturating_sub(choices.len());
-            if out.configurations.len() + queue.len() + opened >= limits.configurations {
+            // After this configuration: on with this setup, on with the next one (this run
+            // stopped where pinprobe cannot follow), or stop (over a budget).
+            let mut then = After::Continue;
+            if let Some(reason) = stopped {
+                out.undecided.get_or_insert(reason);
+                then = After::NextSetup;
+            } else if out.configurations.len() + queue.len() + opened >= limits.configurations {
                 out.undecided = Some(format!(
                     "more than {} configurations (combinations of conditions on inputs)",
                     limits.configurations
                 ));
-                reached.extend(run.st.reached.iter().cloned());
-                break 'setups;
+                then = After::Stop;
+            } else {
+                for k in choices.len()..run.trace.len() {
+                    let mut next: Vec<bool> =
+                        run.trace.iter().take(k).map(|d| d.outcome).collect();
+                    next.push(!run.trace.get(k).is_some_and(|d| d.outcome));
+                    queue.push(next);
+                }
             }
-            for k in choices.len()..run.trace.len() {
-                let mut next: Vec<bool> = run.trace.iter().take(k).map(|d| d.outcome).collect();
-                next.push(!run.trace.get(k).is_some_and(|d| d.outcome));
-                queue.push(next);
-            }
-            reached.extend(run.st.reached.iter().cloned());
             // A patch the configuration wrote is not the tree's file the scan reads (listing
             // patches reads the view: only where the run wrote anything).
             for f in run.st.fetches.iter().filter(|_| run.st.wrote_anything()) {
@@ -277,7 +286,8 @@ pub fn evaluate_with(view: &dyn View, limits: Limits) -> Result<Evaluation, Cmak
                         "{}:{}: {} applies the patch {p}, which the configuration wrote",
                         f.file, f.line, f.name
                     ));
-                    break 'setups;
+                    then = After::Stop;
+                    break;
                 }
             }
             let default = preset.is_none()
@@ -302,10 +312,22 @@ pub fn evaluate_with(view: &dyn View, limits: Limits) -> Result<Evaluation, Cmak
                 failed,
                 unread: run.st.unread.iter().cloned().collect(),
             });
+            match then {
+                After::Continue => {}
+                After::NextSetup => continue 'setups,
+                After::Stop => break 'setups,
+            }
         }
     }
     out.unreached = unreached(view, &reached)?;
     Ok(out)
+}
+
+/// What the driver does after a configuration.
+enum After {
+    Continue,
+    NextSetup,
+    Stop,
 }
 
 /// Whether a path is a CMake file: `CMakeLists.txt` or `*.cmake`, at any depth.
