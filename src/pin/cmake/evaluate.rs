@@ -177,6 +177,9 @@ pub struct Limits {
     pub steps: usize,
     /// Configurations.
     pub configurations: usize,
+    /// Fork on every decision a run can fork on, relevant to what is fetched or not (the
+    /// reference the joins are tested against; slow on real trees).
+    pub fork_all: bool,
 }
 
 impl Default for Limits {
@@ -184,9 +187,14 @@ impl Default for Limits {
         Limits {
             steps: 2_000_000,
             configurations: 256,
+            fork_all: false,
         }
     }
 }
+
+/// Passes over the setups, each started over when a run finds a joined decision relevant; the
+/// last one keeps the joins it still has (a join is sound, only less precise).
+const MAX_PASSES: usize = 32;
 
 /// Evaluate the view's CMake code with the default limits.
 pub fn evaluate(view: &dyn View) -> Result<Evaluation, CmakeError> {
@@ -199,6 +207,7 @@ pub fn evaluate(view: &dyn View) -> Result<Evaluation, CmakeError> {
 /// valid UTF-8 or over the size cap as well.
 pub fn evaluate_with(view: &dyn View, limits: Limits) -> Result<Evaluation, CmakeError> {
     let mut m = Machine::new(view, limits.steps);
+    m.fork_all = limits.fork_all;
     m.var_names = variable_names(view)?;
     let mut setups: Vec<(Option<String>, CacheSeed)> = vec![(None, Vec::new())];
     setups.extend(presets(view)?.into_iter().map(|(n, c)| (Some(n), c)));
@@ -206,122 +215,163 @@ pub fn evaluate_with(view: &dyn View, limits: Limits) -> Result<Evaluation, Cmak
     if !scripted.is_empty() {
         setups.push((Some("build scripts".to_string()), scripted));
     }
-    let mut out = Evaluation::default();
+    let mut out;
     let mut reached: BTreeSet<(String, u32)> = BTreeSet::new();
     let has_root = view.read("CMakeLists.txt")?.is_some();
-    'setups: for (preset, cache) in &setups {
-        if !has_root {
-            break;
-        }
-        let mut queue: Vec<Vec<bool>> = vec![Vec::new()];
-        while let Some(choices) = queue.pop() {
-            if out.configurations.len() >= limits.configurations {
-                out.undecided = Some(format!(
-                    "more than {} configurations (combinations of conditions on inputs)",
-                    limits.configurations
-                ));
-                break 'setups;
+    // Decisions are joined unless found relevant: a run whose fetches (or forks) depend on a
+    // joined decision makes it relevant, and the evaluation starts over forking on it.
+    let mut pass = 0;
+    'passes: loop {
+        pass += 1;
+        out = Evaluation::default();
+        reached.clear();
+        let known = m.relevant.len();
+        'setups: for (preset, cache) in &setups {
+            if !has_root {
+                break;
             }
-            let mut run = Run::new(&mut m, choices.clone(), cache);
-            let result = run.top();
-            // Where the run stopped because pinprobe cannot follow it, what it fetched up to
-            // there is still fetched (CMake configures in order): kept as a configuration of
-            // its own, the evaluation undecided.
-            let mut stopped: Option<String> = None;
-            let failed = match result {
-                Ok(()) => run.st.errors.first().cloned(),
-                Err(Stop::Fatal(msg) | Stop::Error(msg)) => Some(msg),
-                Err(Stop::Undecided(reason)) => {
-                    stopped = Some(reason);
-                    None
+            let mut queue: Vec<Vec<bool>> = vec![Vec::new()];
+            while let Some(choices) = queue.pop() {
+                if out.configurations.len() >= limits.configurations {
+                    out.undecided = Some(format!(
+                        "more than {} configurations (combinations of conditions on inputs)",
+                        limits.configurations
+                    ));
+                    break 'setups;
                 }
-                Err(Stop::NeedsFork) => {
-                    stopped = Some("a condition pinprobe cannot follow".into());
-                    None
-                }
-                Err(Stop::Syntax {
-                    file,
-                    line,
-                    message,
-                }) => {
-                    return Err(CmakeError::Syntax {
+                let mut run = Run::new(&mut m, choices.clone(), cache);
+                let result = run.top();
+                // Where the run stopped because pinprobe cannot follow it, what it fetched up to
+                // there is still fetched (CMake configures in order): kept as a configuration of
+                // its own, the evaluation undecided.
+                let mut stopped: Option<String> = None;
+                let failed = match result {
+                    Ok(()) => run.st.errors.first().cloned(),
+                    Err(Stop::Fatal(msg) | Stop::Error(msg)) => Some(msg),
+                    Err(Stop::Undecided(reason)) => {
+                        stopped = Some(reason);
+                        None
+                    }
+                    Err(Stop::NeedsFork | Stop::Empties(_) | Stop::CallFork(..)) => {
+                        stopped = Some("a condition pinprobe cannot follow".into());
+                        None
+                    }
+                    Err(Stop::Syntax {
                         file,
                         line,
                         message,
-                    });
+                    }) => {
+                        return Err(CmakeError::Syntax {
+                            file,
+                            line,
+                            message,
+                        });
+                    }
+                    Err(Stop::Io(e)) => return Err(e.into()),
+                    Err(Stop::Input(e)) => return Err(e),
+                };
+                reached.extend(run.st.reached.iter().cloned());
+                let found: Vec<String> = run.st.fetches.iter().flat_map(joins_of).collect();
+                let relevant = run.relevant();
+                relevant.extend(found);
+                if relevant.len() > known && pass < MAX_PASSES {
+                    continue 'passes;
                 }
-                Err(Stop::Io(e)) => return Err(e.into()),
-                Err(Stop::Input(e)) => return Err(e),
-            };
-            reached.extend(run.st.reached.iter().cloned());
-            // Each decision past the ones chosen opens one more configuration to run: more
-            // than the budget is undecided now (queueing them all would take time and memory
-            // quadratic in the number of decisions).
-            let opened = run.trace.len().saturating_sub(choices.len());
-            // After this configuration: on with this setup, on with the next one (this run
-            // stopped where pinprobe cannot follow), or stop (over a budget).
-            let mut then = After::Continue;
-            if let Some(reason) = stopped {
-                out.undecided.get_or_insert(reason);
-                then = After::NextSetup;
-            } else if out.configurations.len() + queue.len() + opened >= limits.configurations {
-                out.undecided = Some(format!(
-                    "more than {} configurations (combinations of conditions on inputs)",
-                    limits.configurations
-                ));
-                then = After::Stop;
-            } else {
-                for k in choices.len()..run.trace.len() {
-                    let mut next: Vec<bool> =
-                        run.trace.iter().take(k).map(|d| d.outcome).collect();
-                    next.push(!run.trace.get(k).is_some_and(|d| d.outcome));
-                    queue.push(next);
-                }
-            }
-            // A patch the configuration wrote is not the tree's file the scan reads (listing
-            // patches reads the view: only where the run wrote anything).
-            for f in run.st.fetches.iter().filter(|_| run.st.wrote_anything()) {
-                if let Some(p) = f.patches(view)?.into_iter().find(|p| run.st.wrote(p)) {
+                // Each decision past the ones chosen opens one more configuration to run: more
+                // than the budget is undecided now (queueing them all would take time and memory
+                // quadratic in the number of decisions).
+                let opened = run.trace.len().saturating_sub(choices.len());
+                // After this configuration: on with this setup, on with the next one (this run
+                // stopped where pinprobe cannot follow), or stop (over a budget).
+                let mut then = After::Continue;
+                if let Some(reason) = stopped {
+                    out.undecided.get_or_insert(reason);
+                    then = After::NextSetup;
+                } else if out.configurations.len() + queue.len() + opened >= limits.configurations {
                     out.undecided = Some(format!(
-                        "{}:{}: {} applies the patch {p}, which the configuration wrote",
-                        f.file, f.line, f.name
+                        "more than {} configurations (combinations of conditions on inputs)",
+                        limits.configurations
                     ));
                     then = After::Stop;
-                    break;
+                } else {
+                    for k in choices.len()..run.trace.len() {
+                        let mut next: Vec<bool> =
+                            run.trace.iter().take(k).map(|d| d.outcome).collect();
+                        next.push(!run.trace.get(k).is_some_and(|d| d.outcome));
+                        queue.push(next);
+                    }
+                }
+                // A patch the configuration wrote is not the tree's file the scan reads (listing
+                // patches reads the view: only where the run wrote anything).
+                for f in run.st.fetches.iter().filter(|_| run.st.wrote_anything()) {
+                    if let Some(p) = f.patches(view)?.into_iter().find(|p| run.st.wrote(p)) {
+                        out.undecided = Some(format!(
+                            "{}:{}: {} applies the patch {p}, which the configuration wrote",
+                            f.file, f.line, f.name
+                        ));
+                        then = After::Stop;
+                        break;
+                    }
+                }
+                let default = preset.is_none()
+                    && !run.no_default
+                    && run
+                        .trace
+                        .iter()
+                        .all(|d| d.outcome == d.computed && d.has_default);
+                out.configurations.push(Configuration {
+                    default,
+                    preset: preset.clone(),
+                    assumptions: run
+                        .trace
+                        .iter()
+                        .map(|d| Assumption {
+                            condition: d.what.clone(),
+                            outcome: d.outcome,
+                            inputs: d.inputs.iter().cloned().collect(),
+                        })
+                        .collect(),
+                    fetches: std::mem::take(&mut run.st.fetches),
+                    failed,
+                    unread: run.st.unread.iter().cloned().collect(),
+                });
+                match then {
+                    After::Continue => {}
+                    After::NextSetup => continue 'setups,
+                    After::Stop => break 'setups,
                 }
             }
-            let default = preset.is_none()
-                && !run.no_default
-                && run
-                    .trace
-                    .iter()
-                    .all(|d| d.outcome == d.computed && d.has_default);
-            out.configurations.push(Configuration {
-                default,
-                preset: preset.clone(),
-                assumptions: run
-                    .trace
-                    .iter()
-                    .map(|d| Assumption {
-                        condition: d.what.clone(),
-                        outcome: d.outcome,
-                        inputs: d.inputs.iter().cloned().collect(),
-                    })
-                    .collect(),
-                fetches: std::mem::take(&mut run.st.fetches),
-                failed,
-                unread: run.st.unread.iter().cloned().collect(),
-            });
-            match then {
-                After::Continue => {}
-                After::NextSetup => continue 'setups,
-                After::Stop => break 'setups,
-            }
         }
+        break 'passes;
     }
     out.unreached = unreached(view, &reached)?;
     Ok(out)
 }
+
+/// The joined decisions a fetch depends on (its values, or whether it happens at all).
+fn joins_of(f: &Fetch) -> Vec<String> {
+    let values = [&f.repository, &f.tag, &f.url, &f.local_source];
+    let inputs = f
+        .name_inputs
+        .iter()
+        .chain(&f.bypass)
+        .chain(values.into_iter().flatten().flat_map(|v| &v.inputs));
+    let mut out: Vec<String> = inputs
+        .filter_map(|i| match i {
+            Input::Join(w) => Some(w.clone()),
+            _ => None,
+        })
+        .collect();
+    out.extend(
+        f.only_if
+            .iter()
+            .filter_map(|c| c.strip_prefix(JOINED_PREFIX).map(str::to_string)),
+    );
+    out
+}
+
+/// How a joined condition reads in [`Fetch::only_if`] (`Input::Join`'s text).
+const JOINED_PREFIX: &str = "the outcome of ";
 
 /// What the driver does after a configuration.
 enum After {
