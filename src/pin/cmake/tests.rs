@@ -1602,3 +1602,96 @@ fn a_return_under_a_condition_on_an_input_runs_the_call_both_ways() {
         "four guards: summarised: {tag:?}"
     );
 }
+
+/// Every literal tag any configuration fetches for `k` (alternatives included), and whether
+/// some configuration's tag can be any value.
+fn tag_values(e: &Evaluation) -> (Vec<String>, bool) {
+    let mut out = Vec::new();
+    let mut any = false;
+    for f in e.configurations.iter().flat_map(|c| &c.fetches) {
+        let Some(t) = &f.tag else { continue };
+        match t.finite() {
+            Some(alts) => out.extend(alts.into_iter().map(|a| a.text)),
+            None => {
+                any = true;
+                out.push(t.text.clone());
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    (out, any)
+}
+
+/// Bad input built to defeat the relevance of decisions: the tag is computed through ten
+/// levels of include files and functions from a condition on an input at the bottom; the
+/// evaluation still finds both values (or any value), never only the default one.
+#[test]
+fn a_tag_computed_ten_levels_down_keeps_every_value() {
+    let mut files: Vec<(String, String)> = Vec::new();
+    for i in 1..10 {
+        files.push((
+            format!("cmake/inc{i}.cmake"),
+            format!("include(${{CMAKE_CURRENT_LIST_DIR}}/inc{}.cmake)\n", i + 1),
+        ));
+    }
+    files.push((
+        "cmake/inc10.cmake".into(),
+        "set(DEEP fixed)\nif(PP_DEEP)\n  set(DEEP other)\nendif()\n".into(),
+    ));
+    let mut funcs = String::new();
+    for i in 1..10 {
+        funcs.push_str(&format!(
+            "function(f{i} out)\n  f{}(v)\n  set(${{out}} ${{v}} PARENT_SCOPE)\nendfunction()\n",
+            i + 1
+        ));
+    }
+    funcs.push_str("function(f10 out)\n  set(${out} ${DEEP} PARENT_SCOPE)\nendfunction()\n");
+    let top = format!(
+        "include(FetchContent)\ninclude(${{CMAKE_CURRENT_SOURCE_DIR}}/cmake/inc1.cmake)\n{funcs}f1(T)\n{FETCH_K}"
+    );
+    files.push(("CMakeLists.txt".into(), top));
+    let refs: Vec<(&str, &[u8])> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_bytes()))
+        .collect();
+    let e = evaluate(&view(&refs)).expect("evaluates");
+    assert_eq!(e.undecided, None);
+    let (tags, any) = tag_values(&e);
+    assert!(
+        any || (tags.contains(&"fixed".to_string()) && tags.contains(&"other".to_string())),
+        "{tags:?}"
+    );
+    let default = first_default_fetch(&e).tag.clone().expect("a tag");
+    assert_eq!(default.text, "fixed");
+}
+
+/// Code pinprobe cannot see run (`cmake_language(EVAL)`, `variable_watch`) is undecided with
+/// the pins found before it listed; a property set in one directory and read in another is
+/// any value, never the value of one directory alone.
+#[test]
+fn eval_watches_and_properties_are_unknown_never_narrower() {
+    for stop in [
+        "cmake_language(EVAL CODE \"set(T other)\")",
+        "variable_watch(T)",
+    ] {
+        let top = format!("include(FetchContent)\nset(T t)\n{FETCH_K}{stop}\n");
+        let e = evaluate(&view(&[("CMakeLists.txt", top.as_bytes())])).expect("evaluates");
+        assert!(e.undecided.is_some(), "{stop}");
+        let (tags, _) = tag_values(&e);
+        assert_eq!(tags, ["t"], "{stop}: the pin found before it is kept");
+    }
+    let top = format!(
+        "include(FetchContent)\nset_property(DIRECTORY PROPERTY PIN_TAG fixed)\nadd_subdirectory(sub)\nget_property(T DIRECTORY sub PROPERTY PIN_TAG)\n{FETCH_K}"
+    );
+    let files: Vec<(&str, &[u8])> = vec![
+        ("CMakeLists.txt", top.as_bytes()),
+        (
+            "sub/CMakeLists.txt",
+            b"set_property(DIRECTORY PROPERTY PIN_TAG other)\n",
+        ),
+    ];
+    let e = evaluate(&view(&files)).expect("evaluates");
+    let (_, any) = tag_values(&e);
+    assert!(any, "a property read is any value");
+}
