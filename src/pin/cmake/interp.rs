@@ -1262,6 +1262,7 @@ impl<'m, 'v> Run<'m, 'v> {
             commands,
             declared,
             declared_alt,
+            populated,
             fetches,
             reached,
             unread,
@@ -1322,6 +1323,27 @@ impl<'m, 'v> Run<'m, 'v> {
                 }
             }
         }
+        // Declared on this side only: on the other, a later declaration is the one that wins
+        // (the first declaration of a name wins), so this one becomes an alternative.
+        let mine_only: Vec<String> = self
+            .st
+            .declared
+            .keys()
+            .filter(|k| !declared.contains_key(*k))
+            .cloned()
+            .collect();
+        for k in mine_only {
+            if let Some(d) = self.st.declared.remove(&k) {
+                let alt = (d, mark.to_string());
+                let list = self.st.declared_alt.entry(k).or_default();
+                if !list.contains(&alt) {
+                    list.push(alt);
+                }
+            }
+        }
+        // Populated on one side only: a later `FetchContent_MakeAvailable` fetches on the
+        // other (again here: more than CMake, never less).
+        self.st.populated.retain(|k| populated.contains(k));
         for (k, d) in declared.into_map() {
             match self.st.declared.get(&k) {
                 Some(mine) if *mine == d => {}
