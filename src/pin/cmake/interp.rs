@@ -1286,10 +1286,31 @@ impl<'m, 'v> Run<'m, 'v> {
         let mut maybe_names: Vec<String> = Vec::new();
         // Maps both sides still share are the same on both: only the others are merged.
         for (a, b) in self.st.scopes.iter_mut().zip(scopes) {
-            if !a.same(&b) {
-                merge_map(a.make_mut(), &b, &mut |k: &String| {
-                    maybe_names.push(k.clone())
-                });
+            match a.changed_since(&b) {
+                Some(names) => {
+                    for k in names {
+                        let vb = b.get(&k);
+                        match a.get(&k).cloned() {
+                            Some(mut va) => {
+                                if vb != Some(&va) {
+                                    va.merge(vb, mark, mine, theirs);
+                                    a.insert(k, va);
+                                }
+                            }
+                            None => {
+                                if vb.is_some() {
+                                    maybe_names.push(k);
+                                }
+                            }
+                        }
+                    }
+                }
+                None => {
+                    let b = b.into_map();
+                    merge_map(a.make_mut(), &b, &mut |k: &String| {
+                        maybe_names.push(k.clone())
+                    });
+                }
             }
         }
         let flatten = |m: Shared<Option<Val>>| -> HashMap<String, Val> {
@@ -1298,14 +1319,14 @@ impl<'m, 'v> Run<'m, 'v> {
                 .filter_map(|(k, v)| v.map(|v| (k, v)))
                 .collect()
         };
-        if !cache.same(&self.st.cache) {
+        if cache.changed_since(&self.st.cache) != Some(Vec::new()) {
             let mut cache_a = flatten(std::mem::take(&mut self.st.cache));
             merge_map(&mut cache_a, &flatten(cache), &mut |k: &String| {
                 maybe_names.push(k.clone())
             });
             self.st.cache = cache_a.into_iter().map(|(k, v)| (k, Some(v))).collect();
         }
-        if !env.same(&self.st.env) {
+        if env.changed_since(&self.st.env) != Some(Vec::new()) {
             let mut env_a = flatten(std::mem::take(&mut self.st.env));
             merge_map(&mut env_a, &flatten(env), &mut |k: &String| {
                 maybe_names.push(k.clone())
