@@ -2,7 +2,7 @@
 //! input-dependent decisions it reaches, for the default cache and for each preset), what each
 //! fetches, and the declarations no configuration reaches.
 
-use super::interp::{Machine, Run, Stop};
+use super::interp::{Machine, Run, Seed, Stop};
 use super::value::{Input, Val};
 use super::{CmakeError, Command, Declaration};
 use crate::view::View;
@@ -533,20 +533,17 @@ fn variable_names(view: &dyn View) -> Result<std::collections::HashSet<String>, 
     Ok(names)
 }
 
-/// The text standing for a `-D` value a build script computes (truthy, like a path).
-pub(super) const SCRIPTED_VALUE: &str = "<set by a build script>";
-
 /// `-D<NAME>=<value>` written in the tree's build scripts (`setup.py`, `*.sh`, `Dockerfile*`),
 /// as one more setup: literal values as written, computed ones (`{}`, `$X`, conflicting) as
-/// [`SCRIPTED_VALUE`].
-fn build_script_definitions(view: &dyn View) -> Result<Vec<(String, String)>, CmakeError> {
+/// [`Seed::Scripted`].
+fn build_script_definitions(view: &dyn View) -> Result<CacheSeed, CmakeError> {
     let re = regex::Regex::new(r#"-D([A-Za-z_][A-Za-z0-9_]*)(?::[A-Z]+)?=([^\s"',\])]*)"#)
         .map_err(|e| CmakeError::Syntax {
             file: String::new(),
             line: 0,
             message: e.to_string(),
         })?;
-    let mut defs: Vec<(String, String)> = Vec::new();
+    let mut defs: CacheSeed = Vec::new();
     for file in view.files_under("")? {
         let base = file.rsplit('/').next().unwrap_or(&file);
         let is_script =
@@ -565,11 +562,15 @@ fn build_script_definitions(view: &dyn View) -> Result<Vec<(String, String)>, Cm
             let name = name.as_str().to_string();
             let v = value.as_str();
             let computed = v.is_empty() || v.contains(['{', '$', '%']);
-            let v = if computed { SCRIPTED_VALUE } else { v };
+            let v = if computed {
+                Seed::Scripted
+            } else {
+                Seed::Literal(v.to_string())
+            };
             match defs.iter_mut().find(|(n, _)| *n == name) {
-                Some((_, old)) if old != v => *old = SCRIPTED_VALUE.to_string(),
+                Some((_, old)) if *old != v => *old = Seed::Scripted,
                 Some(_) => {}
-                None => defs.push((name, v.to_string())),
+                None => defs.push((name, v)),
             }
         }
     }
@@ -577,7 +578,7 @@ fn build_script_definitions(view: &dyn View) -> Result<Vec<(String, String)>, Cm
 }
 
 /// Cache entries a setup starts with: (variable, value).
-type CacheSeed = Vec<(String, String)>;
+type CacheSeed = Vec<(String, Seed)>;
 
 /// `configurePresets[].cacheVariables` of `CMakePresets.json` and `CMakeUserPresets.json`
 /// (with `inherits`), as (preset, [(variable, value)]).
@@ -623,7 +624,7 @@ fn presets(view: &dyn View) -> Result<Vec<(String, CacheSeed)>, CmakeError> {
                         _ => None,
                     };
                     if let Some(value) = value {
-                        vars.push((k.clone(), value));
+                        vars.push((k.clone(), Seed::Literal(value)));
                     }
                 }
             }
@@ -634,7 +635,7 @@ fn presets(view: &dyn View) -> Result<Vec<(String, CacheSeed)>, CmakeError> {
     let mut out = Vec::new();
     for (name, _, _) in &all {
         // Own variables first, then inherited ones not already set (depth-bounded).
-        let mut vars: Vec<(String, String)> = Vec::new();
+        let mut vars: CacheSeed = Vec::new();
         let mut stack = vec![(name.clone(), 0usize)];
         let mut seen = BTreeSet::new();
         while let Some((n, depth)) = stack.pop() {

@@ -24,6 +24,18 @@ use std::rc::Rc;
 
 /// `CMAKE_SOURCE_DIR` as the evaluator sees it: paths below it are view paths.
 pub(super) const SOURCE_ROOT: &str = "/pinprobe-source";
+/// A cache entry a setup starts with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Seed {
+    /// A value as written (a preset's `cacheVariables`, a literal `-D` in a build script).
+    Literal(String),
+    /// A `-D` value a build script computes (`{}`, `$X`, or written twice differently):
+    /// unknown, and truthy as a path would be.
+    Scripted,
+}
+
+/// The text of a [`Seed::Scripted`] value (truthy, like a path).
+const SCRIPTED_TEXT: &str = "<set by a build script>";
 /// `CMAKE_BINARY_DIR`: outside the view; nothing under it can be read.
 pub(super) const BINARY_ROOT: &str = "/pinprobe-build";
 /// Nesting of `include()`, `add_subdirectory()` and calls (CMake's default limit is 1000).
@@ -572,17 +584,19 @@ impl<'m, 'v> Run<'m, 'v> {
     pub fn new(
         m: &'m mut Machine<'v>,
         choices: Vec<bool>,
-        initial_cache: &[(String, String)],
+        initial_cache: &[(String, Seed)],
     ) -> Self {
         let cache = initial_cache
             .iter()
             .map(|(k, v)| {
-                let input = if v == super::evaluate::SCRIPTED_VALUE {
-                    Input::Opaque(format!("-D{k} from a build script"))
-                } else {
-                    Input::Cache(k.clone())
+                let v = match v {
+                    Seed::Literal(text) => Val::with(text.clone(), Input::Cache(k.clone())),
+                    Seed::Scripted => Val::with(
+                        SCRIPTED_TEXT,
+                        Input::Opaque(format!("-D{k} from a build script")),
+                    ),
                 };
-                (k.clone(), Some(Val::with(v.clone(), input)))
+                (k.clone(), Some(v))
             })
             .collect();
         Run {
