@@ -59,7 +59,9 @@ const STOPS: &[(&str, &str)] = &[
         "wrote",
     ),
     (
-        "function(f)\n  if(PP_INPUT)\n    return()\n  endif()\n  FetchContent_Declare(other GIT_REPOSITORY https://example.invalid/o.git GIT_TAG v1)\nendfunction()\nf()",
+        // Four conditions guarding return() in one call: past the three a call runs both
+        // ways, it is summarised, and a declaration inside cannot be.
+        "function(f)\n  if(PP_A)\n    return()\n  endif()\n  if(PP_B)\n    return()\n  endif()\n  if(PP_C)\n    return()\n  endif()\n  if(PP_D)\n    return()\n  endif()\n  FetchContent_Declare(other GIT_REPOSITORY https://example.invalid/o.git GIT_TAG v1)\nendfunction()\nf()",
         "depends on an input",
     ),
 ];

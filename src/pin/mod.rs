@@ -290,7 +290,13 @@ fn found_so_far(pins: &[Pin]) -> String {
                     .map(|v| value_text(v.reference.as_deref(), &v.set_by))
                     .collect()
             };
-            format!("{} {} ({}:{})", p.component, values.join(" or "), p.file, p.line)
+            format!(
+                "{} {} ({}:{})",
+                p.component,
+                values.join(" or "),
+                p.file,
+                p.line
+            )
         })
         .collect();
     format!("pins found: {}", listed.join(", "))

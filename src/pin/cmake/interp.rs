@@ -1364,7 +1364,7 @@ impl<'m, 'v> Run<'m, 'v> {
             .st
             .declared
             .keys()
-            .filter(|k| !declared.contains_key(*k))
+            .filter(|k| !declared.contains_key(k))
             .cloned()
             .collect();
         for k in mine_only {

@@ -1149,7 +1149,8 @@ fn a_condition_inside_a_function_is_joined() {
 /// `an_empty_argument_on_an_input_is_joined_unless_relevant`.)
 #[test]
 fn a_while_or_an_empty_argument_on_an_input_inside_a_function_summarises_the_call() {
-    for body in ["  while(PP_W)\n    set(T a PARENT_SCOPE)\n    break()\n  endwhile()\n"] {
+    let body = "  while(PP_W)\n    set(T a PARENT_SCOPE)\n    break()\n  endwhile()\n";
+    {
         let e = eval_fetching_t(&format!(
             "set(T b)\nfunction(f)\n{body}endfunction()\nf()\n"
         ));
