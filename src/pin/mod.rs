@@ -297,10 +297,15 @@ pub fn from_evaluation(
             }
         })
         .collect();
+    // An incomplete evaluation keeps what it found: the reason names those pins.
+    let undecided = evaluation
+        .undecided
+        .as_ref()
+        .map(|why| format!("{why}; {}", found_so_far(&pins)));
     Ok(CmakePins {
         pins,
         unreached,
-        undecided: evaluation.undecided.clone(),
+        undecided,
         unread,
     })
 }
@@ -320,6 +325,43 @@ fn url_hash(args: &[(String, u32)]) -> Option<String> {
     } else {
         value.clone()
     })
+}
+
+/// The pins an incomplete evaluation found, each with every value it found and where.
+fn found_so_far(pins: &[Pin]) -> String {
+    if pins.is_empty() {
+        return "no pin found before it stopped".to_string();
+    }
+    let listed: Vec<String> = pins
+        .iter()
+        .map(|p| {
+            let values: Vec<String> = if p.possible.is_empty() {
+                vec![value_text(p.reference.as_deref(), &[])]
+            } else {
+                p.possible
+                    .iter()
+                    .map(|v| value_text(v.reference.as_deref(), &v.set_by))
+                    .collect()
+            };
+            format!(
+                "{} {} ({}:{})",
+                p.component,
+                values.join(" or "),
+                p.file,
+                p.line
+            )
+        })
+        .collect();
+    format!("pins found: {}", listed.join(", "))
+}
+
+/// One value of a pin as the undecided reason lists it.
+fn value_text(reference: Option<&str>, set_by: &[String]) -> String {
+    match reference {
+        Some(r) => r.to_string(),
+        None if set_by.is_empty() => "(no GIT_TAG)".to_string(),
+        None => format!("(any value of {})", set_by.join(", ")),
+    }
 }
 
 /// What selects a configuration: its decisions on inputs, and its preset.

@@ -2078,3 +2078,101 @@ fn condition_cases() -> Vec<Case> {
     }
     cases
 }
+
+// ---------------------------------------------------------------------------------------------
+// Joins against forking every decision (issue 29): no CMake needed, runs in CI
+// ---------------------------------------------------------------------------------------------
+
+/// What an evaluation says each name fetches: its literal values (repository, reference), and
+/// whether some configuration fetches a value an input can make anything; `None` when
+/// undecided.
+type Fetched = BTreeMap<String, (BTreeSet<(String, String)>, bool, Option<String>)>;
+
+fn fetched_by(dir: &Path, fork_all: bool) -> Option<Fetched> {
+    let view = DirView::new(dir);
+    let limits = cmake::Limits {
+        fork_all,
+        ..cmake::Limits::default()
+    };
+    let eval = cmake::evaluate_with(&view, limits).expect("pinprobe evaluates");
+    if eval.undecided.is_some() {
+        return None;
+    }
+    let pins = pinprobe::pin::from_evaluation(&eval, &view, &Registry { components: vec![] })
+        .expect("pins");
+    let mut out = Fetched::new();
+    for pin in &pins.pins {
+        let entry = out
+            .entry(pin.declared_name.to_ascii_lowercase())
+            .or_default();
+        if pin.possible.is_empty() {
+            entry.0.insert((
+                pin.repo.clone().unwrap_or_default(),
+                pin.reference.clone().unwrap_or_default(),
+            ));
+        }
+        for p in &pin.possible {
+            if p.set_by.is_empty() {
+                entry.0.insert((
+                    p.repo.clone().unwrap_or_default(),
+                    p.reference.clone().unwrap_or_default(),
+                ));
+            } else {
+                entry.1 = true;
+            }
+        }
+        // The default configuration's value (the pin's main one when a configuration is the
+        // default).
+        entry.2 = pin.reference.clone();
+    }
+    Some(out)
+}
+
+/// Every generated program (the CMake-checked generator's, with and without inputs) and
+/// every generated decision tree over literal tags: evaluated with the joins and with every
+/// decision forked, each name fetches the same literal values, an input-made value exactly
+/// where forking finds one, and the same default. Decided by both, or by neither.
+#[test]
+fn joins_find_what_forking_every_decision_finds() {
+    let mut compared = 0;
+    let mut undecided = 0;
+    let mut failures = Vec::new();
+    let cases: Vec<Case> = (0..generated_cases())
+        .map(|i| generated_case(GENERATED_BASE, i))
+        .chain((0..join_cases().max(24)).map(join_case))
+        .collect();
+    for case in &cases {
+        let dir = write_tree(&case.files);
+        let reference = fetched_by(dir.path(), true);
+        let joined = fetched_by(dir.path(), false);
+        match (&reference, &joined) {
+            (Some(r), Some(j)) => {
+                compared += 1;
+                if r != j {
+                    failures.push(format!(
+                        "{}:\nforking every decision: {r:?}\njoining: {j:?}\n{}",
+                        case.name,
+                        case.files.values().cloned().collect::<Vec<_>>().join("\n")
+                    ));
+                }
+            }
+            // Forking every decision can run past the configuration budget where joins do not.
+            (None, _) => undecided += 1,
+            (Some(r), None) => failures.push(format!(
+                "{}: decided by forking every decision ({r:?}), undecided with joins",
+                case.name
+            )),
+        }
+    }
+    eprintln!(
+        "{compared} programs: joins agree with forking every decision; {undecided} over the budget when every decision forks"
+    );
+    if let Some(first) = failures.first() {
+        panic!(
+            "{} of {} programs differ; first:\n{first}",
+            failures.len(),
+            cases.len()
+        );
+    }
+    assert!(compared * 2 >= cases.len(), "too few compared: {compared}");
+}

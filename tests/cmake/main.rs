@@ -14,4 +14,5 @@
 mod common;
 
 mod cmake_differential;
+mod cmake_partial;
 mod cmake_real_sdists;

@@ -2,7 +2,6 @@
 //! read) to the variables they set. A form not listed here is reported as `None` and the
 //! evaluator treats its outputs as unknown.
 
-use super::cond::translate_regex;
 use super::value::{Arg, Input, Taint, Val, list_items};
 
 /// What a command sets: (variable, value); `None` unsets it.
@@ -243,7 +242,7 @@ pub(super) fn list(args: &[Arg], get: &dyn Fn(&str) -> Val) -> Result<Option<Set
             if kw != "REGEX" {
                 return Err("list(FILTER) needs REGEX".into());
             }
-            let Ok(re) = regex::Regex::new(&translate_regex(re)) else {
+            let Some(re) = super::regexes::compiled(re) else {
                 return Ok(None);
             };
             let include = mode == "INCLUDE";
@@ -379,7 +378,7 @@ pub(super) fn string(
             vec![(out.to_string(), val(if r { "1" } else { "0" }, all))]
         }
         ("REGEX", [mode, re, out, input @ ..]) if *mode == "MATCH" || *mode == "MATCHALL" => {
-            let Ok(regex) = regex::Regex::new(&translate_regex(re)) else {
+            let Some(regex) = super::regexes::compiled(re) else {
                 return Ok(Some(vec![(out.to_string(), val("", opaque("REGEX")))]));
             };
             let input = input.concat();
@@ -406,7 +405,7 @@ pub(super) fn string(
             sets
         }
         ("REGEX", ["REPLACE", re, replacement, out, input @ ..]) => {
-            let Ok(regex) = regex::Regex::new(&translate_regex(re)) else {
+            let Some(regex) = super::regexes::compiled(re) else {
                 return Ok(Some(vec![(out.to_string(), val("", opaque("REGEX")))]));
             };
             let input = input.concat();

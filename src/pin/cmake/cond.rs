@@ -334,8 +334,8 @@ fn binop(op: &str, lhs: &Item, rhs: &Item, env: &mut dyn Env) -> (bool, Taint) {
         };
         let mut taint = l.taint;
         taint.extend(r.taint);
-        return match regex::Regex::new(&translate_regex(&r.text)) {
-            Ok(re) => match re.captures(&l.text) {
+        return match super::regexes::compiled(&r.text) {
+            Some(re) => match re.captures(&l.text) {
                 Some(c) => {
                     let groups = c
                         .iter()
@@ -346,7 +346,7 @@ fn binop(op: &str, lhs: &Item, rhs: &Item, env: &mut dyn Env) -> (bool, Taint) {
                 }
                 None => (false, taint),
             },
-            Err(_) => {
+            None => {
                 taint.insert(Input::Opaque(format!("regex `{}`", r.text)));
                 (false, taint)
             }

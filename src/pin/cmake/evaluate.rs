@@ -2,7 +2,7 @@
 //! input-dependent decisions it reaches, for the default cache and for each preset), what each
 //! fetches, and the declarations no configuration reaches.
 
-use super::interp::{Machine, Run, Stop};
+use super::interp::{Machine, Run, Seed, Stop};
 use super::value::{Input, Val};
 use super::{CmakeError, Command, Declaration};
 use crate::view::View;
@@ -177,6 +177,9 @@ pub struct Limits {
     pub steps: usize,
     /// Configurations.
     pub configurations: usize,
+    /// Fork on every decision a run can fork on, relevant to what is fetched or not (the
+    /// reference the joins are tested against; slow on real trees).
+    pub fork_all: bool,
 }
 
 impl Default for Limits {
@@ -184,9 +187,14 @@ impl Default for Limits {
         Limits {
             steps: 2_000_000,
             configurations: 256,
+            fork_all: false,
         }
     }
 }
+
+/// Passes over the setups, each started over when a run finds a joined decision relevant; the
+/// last one keeps the joins it still has (a join is sound, only less precise).
+const MAX_PASSES: usize = 32;
 
 /// Evaluate the view's CMake code with the default limits.
 pub fn evaluate(view: &dyn View) -> Result<Evaluation, CmakeError> {
@@ -199,6 +207,7 @@ pub fn evaluate(view: &dyn View) -> Result<Evaluation, CmakeError> {
 /// valid UTF-8 or over the size cap as well.
 pub fn evaluate_with(view: &dyn View, limits: Limits) -> Result<Evaluation, CmakeError> {
     let mut m = Machine::new(view, limits.steps);
+    m.fork_all = limits.fork_all;
     m.var_names = variable_names(view)?;
     let mut setups: Vec<(Option<String>, CacheSeed)> = vec![(None, Vec::new())];
     setups.extend(presets(view)?.into_iter().map(|(n, c)| (Some(n), c)));
@@ -206,106 +215,169 @@ pub fn evaluate_with(view: &dyn View, limits: Limits) -> Result<Evaluation, Cmak
     if !scripted.is_empty() {
         setups.push((Some("build scripts".to_string()), scripted));
     }
-    let mut out = Evaluation::default();
+    let mut out;
     let mut reached: BTreeSet<(String, u32)> = BTreeSet::new();
     let has_root = view.read("CMakeLists.txt")?.is_some();
-    'setups: for (preset, cache) in &setups {
-        if !has_root {
-            break;
-        }
-        let mut queue: Vec<Vec<bool>> = vec![Vec::new()];
-        while let Some(choices) = queue.pop() {
-            if out.configurations.len() >= limits.configurations {
-                out.undecided = Some(format!(
-                    "more than {} configurations (combinations of conditions on inputs)",
-                    limits.configurations
-                ));
-                break 'setups;
+    // Decisions are joined unless found relevant: a run whose fetches (or forks) depend on a
+    // joined decision makes it relevant, and the evaluation starts over forking on it.
+    let mut pass = 0;
+    'passes: loop {
+        pass += 1;
+        out = Evaluation::default();
+        reached.clear();
+        let known = m.relevant.len();
+        'setups: for (preset, cache) in &setups {
+            if !has_root {
+                break;
             }
-            let mut run = Run::new(&mut m, choices.clone(), cache);
-            let result = run.top();
-            let failed = match result {
-                Ok(()) => run.st.errors.first().cloned(),
-                Err(Stop::Fatal(msg) | Stop::Error(msg)) => Some(msg),
-                Err(Stop::Undecided(reason)) => {
-                    out.undecided.get_or_insert(reason);
-                    reached.extend(run.st.reached.iter().cloned());
-                    continue 'setups;
-                }
-                Err(Stop::Syntax {
-                    file,
-                    line,
-                    message,
-                }) => {
-                    return Err(CmakeError::Syntax {
-                        file,
-                        line,
-                        message,
-                    });
-                }
-                Err(Stop::Io(e)) => return Err(e.into()),
-                Err(Stop::Input(e)) => return Err(e),
-                Err(Stop::NeedsFork) => {
-                    out.undecided
-                        .get_or_insert("a condition pinprobe cannot follow".into());
-                    continue 'setups;
-                }
-            };
-            // Each decision past the ones chosen opens one more configuration to run: more
-            // than the budget is undecided now (queueing them all would take time and memory
-            // quadratic in the number of decisions).
-            let opened = run.trace.len().saturating_sub(choices.len());
-            if out.configurations.len() + queue.len() + opened >= limits.configurations {
-                out.undecided = Some(format!(
-                    "more than {} configurations (combinations of conditions on inputs)",
-                    limits.configurations
-                ));
-                reached.extend(run.st.reached.iter().cloned());
-                break 'setups;
-            }
-            for k in choices.len()..run.trace.len() {
-                let mut next: Vec<bool> = run.trace.iter().take(k).map(|d| d.outcome).collect();
-                next.push(!run.trace.get(k).is_some_and(|d| d.outcome));
-                queue.push(next);
-            }
-            reached.extend(run.st.reached.iter().cloned());
-            // A patch the configuration wrote is not the tree's file the scan reads (listing
-            // patches reads the view: only where the run wrote anything).
-            for f in run.st.fetches.iter().filter(|_| run.st.wrote_anything()) {
-                if let Some(p) = f.patches(view)?.into_iter().find(|p| run.st.wrote(p)) {
+            let mut queue: Vec<Vec<bool>> = vec![Vec::new()];
+            while let Some(choices) = queue.pop() {
+                if out.configurations.len() >= limits.configurations {
                     out.undecided = Some(format!(
-                        "{}:{}: {} applies the patch {p}, which the configuration wrote",
-                        f.file, f.line, f.name
+                        "more than {} configurations (combinations of conditions on inputs)",
+                        limits.configurations
                     ));
                     break 'setups;
                 }
+                let mut run = Run::new(&mut m, choices.clone(), cache);
+                let result = run.top();
+                // Where the run stopped because pinprobe cannot follow it, what it fetched up to
+                // there is still fetched (CMake configures in order): kept as a configuration of
+                // its own, the evaluation undecided.
+                let mut stopped: Option<String> = None;
+                let failed = match result {
+                    Ok(()) => run.st.errors.first().cloned(),
+                    Err(Stop::Fatal(msg) | Stop::Error(msg)) => Some(msg),
+                    Err(Stop::Undecided(reason)) => {
+                        stopped = Some(reason);
+                        None
+                    }
+                    Err(Stop::NeedsFork | Stop::Empties(_) | Stop::CallFork(..)) => {
+                        stopped = Some("a condition pinprobe cannot follow".into());
+                        None
+                    }
+                    Err(Stop::Syntax {
+                        file,
+                        line,
+                        message,
+                    }) => {
+                        return Err(CmakeError::Syntax {
+                            file,
+                            line,
+                            message,
+                        });
+                    }
+                    Err(Stop::Io(e)) => return Err(e.into()),
+                    Err(Stop::Input(e)) => return Err(e),
+                };
+                reached.extend(run.st.reached.iter().cloned());
+                let found: Vec<String> = run.st.fetches.iter().flat_map(joins_of).collect();
+                let relevant = run.relevant();
+                relevant.extend(found);
+                if relevant.len() > known && pass < MAX_PASSES {
+                    continue 'passes;
+                }
+                // Each decision past the ones chosen opens one more configuration to run: more
+                // than the budget is undecided now (queueing them all would take time and memory
+                // quadratic in the number of decisions).
+                let opened = run.trace.len().saturating_sub(choices.len());
+                // After this configuration: on with this setup, on with the next one (this run
+                // stopped where pinprobe cannot follow), or stop (over a budget).
+                let mut then = After::Continue;
+                if let Some(reason) = stopped {
+                    out.undecided.get_or_insert(reason);
+                    then = After::NextSetup;
+                } else if out.configurations.len() + queue.len() + opened >= limits.configurations {
+                    out.undecided = Some(format!(
+                        "more than {} configurations (combinations of conditions on inputs)",
+                        limits.configurations
+                    ));
+                    then = After::Stop;
+                } else {
+                    for k in choices.len()..run.trace.len() {
+                        let mut next: Vec<bool> =
+                            run.trace.iter().take(k).map(|d| d.outcome).collect();
+                        next.push(!run.trace.get(k).is_some_and(|d| d.outcome));
+                        queue.push(next);
+                    }
+                }
+                // A patch the configuration wrote is not the tree's file the scan reads (listing
+                // patches reads the view: only where the run wrote anything).
+                for f in run.st.fetches.iter().filter(|_| run.st.wrote_anything()) {
+                    if let Some(p) = f.patches(view)?.into_iter().find(|p| run.st.wrote(p)) {
+                        out.undecided = Some(format!(
+                            "{}:{}: {} applies the patch {p}, which the configuration wrote",
+                            f.file, f.line, f.name
+                        ));
+                        then = After::Stop;
+                        break;
+                    }
+                }
+                let default = preset.is_none()
+                    && !run.no_default
+                    && run
+                        .trace
+                        .iter()
+                        .all(|d| d.outcome == d.computed && d.has_default);
+                out.configurations.push(Configuration {
+                    default,
+                    preset: preset.clone(),
+                    assumptions: run
+                        .trace
+                        .iter()
+                        .map(|d| Assumption {
+                            condition: d.what.clone(),
+                            outcome: d.outcome,
+                            inputs: d.inputs.iter().cloned().collect(),
+                        })
+                        .collect(),
+                    fetches: std::mem::take(&mut run.st.fetches),
+                    failed,
+                    unread: run.st.unread.iter().cloned().collect(),
+                });
+                match then {
+                    After::Continue => {}
+                    After::NextSetup => continue 'setups,
+                    After::Stop => break 'setups,
+                }
             }
-            let default = preset.is_none()
-                && !run.no_default
-                && run
-                    .trace
-                    .iter()
-                    .all(|d| d.outcome == d.computed && d.has_default);
-            out.configurations.push(Configuration {
-                default,
-                preset: preset.clone(),
-                assumptions: run
-                    .trace
-                    .iter()
-                    .map(|d| Assumption {
-                        condition: d.what.clone(),
-                        outcome: d.outcome,
-                        inputs: d.inputs.iter().cloned().collect(),
-                    })
-                    .collect(),
-                fetches: std::mem::take(&mut run.st.fetches),
-                failed,
-                unread: run.st.unread.iter().cloned().collect(),
-            });
         }
+        break 'passes;
     }
     out.unreached = unreached(view, &reached)?;
     Ok(out)
+}
+
+/// The joined decisions a fetch depends on (its values, or whether it happens at all).
+fn joins_of(f: &Fetch) -> Vec<String> {
+    let values = [&f.repository, &f.tag, &f.url, &f.local_source];
+    let inputs = f
+        .name_inputs
+        .iter()
+        .chain(&f.bypass)
+        .chain(values.into_iter().flatten().flat_map(|v| &v.inputs));
+    let mut out: Vec<String> = inputs
+        .filter_map(|i| match i {
+            Input::Join(w) => Some(w.clone()),
+            _ => None,
+        })
+        .collect();
+    out.extend(
+        f.only_if
+            .iter()
+            .filter_map(|c| c.strip_prefix(JOINED_PREFIX).map(str::to_string)),
+    );
+    out
+}
+
+/// How a joined condition reads in [`Fetch::only_if`] (`Input::Join`'s text).
+const JOINED_PREFIX: &str = "the outcome of ";
+
+/// What the driver does after a configuration.
+enum After {
+    Continue,
+    NextSetup,
+    Stop,
 }
 
 /// Whether a path is a CMake file: `CMakeLists.txt` or `*.cmake`, at any depth.
@@ -461,20 +533,17 @@ fn variable_names(view: &dyn View) -> Result<std::collections::HashSet<String>, 
     Ok(names)
 }
 
-/// The text standing for a `-D` value a build script computes (truthy, like a path).
-pub(super) const SCRIPTED_VALUE: &str = "<set by a build script>";
-
 /// `-D<NAME>=<value>` written in the tree's build scripts (`setup.py`, `*.sh`, `Dockerfile*`),
 /// as one more setup: literal values as written, computed ones (`{}`, `$X`, conflicting) as
-/// [`SCRIPTED_VALUE`].
-fn build_script_definitions(view: &dyn View) -> Result<Vec<(String, String)>, CmakeError> {
+/// [`Seed::Scripted`].
+fn build_script_definitions(view: &dyn View) -> Result<CacheSeed, CmakeError> {
     let re = regex::Regex::new(r#"-D([A-Za-z_][A-Za-z0-9_]*)(?::[A-Z]+)?=([^\s"',\])]*)"#)
         .map_err(|e| CmakeError::Syntax {
             file: String::new(),
             line: 0,
             message: e.to_string(),
         })?;
-    let mut defs: Vec<(String, String)> = Vec::new();
+    let mut defs: CacheSeed = Vec::new();
     for file in view.files_under("")? {
         let base = file.rsplit('/').next().unwrap_or(&file);
         let is_script =
@@ -493,11 +562,15 @@ fn build_script_definitions(view: &dyn View) -> Result<Vec<(String, String)>, Cm
             let name = name.as_str().to_string();
             let v = value.as_str();
             let computed = v.is_empty() || v.contains(['{', '$', '%']);
-            let v = if computed { SCRIPTED_VALUE } else { v };
+            let v = if computed {
+                Seed::Scripted
+            } else {
+                Seed::Literal(v.to_string())
+            };
             match defs.iter_mut().find(|(n, _)| *n == name) {
-                Some((_, old)) if old != v => *old = SCRIPTED_VALUE.to_string(),
+                Some((_, old)) if *old != v => *old = Seed::Scripted,
                 Some(_) => {}
-                None => defs.push((name, v.to_string())),
+                None => defs.push((name, v)),
             }
         }
     }
@@ -505,7 +578,7 @@ fn build_script_definitions(view: &dyn View) -> Result<Vec<(String, String)>, Cm
 }
 
 /// Cache entries a setup starts with: (variable, value).
-type CacheSeed = Vec<(String, String)>;
+type CacheSeed = Vec<(String, Seed)>;
 
 /// `configurePresets[].cacheVariables` of `CMakePresets.json` and `CMakeUserPresets.json`
 /// (with `inherits`), as (preset, [(variable, value)]).
@@ -551,7 +624,7 @@ fn presets(view: &dyn View) -> Result<Vec<(String, CacheSeed)>, CmakeError> {
                         _ => None,
                     };
                     if let Some(value) = value {
-                        vars.push((k.clone(), value));
+                        vars.push((k.clone(), Seed::Literal(value)));
                     }
                 }
             }
@@ -562,7 +635,7 @@ fn presets(view: &dyn View) -> Result<Vec<(String, CacheSeed)>, CmakeError> {
     let mut out = Vec::new();
     for (name, _, _) in &all {
         // Own variables first, then inherited ones not already set (depth-bounded).
-        let mut vars: Vec<(String, String)> = Vec::new();
+        let mut vars: CacheSeed = Vec::new();
         let mut stack = vec![(name.clone(), 0usize)];
         let mut seen = BTreeSet::new();
         while let Some((n, depth)) = stack.pop() {

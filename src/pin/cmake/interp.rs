@@ -12,6 +12,7 @@
 
 use super::cond::{self, Truth};
 use super::lexer::{Invocation, Quoting, Token};
+use super::shared::Shared;
 use super::value::{
     Arg, ExpandError, Input, Lookup, Outcome, Taint, Val, expand, list_items, split_list,
 };
@@ -23,6 +24,18 @@ use std::rc::Rc;
 
 /// `CMAKE_SOURCE_DIR` as the evaluator sees it: paths below it are view paths.
 pub(super) const SOURCE_ROOT: &str = "/pinprobe-source";
+/// A cache entry a setup starts with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Seed {
+    /// A value as written (a preset's `cacheVariables`, a literal `-D` in a build script).
+    Literal(String),
+    /// A `-D` value a build script computes (`{}`, `$X`, or written twice differently):
+    /// unknown, and truthy as a path would be.
+    Scripted,
+}
+
+/// The text of a [`Seed::Scripted`] value (truthy, like a path).
+const SCRIPTED_TEXT: &str = "<set by a build script>";
 /// `CMAKE_BINARY_DIR`: outside the view; nothing under it can be read.
 pub(super) const BINARY_ROOT: &str = "/pinprobe-build";
 /// Nesting of `include()`, `add_subdirectory()` and calls (CMake's default limit is 1000).
@@ -30,6 +43,12 @@ const MAX_DEPTH: usize = 200;
 /// Decisions a run forks on before it joins conditions instead (at most 2^3 configurations
 /// per setup from forks alone).
 const FORK_LIMIT: usize = 3;
+/// Unquoted references to unknown values in one command joined (each doubles the runs of the
+/// command); past it each is a decision.
+const MAX_EMPTY_JOINS: usize = 3;
+/// Decisions guarding `return()` in one function call run both ways; past it the call is
+/// summarised.
+const MAX_CALL_FORKS: usize = 3;
 /// Nesting of blocks (`if`, `foreach`, ...) in one file.
 const MAX_NESTING: usize = 1000;
 
@@ -135,6 +154,26 @@ pub(super) enum Stop {
     Io(TargetError),
     /// A file CMake reads that pinprobe refuses (over the size cap, not UTF-8).
     Input(super::CmakeError),
+    /// Probing a command's arguments ([`EmptyArgs::Probe`]): the unquoted references to
+    /// unknown values that are empty by default, each `(what, inputs)`. Never leaves
+    /// [`Run::joining_empties`].
+    Empties(Vec<(String, Taint)>),
+    /// Inside a function call: a decision that guards `return()`/`break()`/`continue()`,
+    /// `(what, condition)`, past the outcomes the call was given ([`Run::call_paths`]).
+    CallFork(String, Truth),
+}
+
+/// How the next expansion of a command's arguments treats an unquoted reference to an unknown
+/// value that is empty by default (CMake drops the argument when it is empty).
+#[derive(Debug, Clone, Default)]
+pub(super) enum EmptyArgs {
+    /// Each one is a decision ([`Run::decide`]).
+    #[default]
+    Decide,
+    /// Find them without deciding anything: [`Stop::Empties`] lists them.
+    Probe,
+    /// Each one, in order, dropped (`true`) or kept (`false`).
+    Forced(Vec<bool>),
 }
 
 impl From<TargetError> for Stop {
@@ -174,6 +213,11 @@ pub(super) struct Machine<'v> {
     globs: HashMap<(String, bool), Vec<String>>,
     /// Every file listed once, for globs and `EXISTS`.
     all_files: Option<Rc<Vec<String>>>,
+    /// Decisions (`file:line: ...` as [`Decision::what`]) found to change what is fetched:
+    /// a run forks on them (within [`FORK_LIMIT`]) instead of joining them.
+    pub relevant: HashSet<String>,
+    /// Fork on every decision a run can fork on (the reference the joins are tested against).
+    pub fork_all: bool,
 }
 
 impl<'v> Machine<'v> {
@@ -186,6 +230,8 @@ impl<'v> Machine<'v> {
             max_steps,
             globs: HashMap::new(),
             all_files: None,
+            relevant: HashSet::new(),
+            fork_all: false,
         }
     }
 
@@ -267,14 +313,14 @@ struct Details {
 /// Everything a run changes: what CMake's state would be.
 #[derive(Clone, PartialEq)]
 pub(super) struct State {
-    scopes: Vec<HashMap<String, Val>>,
+    scopes: Vec<Shared<Val>>,
     /// Cache entries the program (or a preset) created; `None`: removed by `unset(CACHE)`.
-    cache: HashMap<String, Option<Val>>,
-    env: HashMap<String, Option<Val>>,
-    commands: HashMap<String, Def>,
+    cache: Shared<Option<Val>>,
+    env: Shared<Option<Val>>,
+    commands: Shared<Def>,
     macro_frames: Vec<Option<HashMap<String, Val>>>,
     dirs: Vec<Dirs>,
-    declared: HashMap<String, Details>,
+    declared: Shared<Details>,
     /// Declarations a joined condition's other side made instead, with the condition.
     declared_alt: HashMap<String, Vec<(Details, String)>>,
     populated: HashSet<String>,
@@ -332,6 +378,11 @@ pub(super) struct Run<'m, 'v> {
     summarizing: usize,
     /// Joins so far in this run (numbers them, see [`Outcome`]).
     joins: u32,
+    /// How the next expansion of arguments treats empty unknown references.
+    next_args: EmptyArgs,
+    /// In the function call being run: the outcomes its decisions take, and how many it took
+    /// ([`Run::call_paths`]).
+    call_forced: (Vec<bool>, usize),
 }
 
 /// The input an undefined variable stands for.
@@ -533,17 +584,19 @@ impl<'m, 'v> Run<'m, 'v> {
     pub fn new(
         m: &'m mut Machine<'v>,
         choices: Vec<bool>,
-        initial_cache: &[(String, String)],
+        initial_cache: &[(String, Seed)],
     ) -> Self {
         let cache = initial_cache
             .iter()
             .map(|(k, v)| {
-                let input = if v == super::evaluate::SCRIPTED_VALUE {
-                    Input::Opaque(format!("-D{k} from a build script"))
-                } else {
-                    Input::Cache(k.clone())
+                let v = match v {
+                    Seed::Literal(text) => Val::with(text.clone(), Input::Cache(k.clone())),
+                    Seed::Scripted => Val::with(
+                        SCRIPTED_TEXT,
+                        Input::Opaque(format!("-D{k} from a build script")),
+                    ),
                 };
-                (k.clone(), Some(Val::with(v.clone(), input)))
+                (k.clone(), Some(v))
             })
             .collect();
         Run {
@@ -551,16 +604,16 @@ impl<'m, 'v> Run<'m, 'v> {
             choices,
             trace: Vec::new(),
             st: State {
-                scopes: vec![HashMap::new()],
+                scopes: vec![Shared::default()],
                 cache,
-                env: HashMap::new(),
-                commands: HashMap::new(),
+                env: Shared::default(),
+                commands: Shared::default(),
                 macro_frames: vec![None],
                 dirs: vec![Dirs {
                     source_dir: String::new(),
                     list_file: "CMakeLists.txt".into(),
                 }],
-                declared: HashMap::new(),
+                declared: Shared::default(),
                 declared_alt: HashMap::new(),
                 populated: HashSet::new(),
                 cpm_added: HashSet::new(),
@@ -581,7 +634,14 @@ impl<'m, 'v> Run<'m, 'v> {
             no_default: false,
             summarizing: 0,
             joins: 0,
+            next_args: EmptyArgs::Decide,
+            call_forced: (Vec::new(), 0),
         }
+    }
+
+    /// The decisions found relevant so far (see [`Machine::relevant`]).
+    pub fn relevant(&mut self) -> &mut HashSet<String> {
+        &mut self.m.relevant
     }
 
     /// Run the top-level `CMakeLists.txt`.
@@ -594,9 +654,9 @@ impl<'m, 'v> Run<'m, 'v> {
         Ok(())
     }
 
-    fn scope_mut(&mut self) -> &mut HashMap<String, Val> {
+    fn scope_mut(&mut self) -> &mut Shared<Val> {
         if self.st.scopes.is_empty() {
-            self.st.scopes.push(HashMap::new());
+            self.st.scopes.push(Shared::default());
         }
         let n = self.st.scopes.len() - 1;
         &mut self.st.scopes[n]
@@ -750,6 +810,13 @@ impl<'m, 'v> Run<'m, 'v> {
     }
 
     fn expand_args(&mut self, tokens: &[Token]) -> Result<Vec<Arg>, Stop> {
+        // The mode is the first expansion's only (a called function's body has its own).
+        let mode = std::mem::take(&mut self.next_args);
+        let mut probed: Vec<(String, Taint)> = Vec::new();
+        let mut forced = match &mode {
+            EmptyArgs::Forced(outcomes) => outcomes.iter(),
+            _ => [].iter(),
+        };
         let mut out = Vec::new();
         let mut total = 0usize;
         for t in tokens {
@@ -773,16 +840,27 @@ impl<'m, 'v> Run<'m, 'v> {
                 };
                 let what = format!("{}: `{}` is empty", self.here(t.line), t.text);
                 let has_default = t_.taint.iter().all(Input::has_default);
-                if has_default && self.summarizing > 0 {
-                    // Inside a call the argument count decides what runs: summarise the call.
-                    return Err(Stop::NeedsFork);
-                }
                 if !has_default {
                     // Kept, standing for any value: argument lists may differ from CMake's
                     // when it is empty (a known approximation), so no default is claimed.
                     self.no_default = true;
-                } else if self.decide(t_, what) {
-                    args.clear();
+                } else {
+                    match &mode {
+                        EmptyArgs::Probe => probed.push((what, t_.taint)),
+                        EmptyArgs::Forced(_) => {
+                            if forced.next().copied().unwrap_or(true) {
+                                args.clear();
+                            }
+                        }
+                        // Inside a call the argument count decides what runs: summarise the
+                        // call.
+                        EmptyArgs::Decide if self.summarizing > 0 => return Err(Stop::NeedsFork),
+                        EmptyArgs::Decide => {
+                            if self.decide(t_, what) {
+                                args.clear();
+                            }
+                        }
+                    }
                 }
             }
             total += args.iter().map(|a| a.text.len()).sum::<usize>();
@@ -795,12 +873,22 @@ impl<'m, 'v> Run<'m, 'v> {
             }
             out.extend(args);
         }
+        if !probed.is_empty() {
+            return Err(Stop::Empties(probed));
+        }
         Ok(out)
     }
 
     fn decide(&mut self, t: Truth, what: String) -> bool {
         if t.taint.is_empty() {
             return t.value;
+        }
+        // A fork on a value a join made: that join changes what this run decides, so it is
+        // relevant (forked from the next pass on, see `super::evaluate`).
+        for i in &t.taint {
+            if let Input::Join(w) = i {
+                self.m.relevant.insert(w.clone());
+            }
         }
         let k = self.trace.len();
         let outcome = self.choices.get(k).copied().unwrap_or(t.value);
@@ -832,22 +920,31 @@ impl<'m, 'v> Run<'m, 'v> {
         for node in nodes {
             self.step()?;
             let flow = match node {
-                Node::Cmd(inv) => match self.command(inv) {
-                    Err(Stop::Error(e)) if function_body => return Err(Stop::Error(e)),
-                    Err(Stop::Error(e)) => {
-                        self.st.errors.push(e);
-                        Flow::Next
-                    }
-                    other => other?,
-                },
-                Node::If(branches) => self.if_chain(branches)?,
-                Node::Foreach(head, body) => match self.foreach(head, body) {
-                    Err(Stop::Error(e)) => {
-                        self.st.errors.push(e);
-                        Flow::Next
-                    }
-                    other => other?,
-                },
+                Node::Cmd(inv) => {
+                    let run = |r: &mut Self| match r.command(inv) {
+                        Err(Stop::Error(e)) if !function_body => {
+                            r.st.errors.push(e);
+                            Ok(Flow::Next)
+                        }
+                        other => other,
+                    };
+                    // Which arguments a fetch has is what it fetches: relevant from the start.
+                    let fetch = is_fetch_command(&inv.name.to_ascii_lowercase());
+                    self.joining_empties(&run, fetch)?
+                }
+                Node::If(branches) => {
+                    self.joining_empties(&|r: &mut Self| r.if_chain(branches), false)?
+                }
+                Node::Foreach(head, body) => {
+                    let run = |r: &mut Self| match r.foreach(head, body) {
+                        Err(Stop::Error(e)) => {
+                            r.st.errors.push(e);
+                            Ok(Flow::Next)
+                        }
+                        other => other,
+                    };
+                    self.joining_empties(&run, false)?
+                }
                 Node::While(head, body) => {
                     let mut flow = Flow::Next;
                     while self.condition(head)? {
@@ -967,62 +1064,176 @@ impl<'m, 'v> Run<'m, 'v> {
         }
         let opaque = t.taint.iter().any(|i| !i.has_default());
         let flow_inside = branches.iter().any(|(_, b)| has_control_flow(b));
-        let join =
-            !flow_inside && (opaque || self.trace.len() >= FORK_LIMIT || self.summarizing > 0);
+        let relevant = self.m.fork_all || self.m.relevant.contains(&what);
+        let join = !flow_inside
+            && (opaque || !relevant || self.trace.len() >= FORK_LIMIT || self.summarizing > 0);
+        let side = |r: &mut Self, outcome: bool| {
+            if outcome {
+                r.block(body, false)
+            } else {
+                r.if_chain(rest)
+            }
+        };
         if !join && self.summarizing > 0 {
-            return Err(Stop::NeedsFork);
+            // Inside a call: the call runs once per outcome ([`Run::call_paths`]).
+            let (forced, seen) = &mut self.call_forced;
+            let Some(outcome) = forced.get(*seen).copied() else {
+                return Err(Stop::CallFork(what, t));
+            };
+            *seen += 1;
+            return side(self, outcome);
         }
         if !join {
-            return if self.decide(t, what) {
-                self.block(body, false)
-            } else {
-                self.if_chain(rest)
-            };
+            let outcome = self.decide(t, what);
+            return side(self, outcome);
         }
         if opaque {
             self.no_default = true;
         }
-        let what_text = what.clone();
-        let mark = Input::Join(what);
+        self.join_two(&what, t, &side)
+    }
+
+    /// A decision joined: both outcomes run here from the same state, and the states are
+    /// merged, every value that differs marked as depending on the condition (the default
+    /// side's text kept), and fetches only the other side makes kept with the condition
+    /// ([`Run::join`]). `t.value` is the default side's outcome. Where the sides cannot be
+    /// merged (they end differently, define functions differently, one fails) and neither
+    /// forked, the decision is forked instead; inside a call that is [`Stop::NeedsFork`].
+    fn join_two(
+        &mut self,
+        what: &str,
+        t: Truth,
+        side: &dyn Fn(&mut Self, bool) -> Result<Flow, Stop>,
+    ) -> Result<Flow, Stop> {
+        let mark = Input::Join(what.to_string());
         let start = self.st.clone();
-        let first = if t.value {
-            self.block(body, false)
-        } else {
-            self.if_chain(rest)
-        };
-        let taken = std::mem::replace(&mut self.st, start);
-        let second = if t.value {
-            self.if_chain(rest)
-        } else {
-            self.block(body, false)
-        };
+        let decided = self.trace.len();
+        let first = side(self, t.value);
+        let taken = std::mem::replace(&mut self.st, start.clone());
+        let second = side(self, !t.value);
         let other = std::mem::replace(&mut self.st, taken);
         self.joins += 1;
-        let side = |outcome: bool| Outcome {
+        let outcome = |outcome: bool| Outcome {
             join: self.joins,
             outcome,
             default_side: outcome == t.value,
-            what: what_text.clone(),
+            what: what.to_string(),
         };
-        let sides = (side(t.value), side(!t.value));
-        match (first, second) {
-            (Ok(Flow::Next), Ok(Flow::Next)) => {
-                self.join(other, &mark, &sides)?;
-                Ok(Flow::Next)
-            }
+        let sides = (outcome(t.value), outcome(!t.value));
+        let unfollowed = match (first, second) {
+            (Ok(Flow::Next), Ok(Flow::Next)) => match self.join(other, &mark, &sides) {
+                Ok(()) => return Ok(Flow::Next),
+                Err(e) => e,
+            },
             (Err(Stop::Fatal(_)), Ok(Flow::Next)) => {
                 // The default side stops CMake: the configurations that go on are the other
                 // side's.
                 self.st = other;
                 self.no_default = true;
-                Ok(Flow::Next)
+                return Ok(Flow::Next);
             }
-            (Ok(Flow::Next), Err(Stop::Fatal(_))) => Ok(Flow::Next),
-            (Err(e), _) | (_, Err(e)) => Err(e),
-            _ => Err(Stop::Undecided(format!(
-                "{}: return()/break()/continue() under a condition on an input",
-                self.here(inv.line)
-            ))),
+            (Ok(Flow::Next), Err(Stop::Fatal(_))) => return Ok(Flow::Next),
+            (Err(Stop::Error(e)), _) | (_, Err(Stop::Error(e))) => Stop::Error(e),
+            (Err(e), _) | (_, Err(e)) => return Err(e),
+            _ => Stop::Undecided(format!(
+                "{what}: return()/break()/continue() under a condition on an input"
+            )),
+        };
+        if self.summarizing > 0 {
+            return Err(Stop::NeedsFork);
+        }
+        if self.trace.len() != decided {
+            // A side forked: a replay would not retrace this run; the join stands as it failed.
+            return Err(unfollowed);
+        }
+        self.st = start;
+        let outcome = self.decide(t, what.to_string());
+        side(self, outcome)
+    }
+
+    /// Run a command, an `if()` chain or a loop whose first expansion of arguments may meet
+    /// unquoted references to unknown values that are empty by default (CMake then drops the
+    /// argument). Whether each is empty is a decision: forked where it was found relevant
+    /// ([`Machine::relevant`], within [`FORK_LIMIT`], outside calls), joined otherwise (the
+    /// node runs with the argument dropped and with it kept, [`Run::join_two`]). The first run
+    /// only probes (nothing runs before the arguments are expanded).
+    fn joining_empties(
+        &mut self,
+        node: &dyn Fn(&mut Self) -> Result<Flow, Stop>,
+        relevant: bool,
+    ) -> Result<Flow, Stop> {
+        if self.m.fork_all {
+            return node(self);
+        }
+        self.next_args = EmptyArgs::Probe;
+        let probed = match node(self) {
+            Err(Stop::Empties(probed)) => probed,
+            other => {
+                self.next_args = EmptyArgs::Decide;
+                return other;
+            }
+        };
+        self.next_args = EmptyArgs::Decide;
+        // Forked: relevant ones, outside calls, while the run has forks left.
+        let mut room = FORK_LIMIT.saturating_sub(self.trace.len());
+        let forks: Vec<bool> = probed
+            .iter()
+            .map(|(what, _)| {
+                let fork = self.summarizing == 0
+                    && room > 0
+                    && (relevant || self.m.relevant.contains(what));
+                room -= usize::from(fork);
+                fork
+            })
+            .collect();
+        if forks.iter().filter(|f| !**f).count() > MAX_EMPTY_JOINS {
+            // Too many combinations to run here: each is a decision, as a condition is.
+            return node(self);
+        }
+        let mut planned: Vec<Option<bool>> = Vec::with_capacity(probed.len());
+        for ((what, taint), fork) in probed.iter().zip(forks) {
+            let t = Truth {
+                value: true,
+                taint: taint.clone(),
+            };
+            planned.push(fork.then(|| self.decide(t, what.clone())));
+        }
+        self.join_empties(&probed, &planned, Vec::new(), node)
+    }
+
+    /// Run `node` for every outcome of the joined empty references from `fixed.len()` on
+    /// (see [`Run::joining_empties`]).
+    fn join_empties(
+        &mut self,
+        probed: &[(String, Taint)],
+        planned: &[Option<bool>],
+        mut fixed: Vec<bool>,
+        node: &dyn Fn(&mut Self) -> Result<Flow, Stop>,
+    ) -> Result<Flow, Stop> {
+        let at = fixed.len();
+        match (planned.get(at), probed.get(at)) {
+            (Some(Some(outcome)), _) => {
+                fixed.push(*outcome);
+                self.join_empties(probed, planned, fixed, node)
+            }
+            (Some(None), Some((what, taint))) => {
+                let t = Truth {
+                    value: true,
+                    taint: taint.clone(),
+                };
+                let side = |r: &mut Self, dropped: bool| {
+                    let mut next = fixed.clone();
+                    next.push(dropped);
+                    r.join_empties(probed, planned, next, node)
+                };
+                self.join_two(what, t, &side)
+            }
+            _ => {
+                self.next_args = EmptyArgs::Forced(fixed);
+                let r = node(self);
+                self.next_args = EmptyArgs::Decide;
+                r
+            }
         }
     }
 
@@ -1044,7 +1255,7 @@ impl<'m, 'v> Run<'m, 'v> {
     fn join(&mut self, other: State, mark: &Input, sides: &(Outcome, Outcome)) -> Result<(), Stop> {
         let (mine, theirs) = sides;
         let merge_map = |a: &mut HashMap<String, Val>,
-                         b: HashMap<String, Val>,
+                         b: &HashMap<String, Val>,
                          maybe: &mut dyn FnMut(&String)| {
             for (k, va) in a.iter_mut() {
                 let vb = b.get(k);
@@ -1065,6 +1276,7 @@ impl<'m, 'v> Run<'m, 'v> {
             commands,
             declared,
             declared_alt,
+            populated,
             fetches,
             reached,
             unread,
@@ -1086,24 +1298,55 @@ impl<'m, 'v> Run<'m, 'v> {
             return Err(Stop::Undecided("scopes differ after a condition".into()));
         }
         let mut maybe_names: Vec<String> = Vec::new();
+        // Maps both sides still share are the same on both: only the others are merged.
         for (a, b) in self.st.scopes.iter_mut().zip(scopes) {
-            merge_map(a, b, &mut |k: &String| maybe_names.push(k.clone()));
+            match a.changed_since(&b) {
+                Some(names) => {
+                    for k in names {
+                        let vb = b.get(&k);
+                        match a.get(&k).cloned() {
+                            Some(mut va) => {
+                                if vb != Some(&va) {
+                                    va.merge(vb, mark, mine, theirs);
+                                    a.insert(k, va);
+                                }
+                            }
+                            None => {
+                                if vb.is_some() {
+                                    maybe_names.push(k);
+                                }
+                            }
+                        }
+                    }
+                }
+                None => {
+                    let b = b.into_map();
+                    merge_map(a.make_mut(), &b, &mut |k: &String| {
+                        maybe_names.push(k.clone())
+                    });
+                }
+            }
         }
-        let flatten = |m: HashMap<String, Option<Val>>| -> HashMap<String, Val> {
-            m.into_iter()
+        let flatten = |m: Shared<Option<Val>>| -> HashMap<String, Val> {
+            m.into_map()
+                .into_iter()
                 .filter_map(|(k, v)| v.map(|v| (k, v)))
                 .collect()
         };
-        let mut cache_a = flatten(std::mem::take(&mut self.st.cache));
-        merge_map(&mut cache_a, flatten(cache), &mut |k: &String| {
-            maybe_names.push(k.clone())
-        });
-        self.st.cache = cache_a.into_iter().map(|(k, v)| (k, Some(v))).collect();
-        let mut env_a = flatten(std::mem::take(&mut self.st.env));
-        merge_map(&mut env_a, flatten(env), &mut |k: &String| {
-            maybe_names.push(k.clone())
-        });
-        self.st.env = env_a.into_iter().map(|(k, v)| (k, Some(v))).collect();
+        if cache.changed_since(&self.st.cache) != Some(Vec::new()) {
+            let mut cache_a = flatten(std::mem::take(&mut self.st.cache));
+            merge_map(&mut cache_a, &flatten(cache), &mut |k: &String| {
+                maybe_names.push(k.clone())
+            });
+            self.st.cache = cache_a.into_iter().map(|(k, v)| (k, Some(v))).collect();
+        }
+        if env.changed_since(&self.st.env) != Some(Vec::new()) {
+            let mut env_a = flatten(std::mem::take(&mut self.st.env));
+            merge_map(&mut env_a, &flatten(env), &mut |k: &String| {
+                maybe_names.push(k.clone())
+            });
+            self.st.env = env_a.into_iter().map(|(k, v)| (k, Some(v))).collect();
+        }
         for n in maybe_names {
             self.st.maybe.entry(n).or_default().insert(mark.clone());
         }
@@ -1115,8 +1358,29 @@ impl<'m, 'v> Run<'m, 'v> {
                 }
             }
         }
-        for (k, d) in declared {
-            match self.st.declared.get_mut(&k) {
+        // Declared on this side only: on the other, a later declaration is the one that wins
+        // (the first declaration of a name wins), so this one becomes an alternative.
+        let mine_only: Vec<String> = self
+            .st
+            .declared
+            .keys()
+            .filter(|k| !declared.contains_key(k))
+            .cloned()
+            .collect();
+        for k in mine_only {
+            if let Some(d) = self.st.declared.remove(&k) {
+                let alt = (d, mark.to_string());
+                let list = self.st.declared_alt.entry(k).or_default();
+                if !list.contains(&alt) {
+                    list.push(alt);
+                }
+            }
+        }
+        // Populated on one side only: a later `FetchContent_MakeAvailable` fetches on the
+        // other (again here: more than CMake, never less).
+        self.st.populated.retain(|k| populated.contains(k));
+        for (k, d) in declared.into_map() {
+            match self.st.declared.get(&k) {
                 Some(mine) if *mine == d => {}
                 Some(_) => {
                     let alt = (d, mark.to_string());
@@ -1524,22 +1788,15 @@ impl<'m, 'v> Run<'m, 'v> {
             r
         } else {
             let before = self.st.clone();
-            let mut scope = self.st.scopes.last().cloned().unwrap_or_default();
-            scope.extend(frame.clone());
-            scope.insert(
-                "CMAKE_CURRENT_FUNCTION".into(),
-                Val::exact(def.name.clone()),
-            );
-            self.st.scopes.push(scope);
-            self.st.macro_frames.push(None);
-            self.summarizing += 1;
-            let r = self.block(&def.body, true);
-            self.summarizing -= 1;
-            self.st.macro_frames.pop();
-            self.st.scopes.pop();
-            self.land_return();
+            let r = match self.run_function(&def, &frame, Vec::new()) {
+                Err(Stop::CallFork(..)) => {
+                    self.st = before.clone();
+                    self.call_paths(&def, &frame, Vec::new())
+                }
+                r => r,
+            };
             match r {
-                Err(Stop::NeedsFork) => {
+                Err(Stop::NeedsFork | Stop::CallFork(..)) => {
                     self.st = before;
                     self.summarize(inv, &def, frame)
                 }
@@ -1548,6 +1805,58 @@ impl<'m, 'v> Run<'m, 'v> {
         };
         self.st.depth -= 1;
         result
+    }
+
+    /// Run a function's body in its own scope; `forced`: the outcomes of its first decisions
+    /// that guard `return()`/`break()`/`continue()` ([`Stop::CallFork`] past them).
+    fn run_function(
+        &mut self,
+        def: &Def,
+        frame: &HashMap<String, Val>,
+        forced: Vec<bool>,
+    ) -> Result<Flow, Stop> {
+        let mut scope = self.st.scopes.last().cloned().unwrap_or_default();
+        scope.extend(frame.clone());
+        scope.insert(
+            "CMAKE_CURRENT_FUNCTION".into(),
+            Val::exact(def.name.clone()),
+        );
+        self.st.scopes.push(scope);
+        self.st.macro_frames.push(None);
+        self.summarizing += 1;
+        let outer = std::mem::replace(&mut self.call_forced, (forced, 0));
+        let r = self.block(&def.body, true);
+        self.call_forced = outer;
+        self.summarizing -= 1;
+        self.st.macro_frames.pop();
+        self.st.scopes.pop();
+        self.land_return();
+        r.map(|_| Flow::Next)
+    }
+
+    /// A call whose body decides on an input where `return()`/`break()`/`continue()` hangs
+    /// on it: the whole call runs under each outcome (the `forced` ones first) and the states
+    /// it ends in are joined, as a joined `if()`'s sides are. Past [`MAX_CALL_FORKS`] such
+    /// decisions in one call, [`Stop::CallFork`] (the caller summarises the call).
+    fn call_paths(
+        &mut self,
+        def: &Def,
+        frame: &HashMap<String, Val>,
+        forced: Vec<bool>,
+    ) -> Result<Flow, Stop> {
+        let start = self.st.clone();
+        match self.run_function(def, frame, forced.clone()) {
+            Err(Stop::CallFork(what, t)) if forced.len() < MAX_CALL_FORKS => {
+                self.st = start;
+                let side = |r: &mut Self, outcome: bool| {
+                    let mut next = forced.clone();
+                    next.push(outcome);
+                    r.call_paths(def, frame, next)
+                };
+                self.join_two(&what, t, &side)
+            }
+            r => r,
+        }
     }
 
     /// A function call whose body pinprobe cannot follow (a condition on an input guards a
@@ -2253,16 +2562,16 @@ impl<'m, 'v> Run<'m, 'v> {
                     }
                     text
                 } else {
-                    let mut regex: Option<regex::Regex> = None;
+                    let mut regex: Option<std::rc::Rc<regex::Regex>> = None;
                     let mut limit: Option<usize> = None;
                     let mut i = 0;
                     while let Some(o) = opts.get(i) {
                         match o.text.as_str() {
                             "REGEX" => {
                                 let re = opts.get(i + 1).map(|a| a.text.as_str()).unwrap_or("");
-                                match regex::Regex::new(&super::cond::translate_regex(re)) {
-                                    Ok(r) => regex = Some(r),
-                                    Err(_) => {
+                                match super::regexes::compiled(re) {
+                                    Some(r) => regex = Some(r),
+                                    None => {
                                         self.taint_outputs(
                                             std::slice::from_ref(var),
                                             "file(STRINGS)",
@@ -2386,18 +2695,22 @@ impl<'m, 'v> Run<'m, 'v> {
         };
         let lc = name.text.to_ascii_lowercase();
         // The first declaration of a name wins; later ones are ignored.
-        self.st.declared.entry(lc).or_insert_with(|| Details {
-            args: std::iter::once(name.clone())
-                .chain(rest.iter().cloned())
-                .collect(),
-            file: self
-                .st
-                .dirs
-                .last()
-                .map(|d| d.list_file.clone())
-                .unwrap_or_default(),
-            line,
-        });
+        self.st
+            .declared
+            .make_mut()
+            .entry(lc)
+            .or_insert_with(|| Details {
+                args: std::iter::once(name.clone())
+                    .chain(rest.iter().cloned())
+                    .collect(),
+                file: self
+                    .st
+                    .dirs
+                    .last()
+                    .map(|d| d.list_file.clone())
+                    .unwrap_or_default(),
+                line,
+            });
         Ok(())
     }
 
@@ -2625,7 +2938,7 @@ fn collect_parent_writes(
     nodes: &[Node],
     names: &mut Vec<Token>,
     problem: &mut Option<String>,
-    functions: &HashMap<String, Def>,
+    functions: &Shared<Def>,
     depth: usize,
 ) {
     for n in nodes {

@@ -17,6 +17,8 @@ mod evaluate;
 mod interp;
 mod lexer;
 mod paths;
+mod regexes;
+mod shared;
 #[cfg(test)]
 mod tests;
 mod unreached;

@@ -389,7 +389,7 @@ fn a_summarised_call_with_other_effects_is_unknown() {
         ),
     ] {
         let top = format!(
-            "include(FetchContent)\nfunction(f)\n  if(PP_IN)\n    return()\n  endif()\n  {effect}\n  set(T x PARENT_SCOPE)\nendfunction()\nf()\n{FETCH_K}"
+            "include(FetchContent)\nfunction(f)\n  if(PP_IN)\n    return()\n  endif()\n  if(PP_IN2)\n    return()\n  endif()\n  if(PP_IN3)\n    return()\n  endif()\n  if(PP_IN4)\n    return()\n  endif()\n  {effect}\n  set(T x PARENT_SCOPE)\nendfunction()\nf()\n{FETCH_K}"
         );
         let files: Vec<(&str, &[u8])> = vec![("CMakeLists.txt", top.as_bytes()), ("x.cmake", b"")];
         let e = evaluate(&view(&files)).expect("evaluates");
@@ -398,14 +398,14 @@ fn a_summarised_call_with_other_effects_is_unknown() {
     }
     // Only parent-scope writes (and calls of functions that have no other effect): decided.
     let top = format!(
-        "include(FetchContent)\nfunction(g)\n  set(G_LOCAL x)\nendfunction()\nfunction(f)\n  if(PP_IN)\n    return()\n  endif()\n  g()\n  message(STATUS \"in f\")\n  string(APPEND L x)\n  set(T x PARENT_SCOPE)\nendfunction()\nf()\n{FETCH_K}"
+        "include(FetchContent)\nfunction(g)\n  set(G_LOCAL x)\nendfunction()\nfunction(f)\n  if(PP_IN)\n    return()\n  endif()\n  if(PP_IN2)\n    return()\n  endif()\n  if(PP_IN3)\n    return()\n  endif()\n  if(PP_IN4)\n    return()\n  endif()\n  g()\n  message(STATUS \"in f\")\n  string(APPEND L x)\n  set(T x PARENT_SCOPE)\nendfunction()\nf()\n{FETCH_K}"
     );
     let e = evaluate(&view(&[("CMakeLists.txt", top.as_bytes())])).expect("evaluates");
     assert_eq!(e.undecided, None);
     // What it propagates with return(PROPAGATE) is unknown in the caller, not the value from
     // before the call.
     let top = format!(
-        "include(FetchContent)\nset(T before)\nfunction(f)\n  if(PP_IN)\n    return()\n  endif()\n  set(T after)\n  return(PROPAGATE T)\nendfunction()\nf()\n{FETCH_K}"
+        "include(FetchContent)\nset(T before)\nfunction(f)\n  if(PP_IN)\n    return()\n  endif()\n  if(PP_IN2)\n    return()\n  endif()\n  if(PP_IN3)\n    return()\n  endif()\n  if(PP_IN4)\n    return()\n  endif()\n  set(T after)\n  return(PROPAGATE T)\nendfunction()\nf()\n{FETCH_K}"
     );
     let e = evaluate(&view(&[("CMakeLists.txt", top.as_bytes())])).expect("evaluates");
     assert_eq!(e.undecided, None);
@@ -743,7 +743,8 @@ fn any_tag(e: &Evaluation) -> Value {
 /// A condition on an opaque input (no default) is joined, not forked; the two sides must then
 /// leave the same functions. One definition node run on both sides with the name spelled in
 /// another case (the same command, but `CMAKE_CURRENT_FUNCTION` differs) or other parameters
-/// is a different definition: undecided. The same call on both sides joins and is decided.
+/// is a different definition: the join cannot merge them, so the condition is forked. The
+/// same call on both sides joins and is decided.
 #[test]
 fn a_function_defined_differently_on_the_sides_of_a_join_is_undecided() {
     let def = "macro(def n p)\n  function(${n} ${p})\n    set(T ${CMAKE_CURRENT_FUNCTION} PARENT_SCOPE)\n  endfunction()\nendmacro()\n";
@@ -751,10 +752,13 @@ fn a_function_defined_differently_on_the_sides_of_a_join_is_undecided() {
         let e = eval_fetching_t(&format!(
             "{def}if(CMAKE_PP_OPAQUE)\n  {one}\nelse()\n  {other}\nendif()\nf(x)\n"
         ));
-        let why = e.undecided.unwrap_or_default();
+        // The sides cannot be merged: the condition is forked instead, each configuration
+        // calling its own definition.
+        assert_eq!(e.undecided, None, "{one} / {other}");
+        assert_eq!(e.configurations.len(), 2, "{one} / {other}");
         assert!(
-            why.contains("defined differently"),
-            "{one} / {other}: {why:?}"
+            e.configurations.iter().all(|c| !c.default),
+            "no default: opaque"
         );
     }
     let e = eval_fetching_t(&format!(
@@ -1139,15 +1143,14 @@ fn a_condition_inside_a_function_is_joined() {
     );
 }
 
-/// Inside a function, a `while()` on an input and an unquoted empty argument on an input
-/// (whether CMake drops it) are not decisions the run forks on: the call is summarised, one
-/// configuration, what it sets in its caller unknown.
+/// Inside a function, a `while()` on an input is not a decision the run forks on: the call is
+/// summarised, one configuration, what it sets in its caller unknown. (An unquoted empty
+/// argument on an input is joined there: see
+/// `an_empty_argument_on_an_input_is_joined_unless_relevant`.)
 #[test]
 fn a_while_or_an_empty_argument_on_an_input_inside_a_function_summarises_the_call() {
-    for body in [
-        "  while(PP_W)\n    set(T a PARENT_SCOPE)\n    break()\n  endwhile()\n",
-        "  set(T a ${PP_E} PARENT_SCOPE)\n",
-    ] {
+    let body = "  while(PP_W)\n    set(T a PARENT_SCOPE)\n    break()\n  endwhile()\n";
+    {
         let e = eval_fetching_t(&format!(
             "set(T b)\nfunction(f)\n{body}endfunction()\nf()\n"
         ));
@@ -1238,7 +1241,7 @@ fn file_reads_of_written_or_outside_files_are_unknown() {
 fn a_summarised_calls_callees_are_followed_for_effects_eight_deep() {
     let summarised = |defs: &str, call: &str| {
         eval_fetching_t(&format!(
-            "{defs}function(f)\n  if(PP_IN)\n    return()\n  endif()\n  {call}\n  set(T x PARENT_SCOPE)\nendfunction()\nf()\n"
+            "{defs}function(f)\n  if(PP_IN)\n    return()\n  endif()\n  if(PP_IN2)\n    return()\n  endif()\n  if(PP_IN3)\n    return()\n  endif()\n  if(PP_IN4)\n    return()\n  endif()\n  {call}\n  set(T x PARENT_SCOPE)\nendfunction()\nf()\n"
         ))
         .undecided
         .unwrap_or_default()
@@ -1481,4 +1484,215 @@ fn string_ascii_with_a_code_past_127_is_unknown() {
     }
     let e = eval_fetching_t("string(ASCII 127 T)\n");
     assert_eq!(any_tag(&e).text, "\u{7f}");
+}
+
+/// An unquoted reference to an unknown value that is empty by default (CMake drops the
+/// argument when it is empty) is a decision: joined where it cannot change what is fetched,
+/// forked once a fetch is found to depend on it (a second pass), joined inside a call.
+#[test]
+fn an_empty_argument_on_an_input_is_joined_unless_relevant() {
+    // Irrelevant: one configuration, the tag exact.
+    let e = eval_fetching_t("set(U a ${PP_E})\nmessage(STATUS ${U})\nset(T t)\n");
+    assert_eq!(e.undecided, None);
+    assert_eq!(e.configurations.len(), 1, "{:#?}", e.configurations);
+    assert!(any_tag(&e).is_exact());
+    // Every decision forked: two configurations for the same program.
+    let v = view(&[(
+        "CMakeLists.txt",
+        format!(
+            "include(FetchContent)\nset(U a ${{PP_E}})\nmessage(STATUS ${{U}})\nset(T t)\n{FETCH_K}"
+        )
+        .as_bytes(),
+    )]);
+    let all = evaluate_with(
+        &v,
+        Limits {
+            fork_all: true,
+            ..Limits::default()
+        },
+    )
+    .expect("evaluates");
+    assert_eq!(all.configurations.len(), 2);
+    // Relevant (the tag is built from it): forked, two configurations, the default one exact.
+    let e = eval_fetching_t("set(T a ${PP_E})\n");
+    assert_eq!(e.undecided, None);
+    assert_eq!(e.configurations.len(), 2, "{:#?}", e.configurations);
+    let default = first_default_fetch(&e).tag.clone().expect("a tag");
+    assert!(default.is_exact() && default.text == "a", "{default:?}");
+    // Inside a call: joined (no fork there), the value any value of -DPP_E, its default `a`.
+    let e = eval_fetching_t(
+        "set(T b)\nfunction(f)\n  set(T a ${PP_E} PARENT_SCOPE)\nendfunction()\nf()\n",
+    );
+    assert_eq!(e.undecided, None);
+    assert_eq!(e.configurations.len(), 1);
+    let tag = any_tag(&e);
+    assert_eq!(tag.text, "a");
+    assert!(tag.inputs.contains(&Input::Cache("PP_E".into())), "{tag:?}");
+}
+
+/// A condition on an input whose branches change nothing fetched is joined (one
+/// configuration); one whose outcome reaches a fetch is forked.
+#[test]
+fn only_conditions_that_reach_a_fetch_fork() {
+    let e =
+        eval_fetching_t("set(T t)\nif(PP_X)\n  set(U x)\nendif()\nif(PP_Y)\n  set(U y)\nendif()\n");
+    assert_eq!(e.undecided, None);
+    assert_eq!(e.configurations.len(), 1);
+    assert!(any_tag(&e).is_exact());
+    let e =
+        eval_fetching_t("set(T t)\nif(PP_X)\n  set(U x)\nendif()\nif(PP_Y)\n  set(T y)\nendif()\n");
+    assert_eq!(e.configurations.len(), 2);
+    let mut tags: Vec<String> = tags_by_setup(&e).into_iter().map(|t| t.2).collect();
+    tags.sort();
+    assert_eq!(tags, ["t", "y"]);
+    // Through a variable set under a joined condition and read by a later one.
+    let e =
+        eval_fetching_t("set(T t)\nif(PP_X)\n  set(U x)\nendif()\nif(U)\n  set(T u)\nendif()\n");
+    let mut tags: Vec<String> = tags_by_setup(&e).into_iter().map(|t| t.2).collect();
+    tags.sort();
+    tags.dedup();
+    assert_eq!(tags, ["t", "u"]);
+    assert!(
+        e.configurations.iter().all(|c| c
+            .assumptions
+            .iter()
+            .all(|a| !a.inputs.iter().any(|i| matches!(i, Input::Join(_))))),
+        "forks are on real inputs: {:#?}",
+        e.configurations
+    );
+}
+
+/// A condition on an input that guards `return()` in a function: the call runs under each
+/// outcome and the two states are joined (decided, the values of both sides), up to three
+/// such conditions in one call; past them the call is summarised.
+#[test]
+fn a_return_under_a_condition_on_an_input_runs_the_call_both_ways() {
+    let e = eval_fetching_t(
+        "set(T b)\nfunction(f)\n  if(PP_IN)\n    return()\n  endif()\n  set(T a PARENT_SCOPE)\nendfunction()\nf()\n",
+    );
+    assert_eq!(e.undecided, None);
+    let mut tags: Vec<String> = e
+        .configurations
+        .iter()
+        .flat_map(|c| &c.fetches)
+        .flat_map(|f| {
+            let t = f.tag.clone().expect("a tag");
+            match t.finite() {
+                Some(alts) => alts.into_iter().map(|a| a.text).collect(),
+                None => vec![t.text],
+            }
+        })
+        .collect();
+    tags.sort();
+    tags.dedup();
+    assert_eq!(tags, ["a", "b"]);
+    let default = first_default_fetch(&e).tag.clone().expect("a tag");
+    assert_eq!(default.text, "a", "PP_IN unset: no return, T is a");
+    let guards: String = (0..4)
+        .map(|i| format!("  if(PP_IN{i})\n    return()\n  endif()\n"))
+        .collect();
+    let e = eval_fetching_t(&format!(
+        "set(T b)\nfunction(f)\n{guards}  set(T a PARENT_SCOPE)\nendfunction()\nf()\n"
+    ));
+    assert_eq!(e.undecided, None);
+    let tag = any_tag(&e);
+    assert!(
+        tag.inputs
+            .iter()
+            .any(|i| matches!(i, Input::Opaque(w) if w.contains("the result of f()"))),
+        "four guards: summarised: {tag:?}"
+    );
+}
+
+/// Every literal tag any configuration fetches for `k` (alternatives included), and whether
+/// some configuration's tag can be any value.
+fn tag_values(e: &Evaluation) -> (Vec<String>, bool) {
+    let mut out = Vec::new();
+    let mut any = false;
+    for f in e.configurations.iter().flat_map(|c| &c.fetches) {
+        let Some(t) = &f.tag else { continue };
+        match t.finite() {
+            Some(alts) => out.extend(alts.into_iter().map(|a| a.text)),
+            None => {
+                any = true;
+                out.push(t.text.clone());
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    (out, any)
+}
+
+/// Bad input built to defeat the relevance of decisions: the tag is computed through ten
+/// levels of include files and functions from a condition on an input at the bottom; the
+/// evaluation still finds both values (or any value), never only the default one.
+#[test]
+fn a_tag_computed_ten_levels_down_keeps_every_value() {
+    let mut files: Vec<(String, String)> = Vec::new();
+    for i in 1..10 {
+        files.push((
+            format!("cmake/inc{i}.cmake"),
+            format!("include(${{CMAKE_CURRENT_LIST_DIR}}/inc{}.cmake)\n", i + 1),
+        ));
+    }
+    files.push((
+        "cmake/inc10.cmake".into(),
+        "set(DEEP fixed)\nif(PP_DEEP)\n  set(DEEP other)\nendif()\n".into(),
+    ));
+    let mut funcs = String::new();
+    for i in 1..10 {
+        funcs.push_str(&format!(
+            "function(f{i} out)\n  f{}(v)\n  set(${{out}} ${{v}} PARENT_SCOPE)\nendfunction()\n",
+            i + 1
+        ));
+    }
+    funcs.push_str("function(f10 out)\n  set(${out} ${DEEP} PARENT_SCOPE)\nendfunction()\n");
+    let top = format!(
+        "include(FetchContent)\ninclude(${{CMAKE_CURRENT_SOURCE_DIR}}/cmake/inc1.cmake)\n{funcs}f1(T)\n{FETCH_K}"
+    );
+    files.push(("CMakeLists.txt".into(), top));
+    let refs: Vec<(&str, &[u8])> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_bytes()))
+        .collect();
+    let e = evaluate(&view(&refs)).expect("evaluates");
+    assert_eq!(e.undecided, None);
+    let (tags, any) = tag_values(&e);
+    assert!(
+        any || (tags.contains(&"fixed".to_string()) && tags.contains(&"other".to_string())),
+        "{tags:?}"
+    );
+    let default = first_default_fetch(&e).tag.clone().expect("a tag");
+    assert_eq!(default.text, "fixed");
+}
+
+/// Code pinprobe cannot see run (`cmake_language(EVAL)`, `variable_watch`) is undecided with
+/// the pins found before it listed; a property set in one directory and read in another is
+/// any value, never the value of one directory alone.
+#[test]
+fn eval_watches_and_properties_are_unknown_never_narrower() {
+    for stop in [
+        "cmake_language(EVAL CODE \"set(T other)\")",
+        "variable_watch(T)",
+    ] {
+        let top = format!("include(FetchContent)\nset(T t)\n{FETCH_K}{stop}\n");
+        let e = evaluate(&view(&[("CMakeLists.txt", top.as_bytes())])).expect("evaluates");
+        assert!(e.undecided.is_some(), "{stop}");
+        let (tags, _) = tag_values(&e);
+        assert_eq!(tags, ["t"], "{stop}: the pin found before it is kept");
+    }
+    let top = format!(
+        "include(FetchContent)\nset_property(DIRECTORY PROPERTY PIN_TAG fixed)\nadd_subdirectory(sub)\nget_property(T DIRECTORY sub PROPERTY PIN_TAG)\n{FETCH_K}"
+    );
+    let files: Vec<(&str, &[u8])> = vec![
+        ("CMakeLists.txt", top.as_bytes()),
+        (
+            "sub/CMakeLists.txt",
+            b"set_property(DIRECTORY PROPERTY PIN_TAG other)\n",
+        ),
+    ];
+    let e = evaluate(&view(&files)).expect("evaluates");
+    let (_, any) = tag_values(&e);
+    assert!(any, "a property read is any value");
 }

@@ -1,0 +1,200 @@
+//! Copy-on-write maps for a run's state: a joined decision runs both sides from one state, and
+//! a function call or directory pushes a scope that starts as its parent's. A map is a shared
+//! base plus the few names changed since (a layer): cloning it clones the layer, the base is
+//! copied only when the layer is folded into it, and a join compares only the names either
+//! side changed while both still share the base.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// Names changed before the layer is folded into the base.
+const MAX_LAYER: usize = 32;
+
+/// A map from names, shared until changed.
+#[derive(Debug, Clone)]
+pub(super) struct Shared<V> {
+    base: Rc<HashMap<String, V>>,
+    /// Names changed since the base: a value, or `None` where removed.
+    layer: HashMap<String, Option<V>>,
+}
+
+impl<V> Default for Shared<V> {
+    fn default() -> Self {
+        Shared {
+            base: Rc::new(HashMap::new()),
+            layer: HashMap::new(),
+        }
+    }
+}
+
+impl<V: Clone + PartialEq> PartialEq for Shared<V> {
+    fn eq(&self, other: &Self) -> bool {
+        if let Some(names) = self.changed_since(other) {
+            return names.iter().all(|n| self.get(n) == other.get(n));
+        }
+        self.len() == other.len() && self.iter().all(|(k, v)| other.get(k) == Some(v))
+    }
+}
+
+impl<V: Clone> FromIterator<(String, V)> for Shared<V> {
+    fn from_iter<I: IntoIterator<Item = (String, V)>>(iter: I) -> Self {
+        Shared {
+            base: Rc::new(iter.into_iter().collect()),
+            layer: HashMap::new(),
+        }
+    }
+}
+
+impl<V: Clone> Shared<V> {
+    pub fn get(&self, name: &str) -> Option<&V> {
+        match self.layer.get(name) {
+            Some(v) => v.as_ref(),
+            None => self.base.get(name),
+        }
+    }
+
+    pub fn contains_key(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    /// Every (name, value).
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &V)> {
+        let base = self
+            .base
+            .iter()
+            .filter(|(k, _)| !self.layer.contains_key(*k));
+        let layer = self
+            .layer
+            .iter()
+            .filter_map(|(k, v)| v.as_ref().map(|v| (k, v)));
+        base.chain(layer)
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &String> {
+        self.iter().map(|(k, _)| k)
+    }
+
+    pub fn len(&self) -> usize {
+        self.iter().count()
+    }
+
+    pub fn insert(&mut self, name: String, value: V) {
+        self.layer.insert(name, Some(value));
+        self.fold_when_large();
+    }
+
+    /// Remove a name; an absent one changes nothing.
+    pub fn remove(&mut self, name: &str) -> Option<V> {
+        let old = self.get(name).cloned();
+        if old.is_some() {
+            self.layer.insert(name.to_string(), None);
+            self.fold_when_large();
+        }
+        old
+    }
+
+    pub fn extend(&mut self, entries: impl IntoIterator<Item = (String, V)>) {
+        for (k, v) in entries {
+            self.insert(k, v);
+        }
+    }
+
+    /// The names either changed since they shared a base; `None` when they do not share one.
+    pub fn changed_since(&self, other: &Self) -> Option<Vec<String>> {
+        if !Rc::ptr_eq(&self.base, &other.base) {
+            return None;
+        }
+        let mut names: Vec<String> = self.layer.keys().cloned().collect();
+        names.extend(
+            other
+                .layer
+                .keys()
+                .filter(|k| !self.layer.contains_key(*k))
+                .cloned(),
+        );
+        Some(names)
+    }
+
+    /// The map to change in place (the layer folded in; the base copied first when another
+    /// state still holds it).
+    pub fn make_mut(&mut self) -> &mut HashMap<String, V> {
+        self.fold();
+        Rc::make_mut(&mut self.base)
+    }
+
+    /// The map itself.
+    pub fn into_map(mut self) -> HashMap<String, V> {
+        self.fold();
+        Rc::unwrap_or_clone(self.base)
+    }
+
+    fn fold_when_large(&mut self) {
+        if self.layer.len() > MAX_LAYER {
+            self.fold();
+        }
+    }
+
+    fn fold(&mut self) {
+        if self.layer.is_empty() {
+            return;
+        }
+        let base = Rc::make_mut(&mut self.base);
+        for (k, v) in self.layer.drain() {
+            match v {
+                Some(v) => {
+                    base.insert(k, v);
+                }
+                None => {
+                    base.remove(&k);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_clone_shares_its_base_and_changes_only_its_own_layer() {
+        let mut a: Shared<u32> = [("x".to_string(), 1)].into_iter().collect();
+        let mut b = a.clone();
+        assert_eq!(b.changed_since(&a), Some(Vec::new()));
+        // Removing an absent name changes nothing.
+        assert_eq!(b.remove("y"), None);
+        assert_eq!(b.changed_since(&a), Some(Vec::new()));
+        b.insert("y".into(), 2);
+        assert_eq!(b.changed_since(&a), Some(vec!["y".to_string()]));
+        assert_eq!(a.get("y"), None, "the other holder is untouched");
+        assert_eq!(b.get("y"), Some(&2));
+        assert_ne!(a, b);
+        b.remove("y");
+        assert_eq!(a, b, "equal contents are equal maps");
+        assert_eq!(b.remove("x"), Some(1));
+        assert!(!b.contains_key("x") && a.contains_key("x"));
+        a.extend([("z".to_string(), 3)]);
+        assert_eq!(a.len(), 2);
+        assert_eq!(a.clone().into_map().len(), 2);
+        let mut keys: Vec<&String> = a.keys().collect();
+        keys.sort();
+        assert_eq!(keys, ["x", "z"]);
+    }
+
+    #[test]
+    fn a_large_layer_is_folded_without_changing_the_other_holder() {
+        let a: Shared<usize> = [("x".to_string(), 0)].into_iter().collect();
+        let mut b = a.clone();
+        for i in 0..(MAX_LAYER * 3) {
+            b.insert(format!("n{i}"), i);
+        }
+        b.remove("x");
+        assert_eq!(a.len(), 1);
+        assert_eq!(b.len(), MAX_LAYER * 3);
+        assert_eq!(b.changed_since(&a), None, "folded: the base is its own now");
+        assert_eq!(b.get("n5"), Some(&5));
+        assert!(!b.contains_key("x"));
+        b.make_mut().insert("m".into(), 9);
+        assert_eq!(b.get("m"), Some(&9));
+    }
+}
