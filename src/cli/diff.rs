@@ -202,18 +202,17 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         vex: vex.as_ref(),
         allow_head_vex: args.allow_head_vex,
     };
-    let review = diff::review(&request, &db, &clones)?;
+    let mut review = diff::review(&request, &db, &clones)?;
+    let gate = exit::Gate::new(
+        args.fail_on.or(config.fail_on).unwrap_or(FailOn::Low),
+        args.fail_on_unknown.or(config.fail_on_unknown),
+    );
+    review.gate = gate.view(false);
     for w in &review.warnings {
         args.output.notice(format_args!("warning: {w}"));
     }
     args.output.write(&plan, out, |format, out| {
         crate::report::diff::render(&review, format, &db, out)
     })?;
-    Ok(exit::for_diff(
-        &review,
-        exit::Gate::new(
-            args.fail_on.or(config.fail_on).unwrap_or(FailOn::Low),
-            args.fail_on_unknown.or(config.fail_on_unknown),
-        ),
-    ))
+    Ok(exit::for_diff(&review, gate))
 }

@@ -438,6 +438,11 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     for w in report.targets.iter().flat_map(|t| t.warnings.iter()) {
         args.output.notice(format_args!("warning: {w}"));
     }
+    let gate = exit::Gate::new(
+        args.fail_on.or(config.fail_on).unwrap_or(FailOn::Low),
+        args.fail_on_unknown.or(config.fail_on_unknown),
+    );
+    report.gate = gate.view(args.fail_on_hygiene);
     args.output.write(&plan, out, |format, out| {
         report::render(&report, format, &db, out)
     })?;
@@ -462,12 +467,5 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
             scan::reuse::reused()
         );
     }
-    Ok(exit::for_scan(
-        &report,
-        exit::Gate::new(
-            args.fail_on.or(config.fail_on).unwrap_or(FailOn::Low),
-            args.fail_on_unknown.or(config.fail_on_unknown),
-        ),
-        args.fail_on_hygiene,
-    ))
+    Ok(exit::for_scan(&report, gate, args.fail_on_hygiene))
 }

@@ -8,6 +8,7 @@ mod date;
 mod diff;
 mod evidence;
 mod finding;
+pub mod gate;
 mod pin;
 mod report;
 pub mod schema;
@@ -21,6 +22,7 @@ pub use diff::{
 };
 pub use evidence::{Evidence, EvidenceKind, Location};
 pub use finding::{Finding, Suppression};
+pub use gate::{GateVerdict, GateView, Tally};
 pub use pin::{FOUND_BY_CMAKE, Fingerprint, Pin, Possible, is_full_sha, purl_encode};
 pub use report::{ImageInfo, LayerInfo, Report, SCHEMA, Shard, TargetReport, Tool};
 pub use status::{Severity, Status};

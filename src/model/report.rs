@@ -29,6 +29,10 @@ pub struct Report {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<Shard>,
     pub targets: Vec<TargetReport>,
+    /// The gate the run's exit code comes from (set by the command line): the headline of every
+    /// rendering counts what it counts.
+    #[serde(skip)]
+    pub gate: super::GateView,
 }
 
 /// The shard of a target list one sharded run scanned: the targets at positions `index`,
@@ -165,6 +169,7 @@ impl Report {
             rules_date: None,
             shard: None,
             targets,
+            gate: super::GateView::default(),
         }
     }
 

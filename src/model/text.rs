@@ -179,3 +179,13 @@ mod tests {
         assert_eq!(markdown_code("<b>"), "`<b>`");
     }
 }
+
+/// `file:line`, or `file` alone when the line is not known (0): a shipped file or a wheel's
+/// record has no line, and `:0` is no place.
+pub fn file_line(file: &str, line: u32) -> String {
+    if line == 0 {
+        file.to_string()
+    } else {
+        format!("{file}:{line}")
+    }
+}
