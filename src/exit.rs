@@ -354,6 +354,7 @@ mod tests {
             warnings: Vec::new(),
             head_report: TargetReport::new(".".to_string(), "directory"),
             gate: crate::model::GateView::default(),
+            sarif_unknown: false,
         }
     }
 

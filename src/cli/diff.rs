@@ -208,6 +208,9 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         args.fail_on_unknown.or(config.fail_on_unknown),
     );
     review.gate = gate.view(false);
+    review.sarif_unknown = args.output.sarif_unknown;
+    review.head_report.provenance =
+        crate::resolve::provenance::of_tree(&args.path, Some(&args.head));
     for w in &review.warnings {
         args.output.notice(format_args!("warning: {w}"));
     }

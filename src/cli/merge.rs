@@ -125,6 +125,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     }
     let gate = exit::Gate::new(args.fail_on, args.fail_on_unknown);
     report.gate = gate.view(args.fail_on_hygiene);
+    report.sarif_unknown = args.output.sarif_unknown;
     args.output.write(&plan, out, |format, out| {
         report::render(&report, format, &db, out)
     })?;

@@ -443,6 +443,14 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         args.fail_on_unknown.or(config.fail_on_unknown),
     );
     report.gate = gate.view(args.fail_on_hygiene);
+    report.sarif_unknown = args.output.sarif_unknown;
+    for t in &mut report.targets {
+        // A source tree in git: where it came from, for SARIF's versionControlProvenance.
+        let path = std::path::Path::new(&t.target);
+        if matches!(t.kind.as_str(), "source-tree" | "git-tree") && path.is_dir() {
+            t.provenance = crate::resolve::provenance::of_tree(path, args.rev.as_deref());
+        }
+    }
     args.output.write(&plan, out, |format, out| {
         report::render(&report, format, &db, out)
     })?;

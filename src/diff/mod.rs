@@ -238,6 +238,7 @@ pub fn review(req: &Request, db: &Database, clones: &Clones) -> Result<Review, R
         warnings,
         head_report: head,
         gate: crate::model::GateView::default(),
+        sarif_unknown: false,
     })
 }
 

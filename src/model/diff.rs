@@ -195,6 +195,9 @@ pub struct Review {
     /// The gate the run's exit code comes from (set by the command line).
     #[serde(skip)]
     pub gate: super::GateView,
+    /// SARIF: undecided findings at HEAD as `note` results too (`--sarif-unknown`).
+    #[serde(skip)]
+    pub sarif_unknown: bool,
 }
 
 /// A proposed `GIT_TAG`, or why there is none.

@@ -24,5 +24,5 @@ pub use evidence::{Evidence, EvidenceKind, Location};
 pub use finding::{Finding, Suppression};
 pub use gate::{GateVerdict, GateView, Tally};
 pub use pin::{FOUND_BY_CMAKE, Fingerprint, Pin, Possible, is_full_sha, purl_encode};
-pub use report::{ImageInfo, LayerInfo, Report, SCHEMA, Shard, TargetReport, Tool};
+pub use report::{ImageInfo, LayerInfo, Report, SCHEMA, Shard, TargetReport, Tool, VersionControl};
 pub use status::{Severity, Status};

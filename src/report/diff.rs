@@ -35,6 +35,7 @@ pub fn render(
                 shard: None,
                 targets: vec![review.head_report.clone()],
                 gate: review.gate,
+                sarif_unknown: review.sarif_unknown,
             };
             super::render(&head, format, db, out)
         }
@@ -56,9 +57,17 @@ pub fn render(
                     properties: change_of(review, finding)
                         .map(|c| vec![("change", c.to_string())])
                         .unwrap_or_default(),
+                    target: None,
                 })
                 .collect();
-            sarif::write(&items, &review.tool.version, &review.rules_digest, db, out)
+            let run = sarif::Run {
+                version: &review.tool.version,
+                digest: &review.rules_digest,
+                db,
+                include_unknown: review.sarif_unknown,
+                provenance: review.head_report.provenance.iter().collect(),
+            };
+            sarif::write(&items, &run, out)
         }),
     }
 }

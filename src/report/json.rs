@@ -31,6 +31,7 @@ pub fn render_line(
         shard: report.shard,
         targets: vec![target.clone()],
         gate: report.gate,
+        sarif_unknown: report.sarif_unknown,
     };
     serde_json::to_writer(&mut *out, &one)?;
     writeln!(out)
