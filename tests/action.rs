@@ -3,6 +3,8 @@
 //! RUNNER_TEMP pointing at files written here) and the real binary cargo built, on the fixture
 //! history the project's CI job uses (`.ci/fixture-bump.sh`); and the action file's shape.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -290,6 +292,7 @@ fn the_action_file_declares_its_inputs_outputs_and_steps() {
         "sarif",
         "allow-head-ignores",
         "allow-head-rules",
+        "sarif-unknown",
     ] {
         assert!(
             action["inputs"][input]["description"].is_string(),
@@ -860,4 +863,212 @@ fn the_readme_workflows_are_the_linted_examples() {
             "README has no copy of examples/workflows/{example}"
         );
     }
+}
+
+// ---- the README's pull-request workflow, end to end (issue 30) ----
+
+/// The `with:` inputs of the Action step of examples/workflows/pull-request.yml (the README's
+/// copy), as the INPUT_* variables action.yml passes to run.sh.
+fn readme_inputs() -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(Path::new(ROOT).join("examples/workflows/pull-request.yml"))
+        .expect("workflow");
+    let workflow: serde_json::Value = serde_saphyr::from_str(&text).expect("workflow is YAML");
+    let steps = workflow["jobs"]["pin-bump"]["steps"]
+        .as_array()
+        .expect("steps");
+    let step = steps
+        .iter()
+        .find(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.contains("/.github/actions/pinprobe@"))
+        })
+        .expect("the pinprobe step");
+    let with = step["with"].as_object().expect("with");
+    with.iter()
+        .map(|(k, v)| {
+            let value = match v {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            (
+                format!("INPUT_{}", k.to_uppercase().replace('-', "_")),
+                value,
+            )
+        })
+        .collect()
+}
+
+/// Commit the fixture's FlashAttention pin at `pin` (and a README line), returning the commit.
+fn bump(gh: &Github, pin: &str, message: &str) -> String {
+    let fixture = gh.dir.join("fixture");
+    let cmake = fixture.join("cmake/external_projects/vllm_flash_attn.cmake");
+    let text = std::fs::read_to_string(&cmake).expect("cmake");
+    let re = regex::Regex::new(r"GIT_TAG\s+[0-9a-f]{40}").expect("regex");
+    std::fs::write(
+        &cmake,
+        re.replace(&text, format!("GIT_TAG {pin}").as_str())
+            .as_bytes(),
+    )
+    .expect("write");
+    let readme = fixture.join("README.md");
+    let mut notes = std::fs::read_to_string(&readme).unwrap_or_default();
+    notes.push_str(&format!("\n{message}\n"));
+    std::fs::write(&readme, notes).expect("write");
+    git(
+        &fixture,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.invalid",
+            "commit",
+            "-qam",
+            message,
+        ],
+    );
+    git(&fixture, &["rev-parse", "HEAD"])
+}
+
+#[test]
+fn the_readme_pull_request_workflow_on_four_bumps_and_no_change() {
+    const FIX: &str = "6d11b3c1b6ca7dac0b111bb0db63ca16eeb19a46";
+    const AFFECTED: &str = "506341a143fcabd4bb79052a7605ada727d6b3f5";
+    const UNDECIDED: &str = "1111111111111111111111111111111111111111";
+    let gh = setup();
+    // setup(): BASE pins the fix (clean), HEAD the affected pin.
+    let clean = gh.base.clone();
+    let affected = gh.head.clone();
+    let undecided = bump(&gh, UNDECIDED, "pin a commit nothing can decide offline");
+    let over_undecided = bump(&gh, AFFECTED, "bump to vLLM 0.30.0's pin");
+    let fixed = bump(&gh, FIX, "bump to the fix");
+    let no_change = bump(&gh, FIX, "a README edit: no pin moves");
+    // A clean bump: from the fix to vLLM 0.26.0's pin (before the bug). Offline and without a
+    // clone only the fix is decided, so the new pin is undecided: listed, and passing under the
+    // README's `fail-on-unknown: never`.
+    let older = bump(
+        &gh,
+        "caaa4eb59845388a20b1f435ecaafb4bd9517ad8",
+        "pin vLLM 0.26.0's FA",
+    );
+    let inputs = readme_inputs();
+    assert!(
+        inputs.contains(&("INPUT_FAIL_ON".into(), "high".into()))
+            && inputs.contains(&("INPUT_FAIL_ON_UNKNOWN".into(), "never".into())),
+        "{inputs:?}"
+    );
+    // (what, BASE, HEAD, exit code, introduced, fixed)
+    let cases = [
+        (
+            "a clean bump (the fix -> 0.26.0's pin)",
+            &no_change,
+            &older,
+            0,
+            "0",
+            "0",
+        ),
+        ("clean -> affected", &clean, &affected, 1, "1", "0"),
+        (
+            "undecided -> affected",
+            &undecided,
+            &over_undecided,
+            1,
+            "1",
+            "0",
+        ),
+        ("affected -> fixed", &over_undecided, &fixed, 0, "0", "1"),
+        ("no pin change", &fixed, &no_change, 0, "0", "0"),
+    ];
+    for (what, base, head, code, introduced, fixed_count) in cases {
+        let event = serde_json::json!({
+            "action": "synchronize",
+            "number": 7,
+            "pull_request": {
+                "base": {"sha": base, "ref": "main"},
+                "head": {"sha": head, "ref": "bump-fa"}
+            }
+        });
+        let mut env: Vec<(&str, &str)> = inputs
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        env.push(("PINPROBE_OFFLINE", "1"));
+        env.push(("GITHUB_REPOSITORY", "example/pinprobe"));
+        env.push(("GITHUB_SERVER_URL", "https://github.com"));
+        let step = run_step(&gh, &env, Some(event));
+        assert_eq!(step.code, code, "{what}: {}", step.stdout);
+        let out = |k: &str| step.outputs.get(k).cloned().unwrap_or_default();
+        assert_eq!(out("exit-code"), code.to_string(), "{what}");
+        assert_eq!(out("introduced"), introduced, "{what}: {:?}", step.outputs);
+        assert_eq!(out("fixed"), fixed_count, "{what}: {:?}", step.outputs);
+        // The job summary's headline says what the exit code says.
+        let word = match code {
+            1 => "FAILS (exit 1)",
+            3 => "UNDECIDED (exit 3)",
+            _ => "PASSES (exit 0)",
+        };
+        assert!(step.summary.contains(word), "{what}: {}", step.summary);
+        assert_eq!(
+            step.summary.contains("The change moves no pin."),
+            what == "no pin change",
+            "{what}: {}",
+            step.summary
+        );
+        if what == "undecided -> affected" {
+            assert!(
+                step.summary
+                    .contains("introduces (affected; base undecided) `PINPROBE-2026-0001`"),
+                "{what}: {}",
+                step.summary
+            );
+            assert!(
+                step.stdout.contains("::error title=pinprobe::"),
+                "{}",
+                step.stdout
+            );
+        }
+        // The SARIF holds affected findings only (sarif-unknown defaults to false), names the
+        // action's repository, and GitHub's rules accept it.
+        let sarif_path = PathBuf::from(out("sarif"));
+        let sarif: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&sarif_path).expect("sarif"))
+                .expect("sarif json");
+        let run = &sarif["runs"][0];
+        assert_eq!(
+            run["tool"]["driver"]["informationUri"],
+            "https://github.com/example/pinprobe"
+        );
+        let results = run["results"].as_array().expect("results");
+        assert!(
+            results
+                .iter()
+                .all(|r| r["properties"]["status"] == "affected"),
+            "{what}: {results:#?}"
+        );
+        assert_eq!(
+            results.iter().any(|r| r["ruleId"] == "PINPROBE-2026-0001"),
+            code == 1,
+            "{what}"
+        );
+        common::sarif::assert_github_accepts(&sarif_path, what);
+    }
+    // sarif-unknown: true puts the undecided findings in as notes.
+    let event = pull_request(&gh);
+    let mut env: Vec<(&str, &str)> = inputs
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    env.extend([("PINPROBE_OFFLINE", "1"), ("INPUT_SARIF_UNKNOWN", "true")]);
+    let step = run_step(&gh, &env, Some(event));
+    let sarif: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(step.outputs.get("sarif").expect("sarif")).expect("sarif"),
+    )
+    .expect("json");
+    assert!(
+        sarif["runs"][0]["results"]
+            .as_array()
+            .expect("results")
+            .iter()
+            .any(|r| r["properties"]["status"] == "unknown" && r["level"] == "note")
+    );
 }
