@@ -282,6 +282,7 @@ fn the_action_file_declares_its_inputs_outputs_and_steps() {
         "target",
         "build-from-source",
         "release-repository",
+        "verify-provenance",
         "fail-on-unknown",
         "path",
         "base",
@@ -666,7 +667,68 @@ fn publish(root: &Path) -> PathBuf {
         .status()
         .expect("sha256sum");
     assert!(sums.success());
+    attest(root, &archive);
     archive
+}
+
+/// Record `archive`'s digest as attested by the release workflow (what
+/// actions/attest-build-provenance publishes, outside the release): the `gh` stand-in reads it.
+fn attest(root: &Path, archive: &Path) {
+    let out = Command::new("sha256sum")
+        .arg(archive)
+        .output()
+        .expect("sha256sum");
+    let digest = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .expect("digest")
+        .to_string();
+    let list = root.join("attested");
+    let mut text = std::fs::read_to_string(&list).unwrap_or_default();
+    text.push_str(&format!("{digest}\n"));
+    std::fs::write(list, text).expect("write");
+}
+
+/// The release repository the install tests name, and the signer workflow the Action pins.
+const RELEASE_REPO: &str = "example/pinprobe";
+const SIGNER: &str = "example/pinprobe/.github/workflows/release.yml";
+
+/// A stand-in for the GitHub CLI's `gh attestation verify FILE --repo R --signer-workflow W`
+/// (the real one needs GitHub's attestation API and Sigstore, which no test reaches): it
+/// succeeds only for a file whose SHA-256 is in the attested list and for the pinned signer,
+/// and logs every call.
+fn gh_stub(dir: &Path) -> PathBuf {
+    let bin = dir.join("gh-stub");
+    std::fs::create_dir_all(&bin).expect("mkdir");
+    let script = r#"#!/usr/bin/env bash
+echo "$*" >>"$GH_STUB_LOG"
+[ "$1 $2" = "attestation verify" ] || { echo "unexpected gh call: $*" >&2; exit 2; }
+file=$3
+shift 3
+repo= signer=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --repo) repo=$2; shift 2 ;;
+    --signer-workflow) signer=$2; shift 2 ;;
+    *) shift ;;
+  esac
+done
+digest=$(sha256sum "$file" | cut -d' ' -f1)
+if [ "$signer" != "$GH_STUB_SIGNER" ] || [ "$repo" != "${GH_STUB_SIGNER%%/.github/*}" ]; then
+  echo "verification failed: signer $signer is not the attestation's" >&2
+  exit 1
+fi
+if ! grep -qx "$digest" "$GH_STUB_ATTESTED" 2>/dev/null; then
+  echo "verification failed: no attestations found for sha256:$digest" >&2
+  exit 1
+fi
+echo "Loaded 1 attestation from GitHub API; the attestation was verified"
+"#;
+    let gh = bin.join("gh");
+    std::fs::write(&gh, script).expect("write");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&gh, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    bin
 }
 
 struct Install {
@@ -681,6 +743,12 @@ fn install(dir: &Path, releases: &str, inputs: &[(&str, &str)]) -> Install {
     for f in [&output, &path] {
         std::fs::write(f, "").expect("write");
     }
+    let stub = gh_stub(dir);
+    let search = format!(
+        "{}:{}",
+        stub.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let mut cmd = Command::new("bash");
     cmd.arg(Path::new(ROOT).join(".github/actions/pinprobe/install.sh"))
         .env("PINPROBE_SOURCE", ROOT)
@@ -689,7 +757,11 @@ fn install(dir: &Path, releases: &str, inputs: &[(&str, &str)]) -> Install {
         .env("GITHUB_PATH", &path)
         .env("RUNNER_TEMP", dir.join("runner_temp"))
         .env("INPUT_BUILD_FROM_SOURCE", "false")
-        .env("INPUT_RELEASE_REPOSITORY", "")
+        .env("INPUT_RELEASE_REPOSITORY", RELEASE_REPO)
+        .env("PATH", search)
+        .env("GH_STUB_LOG", dir.join("gh.log"))
+        .env("GH_STUB_ATTESTED", dir.join("attested"))
+        .env("GH_STUB_SIGNER", SIGNER)
         .env_remove("http_proxy")
         .env_remove("HTTP_PROXY")
         .env_remove("all_proxy")
@@ -773,6 +845,8 @@ fn a_checksum_mismatch_refuses_to_install() {
     let mut bytes = std::fs::read(&archive).expect("read");
     bytes.push(0);
     std::fs::write(&archive, bytes).expect("write");
+    // Even with an attestation that verifies, the checksum is a second check.
+    attest(tmp.path(), &archive);
     let releases = serve(tmp.path().to_path_buf(), None);
     let step = install(tmp.path(), &releases.url, &[]);
     assert_eq!(step.code, 2, "{}", step.stdout);
@@ -799,6 +873,132 @@ fn a_checksum_mismatch_refuses_to_install() {
     let step = install(tmp.path(), &releases.url, &[]);
     assert_eq!(step.code, 2, "{}", step.stdout);
     assert!(step.stdout.contains("lists no"), "{}", step.stdout);
+}
+
+/// Issue 30: a release whose binary was swapped and whose SHA256SUMS was rewritten to match
+/// (what anyone who can edit the release can do) is refused, because the archive has no
+/// build-provenance attestation from the pinned release workflow; without gh the step fails
+/// closed; only an explicit `verify-provenance: false` falls back to the checksum alone.
+#[test]
+fn a_tampered_release_whose_checksums_match_is_refused() {
+    if !supported_platform() {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let genuine = publish(tmp.path());
+    // The genuine release installs, verified, and gh was asked with the pinned signer.
+    let releases = serve(tmp.path().to_path_buf(), None);
+    let step = install(tmp.path(), &releases.url, &[]);
+    assert_eq!(step.code, 0, "{}", step.stdout);
+    assert_eq!(
+        step.outputs.get("provenance").map(String::as_str),
+        Some("verified")
+    );
+    let log = std::fs::read_to_string(tmp.path().join("gh.log")).expect("gh was called");
+    assert!(
+        log.contains(&format!("--repo {RELEASE_REPO} --signer-workflow {SIGNER}")),
+        "{log}"
+    );
+
+    // Tamper: another binary in the archive, SHA256SUMS rewritten to match it.
+    let stage = tmp.path().join("tamper");
+    std::fs::create_dir_all(&stage).expect("mkdir");
+    let name = format!("pinprobe-{VERSION}-{}", triple());
+    let untar = Command::new("tar")
+        .arg("-xzf")
+        .arg(&genuine)
+        .arg("-C")
+        .arg(&stage)
+        .status()
+        .expect("tar");
+    assert!(untar.success());
+    let bin = stage.join(&name).join("pinprobe");
+    std::fs::write(
+        &bin,
+        format!("#!/bin/sh\necho 'pinprobe {VERSION}'\ntouch \"$0.ran\"\n"),
+    )
+    .expect("write");
+    let tar = Command::new("tar")
+        .arg("-C")
+        .arg(&stage)
+        .arg("-czf")
+        .arg(&genuine)
+        .arg(&name)
+        .status()
+        .expect("tar");
+    assert!(tar.success());
+    let sums = Command::new("sh")
+        .args(["-c", "sha256sum -- *.tar.gz > SHA256SUMS"])
+        .current_dir(genuine.parent().expect("release dir"))
+        .status()
+        .expect("sha256sum");
+    assert!(sums.success());
+    let _ = std::fs::remove_dir_all(tmp.path().join("runner_temp"));
+    std::fs::write(tmp.path().join("install_path"), "").expect("reset");
+    let step = install(tmp.path(), &releases.url, &[]);
+    assert_eq!(step.code, 2, "{}", step.stdout);
+    assert!(
+        step.stdout
+            .contains("no valid build-provenance attestation"),
+        "{}",
+        step.stdout
+    );
+    assert!(step.stdout.contains(SIGNER), "{}", step.stdout);
+    assert_eq!(step.path, "", "nothing on PATH");
+    assert_eq!(step.outputs.get("source"), None);
+    let installed = tmp.path().join("runner_temp/pinprobe-install");
+    assert!(!installed.join("bin").exists());
+    assert!(
+        !installed.join(format!("{name}.tar.gz")).exists(),
+        "the archive is deleted"
+    );
+
+    // No gh at all (a PATH without the stand-in): fail closed, unless the workflow opts out
+    // explicitly.
+    let (output, path) = (tmp.path().join("o2"), tmp.path().join("p2"));
+    for f in [&output, &path] {
+        std::fs::write(f, "").expect("write");
+    }
+    let bare_path = "/usr/local/bin:/usr/bin:/bin";
+    let has_gh = bare_path
+        .split(':')
+        .any(|d| Path::new(d).join("gh").exists());
+    let run = |verify: &str| {
+        Command::new("bash")
+            .arg(Path::new(ROOT).join(".github/actions/pinprobe/install.sh"))
+            .env("PINPROBE_SOURCE", ROOT)
+            .env("PINPROBE_RELEASES", &releases.url)
+            .env("GITHUB_OUTPUT", &output)
+            .env("GITHUB_PATH", &path)
+            .env("RUNNER_TEMP", tmp.path().join("runner_temp2"))
+            .env("INPUT_BUILD_FROM_SOURCE", "false")
+            .env("INPUT_RELEASE_REPOSITORY", RELEASE_REPO)
+            .env("INPUT_VERIFY_PROVENANCE", verify)
+            .env("PATH", bare_path)
+            .env_remove("http_proxy")
+            .env_remove("HTTP_PROXY")
+            .env_remove("all_proxy")
+            .env_remove("ALL_PROXY")
+            .output()
+            .expect("bash runs")
+    };
+    if !has_gh {
+        let out = run("true");
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        assert_eq!(out.status.code(), Some(2), "{text}");
+        assert!(text.contains("gh is not on PATH"), "{text}");
+    }
+    // The explicit opt-out: the checksum alone, with a warning (here it cannot tell the
+    // tampered archive from the genuine one: that is what the attestation is for).
+    let out = run("false");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("verify-provenance is false"), "{text}");
+    assert!(
+        std::fs::read_to_string(&output)
+            .expect("output")
+            .contains("provenance=skipped")
+    );
 }
 
 #[test]
