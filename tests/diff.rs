@@ -1361,8 +1361,13 @@ fn the_real_0_33_0_bump_to_the_0_30_0_pin_fails_the_readme_gate() {
     let mut args = vec!["diff", "HEAD~1", "HEAD"];
     let gate = readme_gate();
     args.extend(gate.iter().map(String::as_str));
-    let run = pinprobe(&vllm, &args);
+    let run = Pinprobe::new(&args).dir(&vllm).env("COLUMNS", "400").run();
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     assert!(run.stdout.contains(R1), "{}", run.stdout);
-    assert!(run.stdout.contains("introduced"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("unknown -> affected (base undecided)"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("FAILS (exit 1)"), "{}", run.stdout);
 }
