@@ -203,6 +203,17 @@ mod tests {
     }
 
     #[test]
+    fn the_headline_code_is_the_exit_code() {
+        for verdict in [
+            GateVerdict::Fails,
+            GateVerdict::Undecided,
+            GateVerdict::Passes,
+        ] {
+            assert_eq!(of(verdict).code(), verdict.code(), "{verdict:?}");
+        }
+    }
+
+    #[test]
     fn fail_on_thresholds() {
         assert_eq!(FailOn::Low.threshold(), Some(Severity::Low));
         assert_eq!(FailOn::Medium.threshold(), Some(Severity::Medium));
