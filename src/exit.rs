@@ -460,7 +460,10 @@ mod tests {
     /// The change table of `crate::diff`'s documentation, written out cell by cell: (BASE,
     /// HEAD (`None`: absent), the change and its `base_undecided`, or `None` when not listed,
     /// and what it does to the gate). (unknown, unknown) is listed only when the pin moved.
-    const TABLE: &[(Base, Option<Status>, Option<(ChangeKind, bool)>, Effect)] = {
+    /// One cell: BASE, HEAD, the change and its `base_undecided`, the effect.
+    type Cell = (Base, Option<Status>, Option<(ChangeKind, bool)>, Effect);
+
+    const TABLE: &[Cell] = {
         use Base::*;
         use ChangeKind::*;
         use Effect::{Fails, Undecided};

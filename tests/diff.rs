@@ -1139,7 +1139,8 @@ fn every_cell_of_the_change_table_on_a_real_history() {
     let default_gate: Vec<String> = Vec::new();
     // (what, BASE, HEAD, the test rule's change and base_undecided (None: not listed), exit
     // under the default gate (low/low), exit under the README's (high/never)).
-    let cells: Vec<(&str, &str, &str, Option<(&str, bool)>, i32, i32)> = vec![
+    type Cell<'a> = (&'a str, &'a str, &'a str, Option<(&'a str, bool)>, i32, i32);
+    let cells: Vec<Cell> = vec![
         (
             "not affected -> affected",
             &v[0],

@@ -124,6 +124,16 @@ impl<W: std::io::Write> Drop for PrintableWriter<W> {
     }
 }
 
+/// `file:line`, or `file` alone when the line is not known (0): a shipped file or a wheel's
+/// record has no line, and `:0` is no place.
+pub fn file_line(file: &str, line: u32) -> String {
+    if line == 0 {
+        file.to_string()
+    } else {
+        format!("{file}:{line}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -177,15 +187,5 @@ mod tests {
         assert_eq!(markdown_code("x``y`"), "``` x``y` ```");
         assert_eq!(markdown_code("a|b\rc"), "`a\\|b c`");
         assert_eq!(markdown_code("<b>"), "`<b>`");
-    }
-}
-
-/// `file:line`, or `file` alone when the line is not known (0): a shipped file or a wheel's
-/// record has no line, and `:0` is no place.
-pub fn file_line(file: &str, line: u32) -> String {
-    if line == 0 {
-        file.to_string()
-    } else {
-        format!("{file}:{line}")
     }
 }
