@@ -191,6 +191,13 @@ fn scan_sarif_is_valid_sarif_2_1_0() {
             .is_some_and(|l| l.contains("GIT_TAG")),
         "points at the GIT_TAG line"
     );
+    // A folder inside a repository (the demo tree inside pinprobe's) is no repository root:
+    // no provenance that would map another tree's root to it.
+    assert!(
+        doc["runs"][0]["versionControlProvenance"].is_null(),
+        "{:#}",
+        doc["runs"][0]["versionControlProvenance"]
+    );
     // Stable: the same input gives the same fingerprints.
     let again = pinprobe(Path::new(DEMO), &["scan", ".", "--format", "sarif"]);
     assert_eq!(doc["runs"][0]["results"], again["runs"][0]["results"]);

@@ -5,9 +5,11 @@ use crate::model::VersionControl;
 use std::path::Path;
 
 /// The provenance of the git work tree (or bare repository) at `path`, at `rev` (`None`:
-/// `HEAD`). `None` when `path` is not in a repository or the revision does not resolve.
+/// `HEAD`). `None` when `path` is not itself a repository's root (a folder inside a repository
+/// is not: SARIF maps the repository's root to the scanned tree, `%SRCROOT%`) or the revision
+/// does not resolve.
 pub fn of_tree(path: &Path, rev: Option<&str>) -> Option<VersionControl> {
-    let repo = gix::discover(path).ok()?;
+    let repo = gix::open(path).ok()?;
     let commit = repo.rev_parse_single(rev.unwrap_or("HEAD")).ok()?;
     let commit = commit.object().ok()?.peel_to_commit().ok()?.id;
     let branch = match rev {
