@@ -3,7 +3,7 @@
 # vllm-project/flash-attention at the FA4 split-KV fix (6d11b3c1, not affected), then a bump to
 # the pin vLLM 0.30.0 shipped (506341a1, affected). `pinprobe diff HEAD~1 HEAD DIR` reports the
 # bug as introduced, from the rule's known pins alone (no clone needed). Used by the CI job that
-# runs the Action and by tests/action.rs.
+# runs the Action and by tests/cli/action.rs.
 set -euo pipefail
 dir=${1:?usage: fixture-bump.sh DIR}
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -2,6 +2,14 @@
 //! the release binary, printing its wall time and peak resident memory against the targets
 //! (10 s, 200 MB). `cargo bench --bench bad_inputs`; `PINPROBE_BIN` times another binary.
 
+// A measurement program: it prints its figures and stops on a broken setup.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout
+)]
+
 #[path = "../tests/bad/cases.rs"]
 mod cases;
 #[path = "../tests/common/mod.rs"]

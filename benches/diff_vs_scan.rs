@@ -12,6 +12,14 @@
 //! number of timed runs of each (default 7, alternated); `PINPROBE_BIN=PATH` times another
 //! build (an older one, for a before/after).
 
+// A measurement program: it prints its figures and stops on a broken setup.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout
+)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

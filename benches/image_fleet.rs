@@ -20,6 +20,14 @@
 //! bytes (xorshift64), so it really is ~2 GB stored and on the wire; each image adds its own
 //! small vLLM-install layer (the test fixture builders).
 
+// A measurement program: it prints its figures and stops on a broken setup.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout
+)]
+
 #[path = "../tests/common/image.rs"]
 mod build;
 #[path = "../tests/image/registry.rs"]

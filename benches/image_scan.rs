@@ -14,6 +14,14 @@
 //! seed) from a vocabulary of 4,096 random lowercase words, so gzip has real matching and
 //! Huffman work to undo, like text and code in real layers, and generation stays quick.
 
+// A measurement program: it prints its figures and stops on a broken setup.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout
+)]
+
 #[path = "../tests/common/image.rs"]
 mod build;
 #[path = "../tests/image/registry.rs"]

@@ -7,6 +7,14 @@
 //!   PINPROBE_BENCH_FA_CLONE=/path/to/flash-attention \
 //!   [PINPROBE_BENCH_WHEEL=/path/to/vllm-0.30.0-....whl] cargo bench --bench index_load
 
+// A measurement program: it prints its figures and stops on a broken setup.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout
+)]
+
 use pinprobe::pin::fingerprint::{self, Format, Index};
 use std::path::Path;
 use std::process::{Command, Stdio};

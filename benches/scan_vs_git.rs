@@ -6,6 +6,14 @@
 //! ratio for two pins: one after the fix (the walk finds it) and one before (the whole history
 //! is walked and searched for a cherry-picked fix).
 
+// A measurement program: it prints its figures and stops on a broken setup.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout
+)]
+
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};

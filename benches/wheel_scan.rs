@@ -6,6 +6,14 @@
 //! or let it fetch one with pip:
 //!   PINPROBE_BENCH_DOWNLOAD=1 cargo bench --bench wheel_scan
 
+// A measurement program: it prints its figures and stops on a broken setup.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout
+)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run every fuzz target for SECONDS each (default 600), JOBS at a time (default 2), with
 # libFuzzer's memory and per-input time limits. Seeds come from the test helpers
-# (`tests/fuzz_seeds.rs`), so no binary seed is committed.
+# (`tests/cli/fuzz_seeds.rs`), so no binary seed is committed.
 #
 #   fuzz/run.sh [SECONDS] [TARGET...]
 #
@@ -22,7 +22,7 @@ targets=("$@")
 
 # Seeds: written by the test helpers into corpus/<target>/ (existing corpus entries are kept).
 mkdir -p corpus logs artifacts
-(cd .. && PINPROBE_FUZZ_SEEDS="$PWD/fuzz/corpus" cargo test --quiet --test fuzz_seeds >/dev/null)
+(cd .. && PINPROBE_FUZZ_SEEDS="$PWD/fuzz/corpus" cargo test --quiet --test cli fuzz_seeds:: >/dev/null)
 
 export RUSTC_BOOTSTRAP=1
 export CARGO_TARGET_DIR=${FUZZ_TARGET_DIR:-$PWD/target}

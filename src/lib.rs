@@ -2,7 +2,7 @@
 //! of known kernel bugs, and verifies on the GPU that split-KV decode latency scales.
 //!
 //! The pipeline reads top to bottom, and so do the modules: each imports only those listed
-//! below it (`tests/architecture.rs` keeps it so).
+//! below it (`tests/cli/architecture.rs` keeps it so).
 //!
 //! ```text
 //! target --open--> View --pin::find--> pins --resolve--> commits

@@ -39,7 +39,7 @@
 //!
 //! So under the README's pull-request settings (`--fail-on high --fail-on-unknown never`) a
 //! bump to a known-affected pin fails (1) whether BASE was decided or not, and a bump that only
-//! leaves a finding undecided passes. `tests/diff.rs` and the unit tests of [`crate::exit`]
+//! leaves a finding undecided passes. `tests/cli/diff.rs` and the unit tests of [`crate::exit`]
 //! check every cell.
 //!
 //! The ignore policy ([`crate::scan::policy`]) is applied to both sides; it is BASE's

@@ -3,7 +3,7 @@
 //! with a stable partial fingerprint.
 //!
 //! What GitHub code scanning needs, and how this meets it (Microsoft's SARIF Multitool with
-//! GitHub's rules, `validate --rule-kind "Gh;Sarif"`, reports nothing on it: tests/sarif.rs):
+//! GitHub's rules, `validate --rule-kind "Gh;Sarif"`, reports nothing on it: tests/cli/sarif.rs):
 //! - every result's `ruleId` is in `tool.driver.rules`, and every rule (the built-in pin-hygiene
 //!   and drift checks included) has `shortDescription`, `fullDescription`, `help` (text and
 //!   Markdown) and `properties.security-severity` from its severity (critical 9.5, high 8.0,

@@ -1,10 +1,10 @@
 //! The bad-input corpus (`fixtures/bad/`): the manifest of cases, the generators for the cases
-//! too big or too binary to commit, and a guarded runner. Shared by `tests/bad_inputs.rs` (the
+//! too big or too binary to commit, and a guarded runner. Shared by `tests/cli/bad_inputs.rs` (the
 //! contract: exit code, one-line error, substring, no panic, within 60 s and 512 MB) and
 //! `benches/bad_inputs.rs` (each case's time and peak memory).
 #![allow(dead_code)]
 
-use crate::build::{self, Built, BuiltLayer, Compression, Image, Layer, SITE};
+use super::build::{self, Built, BuiltLayer, Compression, Image, Layer, SITE};
 use crate::common::artifact::{vllm_files, with_dist_info, write_wheel};
 use crate::common::{Sm90Call, block_info_new, fwd_sm90};
 use std::io::{Read, Write};

@@ -3,6 +3,13 @@
 //! `pinprobe::view::image` (whiteouts, early stop, provenance) and scanned through the CLI; faults
 //! from a loopback server must each be one line and exit 2.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout
+)]
+
 #[path = "../common/mod.rs"]
 mod common;
 
@@ -10,7 +17,9 @@ use common::image as build;
 #[allow(unused_imports)]
 use common::require;
 mod fault;
+mod fleet_cache;
 mod front;
+mod image_elf;
 mod reference;
 mod registry;
 mod resume;

@@ -527,7 +527,7 @@ def recorded_verdicts(pinprobe: str, sdist: Path, repos: dict[str, str], pins, r
 # Release-wheel verdicts, each checked by independent means.
 
 def ast_fa4(z: zipfile.ZipFile):
-    """PINPROBE-2026-0001 from docs/src/design.md's three conditions, with `ast` (as tests/real_releases.rs)."""
+    """PINPROBE-2026-0001 from docs/src/design.md's three conditions, with `ast` (as tests/real/real_releases.rs)."""
     base = FA_PACKAGE + "cute/"
     bi = ast.parse(z.read(base + "block_info.py"))
     sm90 = ast.parse(z.read(base + "flash_fwd_sm90.py"))

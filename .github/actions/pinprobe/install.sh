@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The pinprobe Action's install step (action.yml runs it; tests/action.rs runs it against a
+# The pinprobe Action's install step (action.yml runs it; tests/cli/action.rs runs it against a
 # release served on loopback). The fast path: download the released static binary for this
 # action's own version and refuse it unless its SHA-256 matches the release's SHA256SUMS. The
 # version comes from the Cargo.toml next to this action (the file the action's ref pins), never

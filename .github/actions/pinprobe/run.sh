@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The pinprobe Action's review step (action.yml runs it; tests/action.rs runs it with a simulated
+# The pinprobe Action's review step (action.yml runs it; tests/cli/action.rs runs it with a simulated
 # GitHub environment and the real binary). Inputs arrive as INPUT_* variables, never interpolated
 # into the script:
 #   INPUT_MODE     diff (a pin bump, default) | scan (a tree, wheel, environment or image)

@@ -1,6 +1,6 @@
 //! Tests of the CMake evaluation as a whole on an in-memory view: what the default
 //! configuration fetches, patch files, declarations no configuration reaches (read from their
-//! own file), and bad input as errors within bounds. `tests/cmake_differential.rs` checks the
+//! own file), and bad input as errors within bounds. `tests/cmake/cmake_differential.rs` checks the
 //! semantics against real CMake.
 
 use super::*;
