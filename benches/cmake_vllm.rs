@@ -8,7 +8,12 @@
 //! line. Targets: at most 0.7 s of CPU, at most 10x grep, at most 64 MB peak RSS.
 
 // A measurement program: it prints its figures and stops on a broken setup.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stdout)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout
+)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,6 +1,7 @@
 //! The one place pinprobe's exit codes live (docs/src/design.md, "Contracts").
 
 use crate::model::Severity;
+use crate::model::{GateVerdict, GateView};
 
 /// Process exit status, shared by every subcommand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -27,58 +28,30 @@ impl Exit {
 /// undecided one at or above `gate.unknown` (3), which outranks a clean result. A threshold of
 /// `None` (`never`) lets that status pass. Pin-hygiene findings ([`crate::model::FindingKind::Hygiene`]) count only with
 /// `hygiene_fails` (`--fail-on-hygiene`): a gate that fails on every real vLLM tree because it
-/// pins CUTLASS by tag would be switched off.
+/// pins CUTLASS by tag would be switched off. [`GateView`] decides; the renderers print the same
+/// verdict as the headline.
 pub fn for_scan(report: &crate::model::Report, gate: Gate, hygiene_fails: bool) -> Exit {
-    use crate::model::Status;
-    // Suppressed findings (`.pinprobe.yaml`) keep their status but never set the exit code.
-    let at_or_above = |status, threshold: Option<Severity>| {
-        threshold.is_some_and(|threshold| {
-            report.findings().any(|f| {
-                f.status == status
-                    && f.severity >= threshold
-                    && f.suppressed.is_none()
-                    && (hygiene_fails || f.rule.kind() != crate::model::FindingKind::Hygiene)
-            })
-        })
-    };
-    if at_or_above(Status::Affected, gate.affected) {
-        Exit::Findings
-    } else if at_or_above(Status::Unknown, gate.unknown)
-        || (gate.unknown.is_some() && report.targets.iter().any(|t| t.undecided.is_some()))
-    {
-        Exit::Undecided
-    } else {
-        Exit::Clean
-    }
+    of(gate.view(hygiene_fails).report(report))
 }
 
-/// The exit status of a pin-bump review (`pinprobe diff`), counting only what the bump changes
-/// and leaving suppressed findings out: an `introduced` finding at or above the threshold (1)
-/// outranks an `unknown` change at or above it that is still open at HEAD (unknown there, or
-/// affected with BASE undecided) on a component whose pin changed, or a HEAD that pins nothing
-/// (3). Kept and fixed findings never fail a review: they are not the bump's doing.
+/// The exit status of a pin-bump review (`pinprobe diff`): the gate judges HEAD (the table in
+/// [`crate::diff`]'s documentation). Leaving suppressed findings out, an `introduced` finding at
+/// or above the threshold (1: affected at HEAD and not decided affected at BASE, including over
+/// an undecided BASE) outranks an `unknown` change at or above it still unknown at HEAD on a
+/// component whose pin changed, or a HEAD that pins nothing (3). Kept findings (decided affected
+/// at BASE too) and fixed ones never fail a review: they are not the bump's doing. A change
+/// that edits its own ignore entries or rule overrides without the workflow's leave fails
+/// (when the affected gate is on).
 pub fn for_diff(review: &crate::model::Review, gate: Gate) -> Exit {
-    use crate::model::ChangeKind;
-    use crate::model::Status;
-    let counted = |threshold: Option<Severity>| {
-        review.changes.iter().filter(move |c| {
-            c.suppressed.is_none() && threshold.is_some_and(|threshold| c.severity >= threshold)
-        })
-    };
-    // A change that edits its own ignore entries or rule overrides, without the workflow's
-    // leave, fails the gate whatever it introduces (when the affected gate is on).
-    if gate.affected.is_some() && review.policy_edits.iter().any(|e| !e.allowed) {
-        return Exit::Findings;
-    }
-    if counted(gate.affected).any(|c| c.change == ChangeKind::Introduced) {
-        Exit::Findings
-    } else if counted(gate.unknown).any(|c| {
-        c.change == ChangeKind::Unknown && c.pin_changed && c.status != Status::NotAffected
-    }) || (gate.unknown.is_some() && review.undecided.is_some())
-    {
-        Exit::Undecided
-    } else {
-        Exit::Clean
+    of(gate.view(false).review(review))
+}
+
+/// The exit status of a gate's verdict.
+pub fn of(verdict: GateVerdict) -> Exit {
+    match verdict {
+        GateVerdict::Fails => Exit::Findings,
+        GateVerdict::Undecided => Exit::Undecided,
+        GateVerdict::Passes => Exit::Clean,
     }
 }
 
@@ -96,6 +69,15 @@ impl Gate {
         Gate {
             affected: fail_on.threshold(),
             unknown: fail_on_unknown.unwrap_or(fail_on).threshold(),
+        }
+    }
+
+    /// What the renderers read of this gate (pin hygiene counting with `hygiene_fails`).
+    pub fn view(self, hygiene_fails: bool) -> GateView {
+        GateView {
+            affected: self.affected,
+            unknown: self.unknown,
+            hygiene_fails,
         }
     }
 }
@@ -160,8 +142,8 @@ mod tests {
     //! false alarm) in every CI that runs pinprobe.
     use super::*;
     use crate::model::{
-        Change, ChangeKind, Counts, EditKind, Finding, PolicyEdit, PolicyEditKind, Report, Review,
-        Side, Status, Suppression, TargetReport,
+        Change, ChangeKind, Counts, EditKind, Finding, PinChange, PinChangeKind, PolicyEdit,
+        PolicyEditKind, Report, Review, Side, Status, Suppression, TargetReport,
     };
     use crate::verify::stats::Verdict;
 
@@ -218,6 +200,17 @@ mod tests {
         .collect();
         assert_eq!(codes, [0, 1, 2, 3, 4]);
         assert_eq!(NO_GPU.code(), 4);
+    }
+
+    #[test]
+    fn the_headline_code_is_the_exit_code() {
+        for verdict in [
+            GateVerdict::Fails,
+            GateVerdict::Undecided,
+            GateVerdict::Passes,
+        ] {
+            assert_eq!(of(verdict).code(), verdict.code(), "{verdict:?}");
+        }
     }
 
     #[test]
@@ -340,6 +333,7 @@ mod tests {
             component: "flash-attention".to_string(),
             status,
             base_status: None,
+            base_undecided: false,
             severity: Severity::High,
             summary: String::new(),
             decided_by: None,
@@ -370,6 +364,8 @@ mod tests {
             undecided: None,
             warnings: Vec::new(),
             head_report: TargetReport::new(".".to_string(), "directory"),
+            gate: crate::model::GateView::default(),
+            sarif_unknown: false,
         }
     }
 
@@ -408,9 +404,16 @@ mod tests {
     fn diff_unknown_counts_only_when_open_on_a_moved_pin() {
         let open = change(ChangeKind::Unknown, Status::Unknown, true);
         assert_eq!(for_diff(&review(vec![open.clone()]), LOW), Exit::Undecided);
-        // Unknown at BASE, affected at HEAD: still open.
-        let affected = change(ChangeKind::Unknown, Status::Affected, true);
-        assert_eq!(for_diff(&review(vec![affected]), LOW), Exit::Undecided);
+        // Unknown at BASE, affected at HEAD: introduced over an undecided BASE, and it fails.
+        let mut affected = change(ChangeKind::Introduced, Status::Affected, true);
+        affected.base_status = Some(Status::Unknown);
+        affected.base_undecided = true;
+        assert_eq!(
+            for_diff(&review(vec![affected.clone()]), LOW),
+            Exit::Findings
+        );
+        let readme = gate(FailOn::High, FailOn::Never);
+        assert_eq!(for_diff(&review(vec![affected]), readme), Exit::Findings);
         // Decided clean at HEAD: the bump leaves nothing open.
         let closed = change(ChangeKind::Unknown, Status::NotAffected, true);
         assert_eq!(for_diff(&review(vec![closed]), LOW), Exit::Clean);
@@ -433,6 +436,161 @@ mod tests {
             for_diff(&review(vec![open, introduced]), LOW),
             Exit::Findings
         );
+    }
+
+    /// BASE's side of a cell of the change table.
+    #[derive(Debug, Clone, Copy)]
+    enum Base {
+        Absent,
+        /// No finding, and BASE as a whole undecided (it pins nothing).
+        AbsentUndecided,
+        Is(Status),
+    }
+
+    /// What a cell does to the gate.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    enum Effect {
+        None,
+        /// Exit 1 at or above `--fail-on`.
+        Fails,
+        /// Exit 3 at or above `--fail-on-unknown`, when the pin moved.
+        Undecided,
+    }
+
+    /// The change table of `crate::diff`'s documentation, written out cell by cell: (BASE,
+    /// HEAD (`None`: absent), the change and its `base_undecided`, or `None` when not listed,
+    /// and what it does to the gate). (unknown, unknown) is listed only when the pin moved.
+    /// One cell: BASE, HEAD, the change and its `base_undecided`, the effect.
+    type Cell = (Base, Option<Status>, Option<(ChangeKind, bool)>, Effect);
+
+    const TABLE: &[Cell] = {
+        use Base::*;
+        use ChangeKind::*;
+        use Effect::{Fails, Undecided};
+        use Status::{Affected as A, NotAffected as N, Unknown as U};
+        &[
+            (Absent, None, None, Effect::None),
+            (Absent, Some(N), None, Effect::None),
+            (Absent, Some(U), Some((Unknown, false)), Undecided),
+            (Absent, Some(A), Some((Introduced, false)), Fails),
+            (AbsentUndecided, None, None, Effect::None),
+            (AbsentUndecided, Some(N), None, Effect::None),
+            (AbsentUndecided, Some(U), Some((Unknown, true)), Undecided),
+            (AbsentUndecided, Some(A), Some((Introduced, true)), Fails),
+            (Is(N), None, None, Effect::None),
+            (Is(N), Some(N), None, Effect::None),
+            (Is(N), Some(U), Some((Unknown, false)), Undecided),
+            (Is(N), Some(A), Some((Introduced, false)), Fails),
+            (Is(U), None, Some((Unknown, true)), Effect::None),
+            (Is(U), Some(N), Some((Unknown, true)), Effect::None),
+            (Is(U), Some(U), Some((Unknown, true)), Undecided),
+            (Is(U), Some(A), Some((Introduced, true)), Fails),
+            (Is(A), None, Some((Fixed, false)), Effect::None),
+            (Is(A), Some(N), Some((Fixed, false)), Effect::None),
+            (Is(A), Some(U), Some((Unknown, false)), Undecided),
+            (Is(A), Some(A), Some((Kept, false)), Effect::None),
+        ]
+    };
+
+    const FAIL_ON: [FailOn; 5] = [
+        FailOn::Low,
+        FailOn::Medium,
+        FailOn::High,
+        FailOn::Critical,
+        FailOn::Never,
+    ];
+    const SEVERITIES: [Severity; 4] = [
+        Severity::Low,
+        Severity::Medium,
+        Severity::High,
+        Severity::Critical,
+    ];
+
+    fn at_or_above(severity: Severity, threshold: FailOn) -> bool {
+        threshold.threshold().is_some_and(|t| severity >= t)
+    }
+
+    /// Every cell of the change table, through `diff::compare` and [`for_diff`], under every
+    /// `--fail-on` x `--fail-on-unknown`, every severity, a moved or unmoved pin, and
+    /// suppressed or not: 20 cells x 5 x 5 x 4 x 2 x 2.
+    #[test]
+    fn diff_change_table_every_cell_under_every_gate() {
+        let mut checked = 0;
+        for &(base_side, head_status, expected, effect) in TABLE {
+            for severity in SEVERITIES {
+                for moved in [true, false] {
+                    for suppressed in [false, true] {
+                        let with = |status| {
+                            let mut f = finding(FA4, status, severity);
+                            if suppressed {
+                                f.suppressed = Some(suppression());
+                            }
+                            f
+                        };
+                        let mut base = TargetReport::new("tree@BASE".into(), "source-tree");
+                        match base_side {
+                            Base::Absent => {}
+                            Base::AbsentUndecided => {
+                                base.undecided = Some("BASE pins nothing".into())
+                            }
+                            Base::Is(status) => base.findings.push(with(status)),
+                        }
+                        let mut head = TargetReport::new("tree@HEAD".into(), "source-tree");
+                        head.findings.extend(head_status.map(with));
+                        let pins: Vec<PinChange> = if moved {
+                            vec![PinChange {
+                                component: "flash-attention".into(),
+                                change: PinChangeKind::Changed,
+                                base: None,
+                                head: None,
+                                repo_changed: false,
+                                fork: None,
+                            }]
+                        } else {
+                            Vec::new()
+                        };
+                        let changes = crate::diff::compare(&base, &head, &pins);
+                        let cell = format!(
+                            "{base_side:?} x {head_status:?}, {severity}, moved {moved}, suppressed {suppressed}"
+                        );
+                        let listed = match (base_side, head_status) {
+                            (Base::Is(Status::Unknown), Some(Status::Unknown)) if !moved => None,
+                            _ => expected,
+                        };
+                        let got = changes.first().map(|c| (c.change, c.base_undecided));
+                        assert_eq!(got, listed, "{cell}: {changes:#?}");
+                        assert!(changes.len() <= 1, "{cell}");
+                        for fail_on in FAIL_ON {
+                            for fail_on_unknown in FAIL_ON {
+                                let want = if suppressed {
+                                    Exit::Clean
+                                } else {
+                                    match effect {
+                                        Effect::Fails if at_or_above(severity, fail_on) => {
+                                            Exit::Findings
+                                        }
+                                        Effect::Undecided
+                                            if moved && at_or_above(severity, fail_on_unknown) =>
+                                        {
+                                            Exit::Undecided
+                                        }
+                                        _ => Exit::Clean,
+                                    }
+                                };
+                                let r = review(changes.clone());
+                                assert_eq!(
+                                    for_diff(&r, gate(fail_on, fail_on_unknown)),
+                                    want,
+                                    "{cell}, --fail-on {fail_on:?} --fail-on-unknown {fail_on_unknown:?}"
+                                );
+                                checked += 1;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, 20 * 4 * 2 * 2 * 5 * 5);
     }
 
     #[test]

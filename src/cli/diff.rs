@@ -18,9 +18,11 @@ use std::path::PathBuf;
 pub const LONG_ABOUT: &str = "Compare the pins of a vLLM source tree at two git revisions and say, \
 for each rule, whether the bump introduces, fixes or keeps a finding.\n\n\
 Both revisions are read through git (no checkout) and scanned as `pinprobe scan --rev` would. \
-Pins pair by component; findings pair by (component, rule): `introduced` (affected at HEAD, not \
-at BASE), `fixed` (affected at BASE, not at HEAD), `kept` (affected at both), `unknown` \
-(undecided on a side). Pin changes include moves to or from a fork. With --repo, a component \
+Pins pair by component; findings pair by (component, rule): `introduced` (affected at HEAD and \
+not decided affected at BASE: a BASE that is unknown, pins nothing or lacks the finding never \
+lets it pass; `base_undecided` says when BASE could not be decided), `fixed` (affected at BASE, \
+not at HEAD), `kept` (decided affected at both), `unknown` (undecided at HEAD, or a HEAD not \
+affected over an undecided BASE: no fix). Pin changes include moves to or from a fork. With --repo, a component \
 that stays affected gets a suggested GIT_TAG: the earliest commit on the clone's default branch \
 that contains the current pin and every fix commit.\n\n\
 The ignore policy is BASE's `.pinprobe.yaml` (or --ignore FILE), and a --rules directory or a \
@@ -37,10 +39,11 @@ pinprobe diff \"$BASE\" \"$HEAD\" --format markdown=r.md --format sarif=r.sarif\
 Git credentials for private forks: PINPROBE_GIT_TOKEN for the one host PINPROBE_GIT_TOKEN_HOST \
 names (HOST or HOST:PORT; offered to no other, not after a redirect), else git's credential \
 helpers (`git credential fill`).\n\n\
-Exit codes: 0 the bump introduces nothing at or above the thresholds, 1 it introduces a finding \
-at or above --fail-on, 2 usage/input/I-O error, 3 undecided at or above --fail-on-unknown (a \
-changed pin whose findings are unknown at HEAD, or a HEAD that pins nothing). Kept, fixed and \
-suppressed findings never fail a review.";
+Exit codes (the gate judges HEAD): 0 the bump introduces nothing at or above the thresholds, 1 \
+it introduces a finding at or above --fail-on (over an undecided BASE too), 2 usage/input/I-O \
+error, 3 undecided at or above --fail-on-unknown (a changed pin whose findings are unknown at \
+HEAD, or a HEAD that pins nothing). Kept, fixed and suppressed findings never fail a review. The \
+headline says the verdict and the exit code.";
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -208,18 +211,20 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         vex: vex.as_ref(),
         allow_head_vex: args.allow_head_vex,
     };
-    let review = diff::review(&request, &db, &clones)?;
+    let mut review = diff::review(&request, &db, &clones)?;
+    let gate = exit::Gate::new(
+        args.fail_on.or(config.fail_on).unwrap_or(FailOn::Low),
+        args.fail_on_unknown.or(config.fail_on_unknown),
+    );
+    review.gate = gate.view(false);
+    review.sarif_unknown = args.output.sarif_unknown;
+    review.head_report.provenance =
+        crate::resolve::provenance::of_tree(&args.path, Some(&args.head));
     for w in &review.warnings {
         args.output.notice(format_args!("warning: {w}"));
     }
     args.output.write(&plan, out, |format, out| {
         crate::report::diff::render(&review, format, &db, out)
     })?;
-    Ok(exit::for_diff(
-        &review,
-        exit::Gate::new(
-            args.fail_on.or(config.fail_on).unwrap_or(FailOn::Low),
-            args.fail_on_unknown.or(config.fail_on_unknown),
-        ),
-    ))
+    Ok(exit::for_diff(&review, gate))
 }

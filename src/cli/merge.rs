@@ -101,7 +101,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
             docs.push(Input { file: i, doc });
         }
     }
-    let report = merge(&args.reports, docs)?;
+    let mut report = merge(&args.reports, docs)?;
     let cache_dir = args.cache.clone().or_else(fingerprint::default_cache_dir);
     let (db, notices) =
         rules::load_in(cache_dir.as_deref(), args.rules.as_deref()).context("loading rules")?;
@@ -124,14 +124,13 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     for w in report.targets.iter().flat_map(|t| t.warnings.iter()) {
         args.output.notice(format_args!("warning: {w}"));
     }
+    let gate = exit::Gate::new(args.fail_on, args.fail_on_unknown);
+    report.gate = gate.view(args.fail_on_hygiene);
+    report.sarif_unknown = args.output.sarif_unknown;
     args.output.write(&plan, out, |format, out| {
         report::render(&report, format, &db, out)
     })?;
-    Ok(exit::for_scan(
-        &report,
-        exit::Gate::new(args.fail_on, args.fail_on_unknown),
-        args.fail_on_hygiene,
-    ))
+    Ok(exit::for_scan(&report, gate, args.fail_on_hygiene))
 }
 
 fn format_name(format: Format) -> String {

@@ -35,6 +35,11 @@ pub struct OutputArgs {
     /// Print no notices on stderr (rule overrides, warnings, progress); errors still print.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+
+    /// SARIF: list undecided findings too, as `note` results. By default SARIF holds affected
+    /// findings only, so code scanning's alerts are the findings that fail a gate.
+    #[arg(long)]
+    pub sarif_unknown: bool,
 }
 
 /// Parse `NAME` or `NAME=FILE` (`NAME=-` is stdout).
@@ -181,6 +186,7 @@ mod tests {
                 .collect(),
             output: output.map(PathBuf::from),
             quiet: false,
+            sarif_unknown: false,
         }
     }
 

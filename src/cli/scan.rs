@@ -452,6 +452,19 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     for w in report.targets.iter().flat_map(|t| t.warnings.iter()) {
         args.output.notice(format_args!("warning: {w}"));
     }
+    let gate = exit::Gate::new(
+        args.fail_on.or(config.fail_on).unwrap_or(FailOn::Low),
+        args.fail_on_unknown.or(config.fail_on_unknown),
+    );
+    report.gate = gate.view(args.fail_on_hygiene);
+    report.sarif_unknown = args.output.sarif_unknown;
+    for t in &mut report.targets {
+        // A source tree in git: where it came from, for SARIF's versionControlProvenance.
+        let path = std::path::Path::new(&t.target);
+        if matches!(t.kind.as_str(), "source-tree" | "git-tree") && path.is_dir() {
+            t.provenance = crate::resolve::provenance::of_tree(path, args.rev.as_deref());
+        }
+    }
     args.output.write(&plan, out, |format, out| {
         report::render(&report, format, &db, out)
     })?;
@@ -476,12 +489,5 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
             scan::reuse::reused()
         );
     }
-    Ok(exit::for_scan(
-        &report,
-        exit::Gate::new(
-            args.fail_on.or(config.fail_on).unwrap_or(FailOn::Low),
-            args.fail_on_unknown.or(config.fail_on_unknown),
-        ),
-        args.fail_on_hygiene,
-    ))
+    Ok(exit::for_scan(&report, gate, args.fail_on_hygiene))
 }

@@ -2,14 +2,45 @@
 //! findings, and say what the bump introduces, fixes or keeps.
 //!
 //! Both sides go through [`crate::scan::scan_source`] with `Options.rev`, so nothing is checked
-//! out. Components pair by name (and declared name); findings pair by (component, rule), and
-//! each pair is classified from its two statuses:
+//! out. Components pair by name (and declared name); findings pair by (component, rule).
 //!
-//! | BASE \ HEAD          | affected   | unknown | not affected / absent |
-//! |----------------------|------------|---------|-----------------------|
-//! | affected             | kept       | unknown | fixed                 |
-//! | unknown              | unknown    | unknown | unknown               |
-//! | not affected / absent| introduced | unknown | (not listed)          |
+//! # The gate judges the head
+//!
+//! A finding affected at HEAD fails the gate (at or above `--fail-on`) unless BASE had the same
+//! finding *decided* affected (`kept`: not the bump's doing). A BASE that is unknown for the
+//! finding, undecided as a whole (it pins nothing), or lacks the finding never lets HEAD's
+//! affected finding pass: it is `introduced`, and `base_undecided` says when BASE could not be
+//! decided ("affected; base undecided"). Symmetrically, a HEAD not affected over an undecided
+//! BASE is no fix. Each pair is classified from its two statuses ([`classify`]):
+//!
+//! | BASE \ HEAD                   | affected                       | unknown | not affected / absent  |
+//! |--------------------------------|--------------------------------|---------|------------------------|
+//! | affected (decided)             | kept                           | unknown | fixed                  |
+//! | unknown                        | introduced, `base_undecided`   | unknown | unknown (not a fix)    |
+//! | not affected                   | introduced                     | unknown | (not listed)           |
+//! | absent                         | introduced                     | unknown | (not listed)           |
+//! | absent, BASE pins nothing      | introduced, `base_undecided`   | unknown | (not listed)           |
+//!
+//! A pair undecided on both sides whose pin did not move is not listed (not the bump's doing).
+//!
+//! What each change does to the exit code ([`crate::exit::for_diff`]), for an unsuppressed
+//! finding of severity `S`, `--fail-on A` and `--fail-on-unknown U` (`never` is above every
+//! severity); the highest code wins, 1 over 3 over 0:
+//!
+//! | change                              | exit                                              |
+//! |-------------------------------------|---------------------------------------------------|
+//! | introduced (`base_undecided` or not)| 1 when `S >= A`, else 0                           |
+//! | unknown, HEAD unknown, pin moved    | 3 when `S >= U`, else 0                           |
+//! | unknown, HEAD unknown, pin unmoved  | 0 (listed only when BASE was decided)             |
+//! | unknown, HEAD not affected          | 0                                                 |
+//! | kept, fixed, any suppressed change  | 0                                                 |
+//! | HEAD pins nothing                   | 3 unless `U` is `never`                           |
+//! | an ignore entry, rule or VEX statement HEAD adds or edits, not allowed | 1 unless `A` is `never` |
+//!
+//! So under the README's pull-request settings (`--fail-on high --fail-on-unknown never`) a
+//! bump to a known-affected pin fails (1) whether BASE was decided or not, and a bump that only
+//! leaves a finding undecided passes. `tests/cli/diff.rs` and the unit tests of [`crate::exit`]
+//! check every cell.
 //!
 //! The ignore policy ([`crate::scan::policy`]) is applied to both sides; it is BASE's
 //! `.pinprobe.yaml` (or `--ignore FILE`), never HEAD's, so a change cannot suppress its own
@@ -96,7 +127,7 @@ pub struct Request<'a> {
 
 /// Scan both revisions and compare them.
 pub fn review(req: &Request, db: &Database, clones: &Clones) -> Result<Review, ReviewError> {
-    let side = |label: &'static str, rev: &str| {
+    let side = |label: &'static str, rev: &str, clones: &Clones| {
         let opts = Options {
             rev: Some(rev.to_string()),
             ..req.opts.clone()
@@ -107,8 +138,35 @@ pub fn review(req: &Request, db: &Database, clones: &Clones) -> Result<Review, R
             source: Box::new(source),
         })
     };
-    let mut base = side("BASE", req.base)?;
-    let mut head = side("HEAD", req.head)?;
+    // Each revision is evaluated once, and the two at once: a review costs about one scan of
+    // the wall clock (benches/diff_vs_scan.rs prints the ratio). A repository handle is not
+    // shared between threads: BASE's thread opens the same clones (`opts.repos`) for itself,
+    // and where that fails the sides run one after the other.
+    let (base, head) = std::thread::scope(|s| {
+        let same: bool = {
+            let mut given: Vec<&str> = clones.names().collect();
+            let mut wanted: Vec<&str> = req.opts.repos.iter().map(|(n, _)| n.as_str()).collect();
+            given.sort_unstable();
+            wanted.sort_unstable();
+            given == wanted
+        };
+        let base = s.spawn(move || {
+            if !same {
+                return None;
+            }
+            Clones::open(&req.opts.repos)
+                .ok()
+                .map(|own| side("BASE", req.base, &own))
+        });
+        let head = side("HEAD", req.head, clones);
+        let base = base
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (base, head)
+    });
+    let base = base.unwrap_or_else(|| side("BASE", req.base, clones));
+    let mut base = base?;
+    let mut head = head?;
     let mut warnings: Vec<String> = head.warnings.clone();
     let mut policy_edits = Vec::new();
     let policy: Option<Policy> = match req.policy {
@@ -206,6 +264,8 @@ pub fn review(req: &Request, db: &Database, clones: &Clones) -> Result<Review, R
         undecided: head.undecided.clone(),
         warnings,
         head_report: head,
+        gate: crate::model::GateView::default(),
+        sarif_unknown: false,
     })
 }
 
@@ -263,13 +323,15 @@ pub fn pin_changes(base: &[Pin], head: &[Pin]) -> Vec<PinChange> {
     out
 }
 
-/// Classify a pair of statuses (`None`: the rule did not apply on that side).
+/// Classify a pair of statuses (`None`: the rule did not apply on that side). Only a BASE
+/// *decided* affected keeps HEAD's affected finding from being introduced (see the module's
+/// table); whether BASE was undecided is [`Change::base_undecided`].
 pub fn classify(base: Option<Status>, head: Option<Status>) -> Option<ChangeKind> {
     use Status::*;
     match (base, head) {
         (Some(Affected), Some(Affected)) => Some(ChangeKind::Kept),
         (Some(Affected), None | Some(NotAffected)) => Some(ChangeKind::Fixed),
-        (None | Some(NotAffected), Some(Affected)) => Some(ChangeKind::Introduced),
+        (None | Some(NotAffected) | Some(Unknown), Some(Affected)) => Some(ChangeKind::Introduced),
         (Some(Unknown), _) | (_, Some(Unknown)) => Some(ChangeKind::Unknown),
         _ => None,
     }
@@ -286,6 +348,11 @@ fn find(r: &TargetReport, f: &Finding) -> Option<Status> {
 pub fn compare(base: &TargetReport, head: &TargetReport, pins: &[PinChange]) -> Vec<Change> {
     let mut out = Vec::new();
     let pin_changed = |component: &str| pins.iter().any(|p| p.component == component);
+    // BASE could not be decided for a finding: unknown there, or BASE as a whole undecided.
+    let base_undecided = |status: Option<Status>| match status {
+        Some(s) => s == Status::Unknown,
+        None => base.undecided.is_some(),
+    };
     for f in &head.findings {
         let base_status = find(base, f);
         let changed = pin_changed(&f.component);
@@ -300,6 +367,7 @@ pub fn compare(base: &TargetReport, head: &TargetReport, pins: &[PinChange]) -> 
                 component: f.component.clone(),
                 status: f.status,
                 base_status,
+                base_undecided: base_undecided(base_status),
                 severity: f.severity,
                 summary: f.summary.clone(),
                 decided_by: f.decided_by,
@@ -322,6 +390,7 @@ pub fn compare(base: &TargetReport, head: &TargetReport, pins: &[PinChange]) -> 
                 // The rule no longer applies on the head side.
                 status: crate::rules::evaluate::absent(None),
                 base_status: Some(f.status),
+                base_undecided: f.status == Status::Unknown,
                 severity: f.severity,
                 summary: f.summary.clone(),
                 decided_by: f.decided_by,
@@ -370,10 +439,17 @@ mod tests {
             classify(Some(NotAffected), Some(Affected)),
             Some(ChangeKind::Introduced)
         );
+        // An undecided BASE never lets HEAD's affected finding pass as a mere "unknown".
         assert_eq!(
             classify(Some(Unknown), Some(Affected)),
+            Some(ChangeKind::Introduced)
+        );
+        // Nor is HEAD's not affected over an undecided BASE a fix.
+        assert_eq!(
+            classify(Some(Unknown), Some(NotAffected)),
             Some(ChangeKind::Unknown)
         );
+        assert_eq!(classify(Some(Unknown), None), Some(ChangeKind::Unknown));
         assert_eq!(
             classify(Some(Affected), Some(Unknown)),
             Some(ChangeKind::Unknown)

@@ -11,7 +11,8 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ChangeKind {
-    /// Affected at HEAD, not at BASE.
+    /// Affected at HEAD, and not decided affected at BASE (not affected, absent or undecided
+    /// there: [`Change::base_undecided`] tells).
     Introduced,
     /// Undecided on a side: the bump's effect cannot be told.
     Unknown,
@@ -44,6 +45,10 @@ pub struct Change {
     /// The status at BASE; absent when the rule did not apply there.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub base_status: Option<Status>,
+    /// BASE could not be decided for this finding (unknown there, or BASE pins nothing): an
+    /// `introduced` change over it reads "affected; base undecided", and still fails the gate.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub base_undecided: bool,
     pub severity: Severity,
     pub summary: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -189,6 +194,12 @@ pub struct Review {
     /// HEAD's full scan, for SARIF.
     #[serde(skip)]
     pub head_report: TargetReport,
+    /// The gate the run's exit code comes from (set by the command line).
+    #[serde(skip)]
+    pub gate: super::GateView,
+    /// SARIF: undecided findings at HEAD as `note` results too (`--sarif-unknown`).
+    #[serde(skip)]
+    pub sarif_unknown: bool,
 }
 
 /// A proposed `GIT_TAG`, or why there is none.

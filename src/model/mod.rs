@@ -8,6 +8,7 @@ mod date;
 mod diff;
 mod evidence;
 mod finding;
+pub mod gate;
 mod pin;
 mod report;
 mod rule_id;
@@ -22,7 +23,8 @@ pub use diff::{
 };
 pub use evidence::{Evidence, EvidenceKind, Location};
 pub use finding::{Finding, Suppression};
+pub use gate::{GateVerdict, GateView, Tally};
 pub use pin::{CommitId, Fingerprint, FoundBy, Pin, Possible, is_full_sha, purl_encode};
-pub use report::{ImageInfo, LayerInfo, Report, SCHEMA, Shard, TargetReport, Tool};
+pub use report::{ImageInfo, LayerInfo, Report, SCHEMA, Shard, TargetReport, Tool, VersionControl};
 pub use rule_id::{FindingKind, RuleId};
 pub use status::{Severity, Status};

@@ -29,6 +29,14 @@ pub struct Report {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<Shard>,
     pub targets: Vec<TargetReport>,
+    /// The gate the run's exit code comes from (set by the command line): the headline of every
+    /// rendering counts what it counts.
+    #[serde(skip)]
+    pub gate: super::GateView,
+    /// SARIF: undecided findings as `note` results too (`--sarif-unknown`; by default they
+    /// stay out of the alert stream).
+    #[serde(skip)]
+    pub sarif_unknown: bool,
 }
 
 /// The shard of a target list one sharded run scanned: the targets at positions `index`,
@@ -71,6 +79,19 @@ pub struct TargetReport {
     /// pinned history that failed): the report cache does not keep it.
     #[serde(skip)]
     pub provisional: bool,
+    /// Where a source tree in git came from (set by the command line), for SARIF's
+    /// `versionControlProvenance`.
+    #[serde(skip)]
+    pub provenance: Option<VersionControl>,
+}
+
+/// A git work tree's repository, commit and branch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VersionControl {
+    /// An absolute URI without credentials (`origin`'s, else `file://` of the work tree).
+    pub repository_uri: String,
+    pub revision_id: String,
+    pub branch: Option<String>,
 }
 
 /// Where an image target's files came from.
@@ -152,6 +173,7 @@ impl TargetReport {
             image: None,
             notices: Vec::new(),
             provisional: false,
+            provenance: None,
         }
     }
 }
@@ -165,6 +187,8 @@ impl Report {
             rules_date: None,
             shard: None,
             targets,
+            gate: super::GateView::default(),
+            sarif_unknown: false,
         }
     }
 

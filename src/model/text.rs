@@ -124,6 +124,16 @@ impl<W: std::io::Write> Drop for PrintableWriter<W> {
     }
 }
 
+/// `file:line`, or `file` alone when the line is not known (0): a shipped file or a wheel's
+/// record has no line, and `:0` is no place.
+pub fn file_line(file: &str, line: u32) -> String {
+    if line == 0 {
+        file.to_string()
+    } else {
+        format!("{file}:{line}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

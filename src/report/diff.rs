@@ -34,6 +34,8 @@ pub fn render(
                 rules_date: review.rules_date.clone(),
                 shard: None,
                 targets: vec![review.head_report.clone()],
+                gate: review.gate,
+                sarif_unknown: review.sarif_unknown,
             };
             super::render(&head, format, db, out)
         }
@@ -55,9 +57,17 @@ pub fn render(
                     properties: change_of(review, finding)
                         .map(|c| vec![("change", c.to_string())])
                         .unwrap_or_default(),
+                    target: None,
                 })
                 .collect();
-            sarif::write(&items, &review.tool.version, &review.rules_digest, db, out)
+            let run = sarif::Run {
+                version: &review.tool.version,
+                digest: &review.rules_digest,
+                db,
+                include_unknown: review.sarif_unknown,
+                provenance: review.head_report.provenance.iter().collect(),
+            };
+            sarif::write(&items, &run, out)
         }),
     }
 }
@@ -97,7 +107,7 @@ fn pin_where(p: &PinChange) -> String {
     p.head
         .as_ref()
         .or(p.base.as_ref())
-        .map(|s| format!("{}:{}", s.file, s.line))
+        .map(|s| crate::model::text::file_line(&s.file, s.line))
         .unwrap_or_default()
 }
 
@@ -129,13 +139,17 @@ fn mark(kind: ChangeKind) -> &'static str {
 }
 
 fn statuses(c: &crate::model::Change) -> String {
-    format!(
-        "{} → {}",
-        c.base_status
-            .map(|s| s.to_string())
-            .unwrap_or_else(|| "-".into()),
-        c.status
-    )
+    let base = match c.base_status {
+        Some(s) => s.to_string(),
+        None if c.base_undecided => "undecided".into(),
+        None => "-".into(),
+    };
+    let note = if c.change == ChangeKind::Introduced && c.base_undecided {
+        " (base undecided)"
+    } else {
+        ""
+    };
+    format!("{base} → {}{note}", c.status)
 }
 
 fn evidence_line(c: &crate::model::Change) -> String {
@@ -182,9 +196,29 @@ fn edit_line(e: &PolicyEdit) -> String {
 
 fn summary_line(r: &Review) -> String {
     let c = &r.counts;
+    let verdict = r.gate.review(r);
+    let word = match verdict {
+        crate::model::GateVerdict::Fails => "FAILS",
+        crate::model::GateVerdict::Undecided => "UNDECIDED",
+        crate::model::GateVerdict::Passes => "PASSES",
+    };
+    let undecided_base = r
+        .changes
+        .iter()
+        .filter(|c| c.change == ChangeKind::Introduced && c.base_undecided)
+        .count();
     let mut s = format!(
-        "{} introduced, {} fixed, {} kept, {} unknown",
-        c.introduced, c.fixed, c.kept, c.unknown
+        "{word} (exit {}): {} introduced{}, {} fixed, {} kept, {} unknown",
+        verdict.code(),
+        c.introduced,
+        if undecided_base > 0 {
+            format!(" ({undecided_base} over an undecided base)")
+        } else {
+            String::new()
+        },
+        c.fixed,
+        c.kept,
+        c.unknown
     );
     if c.suppressed > 0 {
         s.push_str(&format!(" ({} suppressed)", c.suppressed));
@@ -208,6 +242,7 @@ fn changed(c: &crate::model::Change) -> bool {
 /// One line of the comment's lead: what the bump does to one finding.
 fn lead_line(c: &crate::model::Change) -> String {
     let verb = match c.change {
+        ChangeKind::Introduced if c.base_undecided => "introduces (affected; base undecided)",
         ChangeKind::Introduced => "introduces",
         ChangeKind::Fixed => "fixes",
         ChangeKind::Unknown => "leaves undecided",
@@ -346,7 +381,7 @@ fn markdown(r: &Review, out: &mut dyn Write) -> std::io::Result<()> {
                     "- **{}**: {} in {} ({})",
                     cell(&s.component),
                     code(tag),
-                    code(&format!("{}:{}", s.file, s.line)),
+                    code(&crate::model::text::file_line(&s.file, s.line)),
                     cell(&s.note)
                 )?,
                 None => writeln!(
@@ -446,8 +481,10 @@ fn table(r: &Review, out: &mut dyn Write) -> std::io::Result<()> {
         match &s.git_tag {
             Some(tag) => writeln!(
                 out,
-                "suggested pin for {}: {tag}  ({}:{}; {})",
-                s.component, s.file, s.line, s.note
+                "suggested pin for {}: {tag}  ({}; {})",
+                s.component,
+                crate::model::text::file_line(&s.file, s.line),
+                s.note
             )?,
             None => writeln!(out, "no suggested pin for {}: {}", s.component, s.note)?,
         }

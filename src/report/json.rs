@@ -30,6 +30,8 @@ pub fn render_line(
         rules_date: report.rules_date.clone(),
         shard: report.shard,
         targets: vec![target.clone()],
+        gate: report.gate,
+        sarif_unknown: report.sarif_unknown,
     };
     serde_json::to_writer(&mut *out, &one)?;
     writeln!(out)

@@ -1,8 +1,10 @@
 //! Markdown for pull-request comments and job summaries.
 
 use super::headline;
+use crate::model::GateView;
 use crate::model::Report;
 use crate::model::Status;
+use crate::model::gate::{HYGIENE_LABEL, is_hygiene};
 use std::io::Write;
 
 pub(crate) fn status_mark(status: Status) -> &'static str {
@@ -16,12 +18,19 @@ pub(crate) fn status_mark(status: Status) -> &'static str {
 pub(crate) use crate::model::text::{markdown_cell as cell, markdown_code as code};
 
 pub fn render(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
-    let (affected, unknown, not_affected) = report.counts();
+    let mut tally = crate::model::Tally::default();
+    for t in &report.targets {
+        tally.add(GateView::tally(t));
+    }
+    let verdict = report.gate.report(report);
     writeln!(out, "## pinprobe")?;
     writeln!(out)?;
     writeln!(
         out,
-        "**{affected} affected**, {unknown} unknown, {not_affected} not affected. Rules `{}`{}.",
+        "**{}** (exit {}): {}. Rules `{}`{}.",
+        verdict.word(),
+        verdict.code(),
+        tally.line(),
         report.rules_digest,
         super::of_date(report.rules_date.as_deref())
     )?;
@@ -44,7 +53,7 @@ pub fn render(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
                             .or(pin.reference.as_deref())
                             .unwrap_or("-")
                     ),
-                    code(&format!("{}:{}", pin.file, pin.line)),
+                    code(&crate::model::text::file_line(&pin.file, pin.line)),
                 )?;
             }
             writeln!(out)?;
@@ -53,13 +62,17 @@ pub fn render(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
             writeln!(out, "| status | rule | component | severity | evidence |")?;
             writeln!(out, "|---|---|---|---|---|")?;
             for f in &target.findings {
-                let mark = status_mark(f.status);
+                let mark = if is_hygiene(&f.rule) && f.status != Status::NotAffected {
+                    format!("🧹 {HYGIENE_LABEL}")
+                } else {
+                    status_mark(f.status).to_string()
+                };
                 let (mark, note) = match &f.suppressed {
                     Some(s) => (
-                        format!("🔇 suppressed ({})", f.status),
+                        format!("🔇 suppressed ({})", GateView::label(f)),
                         format!(" — suppressed until {}: {}", s.expires, s.reason),
                     ),
-                    None => (mark.to_string(), String::new()),
+                    None => (mark, String::new()),
                 };
                 writeln!(
                     out,

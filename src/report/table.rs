@@ -4,7 +4,7 @@
 //! [`width`] columns: evidence and paths wrap inside their cells.
 
 use super::headline;
-use crate::model::{Finding, Report, Status, TargetReport};
+use crate::model::{Finding, GateView, Report, Status, TargetReport};
 use comfy_table::{Cell, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use std::io::Write;
 
@@ -79,40 +79,16 @@ pub(crate) fn wrap(text: &str, width: usize, indent: &str) -> String {
     out
 }
 
-/// The one-line verdict of a target: what its unsuppressed findings add up to.
-fn verdict(target: &TargetReport) -> String {
-    let open = |s: Status| {
-        target
-            .findings
-            .iter()
-            .filter(|f| f.status == s && f.suppressed.is_none())
-            .count()
-    };
-    let (affected, unknown, not_affected) = (
-        open(Status::Affected),
-        open(Status::Unknown),
-        open(Status::NotAffected),
-    );
-    let suppressed = target
-        .findings
-        .iter()
-        .filter(|f| f.suppressed.is_some())
-        .count();
-    let word = if affected > 0 {
-        "AFFECTED"
-    } else if unknown > 0 || target.undecided.is_some() {
-        "UNDECIDED"
-    } else {
-        "not affected"
-    };
-    let mut line = format!(
-        "{word}: {} ({}): {affected} affected, {unknown} unknown, {not_affected} not affected",
-        target.target, target.kind
-    );
-    if suppressed > 0 {
-        line.push_str(&format!(", {suppressed} suppressed"));
-    }
-    line
+/// The one-line verdict of a target: the gate's verdict on it (the word the exit code says)
+/// and what its unsuppressed findings add up to, pin hygiene apart.
+fn verdict(target: &TargetReport, gate: &GateView) -> String {
+    let word = gate.target(target).word();
+    format!(
+        "{word}: {} ({}): {}",
+        target.target,
+        target.kind,
+        GateView::tally(target).line()
+    )
 }
 
 fn short(s: &str) -> &str {
@@ -128,7 +104,7 @@ pub fn render(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
 pub fn render_at(report: &Report, width: u16, out: &mut dyn Write) -> std::io::Result<()> {
     let cols = usize::from(width);
     for target in &report.targets {
-        writeln!(out, "{}", wrap(&verdict(target), cols, "  "))?;
+        writeln!(out, "{}", wrap(&verdict(target, &report.gate), cols, "  "))?;
     }
     for target in &report.targets {
         writeln!(out)?;
@@ -222,10 +198,10 @@ pub fn render_at(report: &Report, width: u16, out: &mut dyn Write) -> std::io::R
                     .unwrap_or_default();
                 let (status, note) = match &f.suppressed {
                     Some(s) => (
-                        format!("{} (suppressed)", f.status),
+                        format!("{} (suppressed)", GateView::label(f)),
                         format!("\nsuppressed until {}: {}", s.expires, s.reason),
                     ),
-                    None => (f.status.to_string(), String::new()),
+                    None => (GateView::label(f), String::new()),
                 };
                 table.add_row([
                     cell(format!("{status}\n{}", f.severity)),
@@ -262,11 +238,18 @@ pub fn render_at(report: &Report, width: u16, out: &mut dyn Write) -> std::io::R
             writeln!(out, "{}", wrap(&format!("warning: {w}"), cols, "  "))?;
         }
     }
-    let (affected, unknown, not_affected) = report.counts();
+    let mut tally = crate::model::Tally::default();
+    for t in &report.targets {
+        tally.add(GateView::tally(t));
+    }
     writeln!(out)?;
+    let verdict = report.gate.report(report);
     writeln!(
         out,
-        "{affected} affected, {unknown} unknown, {not_affected} not affected"
+        "{}: {} (exit {})",
+        verdict.word(),
+        tally.line(),
+        verdict.code()
     )?;
     writeln!(
         out,
@@ -282,7 +265,7 @@ fn short_digest(d: &str) -> &str {
 
 /// `file:line`, and for an image the layer that brought the file (index, digest, build step).
 fn place(target: &crate::model::TargetReport, file: &str, line: u32) -> String {
-    let mut text = format!("{file}:{line}");
+    let mut text = crate::model::text::file_line(file, line);
     if let Some(layer) = target.image.as_ref().and_then(|i| i.layer_of(file)) {
         let digest = layer.digest.get(..19).unwrap_or(&layer.digest);
         text.push_str(&format!("\nlayer {} {digest}", layer.index));

@@ -8,6 +8,7 @@ pub mod fetch;
 mod graph;
 mod patch_id;
 mod patched;
+pub mod provenance;
 
 pub use patched::PatchedTree;
 

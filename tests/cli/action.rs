@@ -3,6 +3,7 @@
 //! RUNNER_TEMP pointing at files written here) and the real binary cargo built, on the fixture
 //! history the project's CI job uses (`.ci/fixture-bump.sh`); and the action file's shape.
 
+use crate::common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -280,6 +281,7 @@ fn the_action_file_declares_its_inputs_outputs_and_steps() {
         "target",
         "build-from-source",
         "release-repository",
+        "verify-provenance",
         "fail-on-unknown",
         "path",
         "base",
@@ -290,6 +292,7 @@ fn the_action_file_declares_its_inputs_outputs_and_steps() {
         "sarif",
         "allow-head-ignores",
         "allow-head-rules",
+        "sarif-unknown",
     ] {
         assert!(
             action["inputs"][input]["description"].is_string(),
@@ -663,7 +666,68 @@ fn publish(root: &Path) -> PathBuf {
         .status()
         .expect("sha256sum");
     assert!(sums.success());
+    attest(root, &archive);
     archive
+}
+
+/// Record `archive`'s digest as attested by the release workflow (what
+/// actions/attest-build-provenance publishes, outside the release): the `gh` stand-in reads it.
+fn attest(root: &Path, archive: &Path) {
+    let out = Command::new("sha256sum")
+        .arg(archive)
+        .output()
+        .expect("sha256sum");
+    let digest = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .expect("digest")
+        .to_string();
+    let list = root.join("attested");
+    let mut text = std::fs::read_to_string(&list).unwrap_or_default();
+    text.push_str(&format!("{digest}\n"));
+    std::fs::write(list, text).expect("write");
+}
+
+/// The release repository the install tests name, and the signer workflow the Action pins.
+const RELEASE_REPO: &str = "example/pinprobe";
+const SIGNER: &str = "example/pinprobe/.github/workflows/release.yml";
+
+/// A stand-in for the GitHub CLI's `gh attestation verify FILE --repo R --signer-workflow W`
+/// (the real one needs GitHub's attestation API and Sigstore, which no test reaches): it
+/// succeeds only for a file whose SHA-256 is in the attested list and for the pinned signer,
+/// and logs every call.
+fn gh_stub(dir: &Path) -> PathBuf {
+    let bin = dir.join("gh-stub");
+    std::fs::create_dir_all(&bin).expect("mkdir");
+    let script = r#"#!/usr/bin/env bash
+echo "$*" >>"$GH_STUB_LOG"
+[ "$1 $2" = "attestation verify" ] || { echo "unexpected gh call: $*" >&2; exit 2; }
+file=$3
+shift 3
+repo= signer=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --repo) repo=$2; shift 2 ;;
+    --signer-workflow) signer=$2; shift 2 ;;
+    *) shift ;;
+  esac
+done
+digest=$(sha256sum "$file" | cut -d' ' -f1)
+if [ "$signer" != "$GH_STUB_SIGNER" ] || [ "$repo" != "${GH_STUB_SIGNER%%/.github/*}" ]; then
+  echo "verification failed: signer $signer is not the attestation's" >&2
+  exit 1
+fi
+if ! grep -qx "$digest" "$GH_STUB_ATTESTED" 2>/dev/null; then
+  echo "verification failed: no attestations found for sha256:$digest" >&2
+  exit 1
+fi
+echo "Loaded 1 attestation from GitHub API; the attestation was verified"
+"#;
+    let gh = bin.join("gh");
+    std::fs::write(&gh, script).expect("write");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&gh, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    bin
 }
 
 struct Install {
@@ -678,6 +742,12 @@ fn install(dir: &Path, releases: &str, inputs: &[(&str, &str)]) -> Install {
     for f in [&output, &path] {
         std::fs::write(f, "").expect("write");
     }
+    let stub = gh_stub(dir);
+    let search = format!(
+        "{}:{}",
+        stub.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let mut cmd = Command::new("bash");
     cmd.arg(Path::new(ROOT).join(".github/actions/pinprobe/install.sh"))
         .env("PINPROBE_SOURCE", ROOT)
@@ -686,7 +756,11 @@ fn install(dir: &Path, releases: &str, inputs: &[(&str, &str)]) -> Install {
         .env("GITHUB_PATH", &path)
         .env("RUNNER_TEMP", dir.join("runner_temp"))
         .env("INPUT_BUILD_FROM_SOURCE", "false")
-        .env("INPUT_RELEASE_REPOSITORY", "")
+        .env("INPUT_RELEASE_REPOSITORY", RELEASE_REPO)
+        .env("PATH", search)
+        .env("GH_STUB_LOG", dir.join("gh.log"))
+        .env("GH_STUB_ATTESTED", dir.join("attested"))
+        .env("GH_STUB_SIGNER", SIGNER)
         .env_remove("http_proxy")
         .env_remove("HTTP_PROXY")
         .env_remove("all_proxy")
@@ -770,6 +844,8 @@ fn a_checksum_mismatch_refuses_to_install() {
     let mut bytes = std::fs::read(&archive).expect("read");
     bytes.push(0);
     std::fs::write(&archive, bytes).expect("write");
+    // Even with an attestation that verifies, the checksum is a second check.
+    attest(tmp.path(), &archive);
     let releases = serve(tmp.path().to_path_buf(), None);
     let step = install(tmp.path(), &releases.url, &[]);
     assert_eq!(step.code, 2, "{}", step.stdout);
@@ -796,6 +872,132 @@ fn a_checksum_mismatch_refuses_to_install() {
     let step = install(tmp.path(), &releases.url, &[]);
     assert_eq!(step.code, 2, "{}", step.stdout);
     assert!(step.stdout.contains("lists no"), "{}", step.stdout);
+}
+
+/// Issue 30: a release whose binary was swapped and whose SHA256SUMS was rewritten to match
+/// (what anyone who can edit the release can do) is refused, because the archive has no
+/// build-provenance attestation from the pinned release workflow; without gh the step fails
+/// closed; only an explicit `verify-provenance: false` falls back to the checksum alone.
+#[test]
+fn a_tampered_release_whose_checksums_match_is_refused() {
+    if !supported_platform() {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let genuine = publish(tmp.path());
+    // The genuine release installs, verified, and gh was asked with the pinned signer.
+    let releases = serve(tmp.path().to_path_buf(), None);
+    let step = install(tmp.path(), &releases.url, &[]);
+    assert_eq!(step.code, 0, "{}", step.stdout);
+    assert_eq!(
+        step.outputs.get("provenance").map(String::as_str),
+        Some("verified")
+    );
+    let log = std::fs::read_to_string(tmp.path().join("gh.log")).expect("gh was called");
+    assert!(
+        log.contains(&format!("--repo {RELEASE_REPO} --signer-workflow {SIGNER}")),
+        "{log}"
+    );
+
+    // Tamper: another binary in the archive, SHA256SUMS rewritten to match it.
+    let stage = tmp.path().join("tamper");
+    std::fs::create_dir_all(&stage).expect("mkdir");
+    let name = format!("pinprobe-{VERSION}-{}", triple());
+    let untar = Command::new("tar")
+        .arg("-xzf")
+        .arg(&genuine)
+        .arg("-C")
+        .arg(&stage)
+        .status()
+        .expect("tar");
+    assert!(untar.success());
+    let bin = stage.join(&name).join("pinprobe");
+    std::fs::write(
+        &bin,
+        format!("#!/bin/sh\necho 'pinprobe {VERSION}'\ntouch \"$0.ran\"\n"),
+    )
+    .expect("write");
+    let tar = Command::new("tar")
+        .arg("-C")
+        .arg(&stage)
+        .arg("-czf")
+        .arg(&genuine)
+        .arg(&name)
+        .status()
+        .expect("tar");
+    assert!(tar.success());
+    let sums = Command::new("sh")
+        .args(["-c", "sha256sum -- *.tar.gz > SHA256SUMS"])
+        .current_dir(genuine.parent().expect("release dir"))
+        .status()
+        .expect("sha256sum");
+    assert!(sums.success());
+    let _ = std::fs::remove_dir_all(tmp.path().join("runner_temp"));
+    std::fs::write(tmp.path().join("install_path"), "").expect("reset");
+    let step = install(tmp.path(), &releases.url, &[]);
+    assert_eq!(step.code, 2, "{}", step.stdout);
+    assert!(
+        step.stdout
+            .contains("no valid build-provenance attestation"),
+        "{}",
+        step.stdout
+    );
+    assert!(step.stdout.contains(SIGNER), "{}", step.stdout);
+    assert_eq!(step.path, "", "nothing on PATH");
+    assert_eq!(step.outputs.get("source"), None);
+    let installed = tmp.path().join("runner_temp/pinprobe-install");
+    assert!(!installed.join("bin").exists());
+    assert!(
+        !installed.join(format!("{name}.tar.gz")).exists(),
+        "the archive is deleted"
+    );
+
+    // No gh at all (a PATH without the stand-in): fail closed, unless the workflow opts out
+    // explicitly.
+    let (output, path) = (tmp.path().join("o2"), tmp.path().join("p2"));
+    for f in [&output, &path] {
+        std::fs::write(f, "").expect("write");
+    }
+    let bare_path = "/usr/local/bin:/usr/bin:/bin";
+    let has_gh = bare_path
+        .split(':')
+        .any(|d| Path::new(d).join("gh").exists());
+    let run = |verify: &str| {
+        Command::new("bash")
+            .arg(Path::new(ROOT).join(".github/actions/pinprobe/install.sh"))
+            .env("PINPROBE_SOURCE", ROOT)
+            .env("PINPROBE_RELEASES", &releases.url)
+            .env("GITHUB_OUTPUT", &output)
+            .env("GITHUB_PATH", &path)
+            .env("RUNNER_TEMP", tmp.path().join("runner_temp2"))
+            .env("INPUT_BUILD_FROM_SOURCE", "false")
+            .env("INPUT_RELEASE_REPOSITORY", RELEASE_REPO)
+            .env("INPUT_VERIFY_PROVENANCE", verify)
+            .env("PATH", bare_path)
+            .env_remove("http_proxy")
+            .env_remove("HTTP_PROXY")
+            .env_remove("all_proxy")
+            .env_remove("ALL_PROXY")
+            .output()
+            .expect("bash runs")
+    };
+    if !has_gh {
+        let out = run("true");
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        assert_eq!(out.status.code(), Some(2), "{text}");
+        assert!(text.contains("gh is not on PATH"), "{text}");
+    }
+    // The explicit opt-out: the checksum alone, with a warning (here it cannot tell the
+    // tampered archive from the genuine one: that is what the attestation is for).
+    let out = run("false");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("verify-provenance is false"), "{text}");
+    assert!(
+        std::fs::read_to_string(&output)
+            .expect("output")
+            .contains("provenance=skipped")
+    );
 }
 
 #[test]
@@ -860,4 +1062,212 @@ fn the_readme_workflows_are_the_linted_examples() {
             "README has no copy of examples/workflows/{example}"
         );
     }
+}
+
+// ---- the README's pull-request workflow, end to end (issue 30) ----
+
+/// The `with:` inputs of the Action step of examples/workflows/pull-request.yml (the README's
+/// copy), as the INPUT_* variables action.yml passes to run.sh.
+fn readme_inputs() -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(Path::new(ROOT).join("examples/workflows/pull-request.yml"))
+        .expect("workflow");
+    let workflow: serde_json::Value = serde_saphyr::from_str(&text).expect("workflow is YAML");
+    let steps = workflow["jobs"]["pin-bump"]["steps"]
+        .as_array()
+        .expect("steps");
+    let step = steps
+        .iter()
+        .find(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.contains("/.github/actions/pinprobe@"))
+        })
+        .expect("the pinprobe step");
+    let with = step["with"].as_object().expect("with");
+    with.iter()
+        .map(|(k, v)| {
+            let value = match v {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            (
+                format!("INPUT_{}", k.to_uppercase().replace('-', "_")),
+                value,
+            )
+        })
+        .collect()
+}
+
+/// Commit the fixture's FlashAttention pin at `pin` (and a README line), returning the commit.
+fn bump(gh: &Github, pin: &str, message: &str) -> String {
+    let fixture = gh.dir.join("fixture");
+    let cmake = fixture.join("cmake/external_projects/vllm_flash_attn.cmake");
+    let text = std::fs::read_to_string(&cmake).expect("cmake");
+    let re = regex::Regex::new(r"GIT_TAG\s+[0-9a-f]{40}").expect("regex");
+    std::fs::write(
+        &cmake,
+        re.replace(&text, format!("GIT_TAG {pin}").as_str())
+            .as_bytes(),
+    )
+    .expect("write");
+    let readme = fixture.join("README.md");
+    let mut notes = std::fs::read_to_string(&readme).unwrap_or_default();
+    notes.push_str(&format!("\n{message}\n"));
+    std::fs::write(&readme, notes).expect("write");
+    git(
+        &fixture,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.invalid",
+            "commit",
+            "-qam",
+            message,
+        ],
+    );
+    git(&fixture, &["rev-parse", "HEAD"])
+}
+
+#[test]
+fn the_readme_pull_request_workflow_on_four_bumps_and_no_change() {
+    const FIX: &str = "6d11b3c1b6ca7dac0b111bb0db63ca16eeb19a46";
+    const AFFECTED: &str = "506341a143fcabd4bb79052a7605ada727d6b3f5";
+    const UNDECIDED: &str = "1111111111111111111111111111111111111111";
+    let gh = setup();
+    // setup(): BASE pins the fix (clean), HEAD the affected pin.
+    let clean = gh.base.clone();
+    let affected = gh.head.clone();
+    let undecided = bump(&gh, UNDECIDED, "pin a commit nothing can decide offline");
+    let over_undecided = bump(&gh, AFFECTED, "bump to vLLM 0.30.0's pin");
+    let fixed = bump(&gh, FIX, "bump to the fix");
+    let no_change = bump(&gh, FIX, "a README edit: no pin moves");
+    // A clean bump: from the fix to vLLM 0.26.0's pin (before the bug). Offline and without a
+    // clone only the fix is decided, so the new pin is undecided: listed, and passing under the
+    // README's `fail-on-unknown: never`.
+    let older = bump(
+        &gh,
+        "caaa4eb59845388a20b1f435ecaafb4bd9517ad8",
+        "pin vLLM 0.26.0's FA",
+    );
+    let inputs = readme_inputs();
+    assert!(
+        inputs.contains(&("INPUT_FAIL_ON".into(), "high".into()))
+            && inputs.contains(&("INPUT_FAIL_ON_UNKNOWN".into(), "never".into())),
+        "{inputs:?}"
+    );
+    // (what, BASE, HEAD, exit code, introduced, fixed)
+    let cases = [
+        (
+            "a clean bump (the fix -> 0.26.0's pin)",
+            &no_change,
+            &older,
+            0,
+            "0",
+            "0",
+        ),
+        ("clean -> affected", &clean, &affected, 1, "1", "0"),
+        (
+            "undecided -> affected",
+            &undecided,
+            &over_undecided,
+            1,
+            "1",
+            "0",
+        ),
+        ("affected -> fixed", &over_undecided, &fixed, 0, "0", "1"),
+        ("no pin change", &fixed, &no_change, 0, "0", "0"),
+    ];
+    for (what, base, head, code, introduced, fixed_count) in cases {
+        let event = serde_json::json!({
+            "action": "synchronize",
+            "number": 7,
+            "pull_request": {
+                "base": {"sha": base, "ref": "main"},
+                "head": {"sha": head, "ref": "bump-fa"}
+            }
+        });
+        let mut env: Vec<(&str, &str)> = inputs
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        env.push(("PINPROBE_OFFLINE", "1"));
+        env.push(("GITHUB_REPOSITORY", "example/pinprobe"));
+        env.push(("GITHUB_SERVER_URL", "https://github.com"));
+        let step = run_step(&gh, &env, Some(event));
+        assert_eq!(step.code, code, "{what}: {}", step.stdout);
+        let out = |k: &str| step.outputs.get(k).cloned().unwrap_or_default();
+        assert_eq!(out("exit-code"), code.to_string(), "{what}");
+        assert_eq!(out("introduced"), introduced, "{what}: {:?}", step.outputs);
+        assert_eq!(out("fixed"), fixed_count, "{what}: {:?}", step.outputs);
+        // The job summary's headline says what the exit code says.
+        let word = match code {
+            1 => "FAILS (exit 1)",
+            3 => "UNDECIDED (exit 3)",
+            _ => "PASSES (exit 0)",
+        };
+        assert!(step.summary.contains(word), "{what}: {}", step.summary);
+        assert_eq!(
+            step.summary.contains("The change moves no pin."),
+            what == "no pin change",
+            "{what}: {}",
+            step.summary
+        );
+        if what == "undecided -> affected" {
+            assert!(
+                step.summary
+                    .contains("introduces (affected; base undecided) `PINPROBE-2026-0001`"),
+                "{what}: {}",
+                step.summary
+            );
+            assert!(
+                step.stdout.contains("::error title=pinprobe::"),
+                "{}",
+                step.stdout
+            );
+        }
+        // The SARIF holds affected findings only (sarif-unknown defaults to false), names the
+        // action's repository, and GitHub's rules accept it.
+        let sarif_path = PathBuf::from(out("sarif"));
+        let sarif: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&sarif_path).expect("sarif"))
+                .expect("sarif json");
+        let run = &sarif["runs"][0];
+        assert_eq!(
+            run["tool"]["driver"]["informationUri"],
+            "https://github.com/example/pinprobe"
+        );
+        let results = run["results"].as_array().expect("results");
+        assert!(
+            results
+                .iter()
+                .all(|r| r["properties"]["status"] == "affected"),
+            "{what}: {results:#?}"
+        );
+        assert_eq!(
+            results.iter().any(|r| r["ruleId"] == "PINPROBE-2026-0001"),
+            code == 1,
+            "{what}"
+        );
+        common::sarif::assert_github_accepts(&sarif_path, what);
+    }
+    // sarif-unknown: true puts the undecided findings in as notes.
+    let event = pull_request(&gh);
+    let mut env: Vec<(&str, &str)> = inputs
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    env.extend([("PINPROBE_OFFLINE", "1"), ("INPUT_SARIF_UNKNOWN", "true")]);
+    let step = run_step(&gh, &env, Some(event));
+    let sarif: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(step.outputs.get("sarif").expect("sarif")).expect("sarif"),
+    )
+    .expect("json");
+    assert!(
+        sarif["runs"][0]["results"]
+            .as_array()
+            .expect("results")
+            .iter()
+            .any(|r| r["properties"]["status"] == "unknown" && r["level"] == "note")
+    );
 }

@@ -1067,3 +1067,308 @@ fn moving_splitting_or_rerouting_the_declaration_is_judged_on_what_cmake_fetches
         r.changes
     );
 }
+
+// ---- the gate judges the head (issue 30): every cell of the change table on real histories ----
+
+/// The README's pull-request workflow settings (`fail-on`, `fail-on-unknown` of the Action step
+/// in examples/workflows/pull-request.yml, which the README shows), as diff flags.
+fn readme_gate() -> Vec<String> {
+    let workflow = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/workflows/pull-request.yml"),
+    )
+    .expect("the README's pull-request workflow");
+    let input = |name: &str| {
+        workflow
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(&format!("{name}:")))
+            .and_then(|v| v.split('#').next())
+            .map(|v| v.trim().to_string())
+            .unwrap_or_else(|| panic!("the workflow sets {name}"))
+    };
+    vec![
+        "--fail-on".into(),
+        input("fail-on"),
+        "--fail-on-unknown".into(),
+        input("fail-on-unknown"),
+    ]
+}
+
+#[test]
+fn the_readme_workflow_settings_are_high_and_never() {
+    // The cells below are judged under these; a workflow edit must be seen here.
+    assert_eq!(
+        readme_gate(),
+        ["--fail-on", "high", "--fail-on-unknown", "never"]
+    );
+}
+
+#[test]
+fn every_cell_of_the_change_table_on_a_real_history() {
+    let fx = fixture();
+    let v = &fx.v;
+    // Pins no clone has: undecided for every rule (offline, no known verdict).
+    let undecided = "1111111111111111111111111111111111111111";
+    let undecided2 = "2222222222222222222222222222222222222222";
+    vllm_tree(&fx.vllm, FA_REPO, undecided);
+    let u = commit(&fx.vllm, "pin a commit no clone has");
+    vllm_tree(&fx.vllm, FA_REPO, undecided2);
+    let u2 = commit(&fx.vllm, "pin another commit no clone has");
+    // A BASE that pins nothing at all: undecided as a whole.
+    std::fs::remove_file(
+        fx.vllm
+            .join("cmake/external_projects/vllm_flash_attn.cmake"),
+    )
+    .expect("remove");
+    write(
+        &fx.vllm,
+        "CMakeLists.txt",
+        "cmake_minimum_required(VERSION 3.26)\nproject(vllm_extensions LANGUAGES CXX)\n",
+    );
+    let nothing = commit(&fx.vllm, "no FlashAttention yet");
+
+    let fa = format!("flash-attention={}", fx.h.dir.display());
+    let rules = fx.rules.to_str().expect("utf-8");
+    let readme = readme_gate();
+    let run = |base: &str, head: &str, gate: &[String]| {
+        let mut args = vec![
+            "diff", base, head, ".", "--rules", rules, "--repo", &fa, "--format", "json",
+        ];
+        args.extend(gate.iter().map(String::as_str));
+        pinprobe(&fx.vllm, &args)
+    };
+    let default_gate: Vec<String> = Vec::new();
+    // (what, BASE, HEAD, the test rule's change and base_undecided (None: not listed), exit
+    // under the default gate (low/low), exit under the README's (high/never)).
+    type Cell<'a> = (&'a str, &'a str, &'a str, Option<(&'a str, bool)>, i32, i32);
+    let cells: Vec<Cell> = vec![
+        (
+            "not affected -> affected",
+            &v[0],
+            &v[1],
+            Some(("introduced", false)),
+            1,
+            1,
+        ),
+        (
+            "affected -> affected",
+            &v[1],
+            &v[2],
+            Some(("kept", false)),
+            0,
+            0,
+        ),
+        (
+            "affected -> not affected",
+            &v[2],
+            &v[3],
+            Some(("fixed", false)),
+            0,
+            0,
+        ),
+        ("not affected -> not affected", &v[3], &v[5], None, 0, 0),
+        (
+            "unknown -> affected",
+            &u,
+            &v[1],
+            Some(("introduced", true)),
+            1,
+            1,
+        ),
+        (
+            "unknown -> not affected",
+            &u,
+            &v[3],
+            Some(("unknown", true)),
+            0,
+            0,
+        ),
+        (
+            "unknown -> unknown, pin moved",
+            &u,
+            &u2,
+            Some(("unknown", true)),
+            3,
+            0,
+        ),
+        (
+            "affected -> unknown",
+            &v[1],
+            &u,
+            Some(("unknown", false)),
+            3,
+            0,
+        ),
+        (
+            "not affected -> unknown",
+            &v[0],
+            &u,
+            Some(("unknown", false)),
+            3,
+            0,
+        ),
+        (
+            "nothing -> affected",
+            &nothing,
+            &v[1],
+            Some(("introduced", true)),
+            1,
+            1,
+        ),
+        (
+            "nothing -> unknown",
+            &nothing,
+            &u,
+            Some(("unknown", true)),
+            3,
+            0,
+        ),
+        ("nothing -> not affected", &nothing, &v[3], None, 0, 0),
+        (
+            "affected -> nothing",
+            &v[1],
+            &nothing,
+            Some(("fixed", false)),
+            3,
+            0,
+        ),
+        (
+            "unknown -> nothing",
+            &u,
+            &nothing,
+            Some(("unknown", true)),
+            3,
+            0,
+        ),
+    ];
+    for (what, base, head, want, default_code, readme_code) in cells {
+        let r = run(base, head, &default_gate);
+        let json = r.json();
+        let got = json["changes"]
+            .as_array()
+            .expect("changes")
+            .iter()
+            .find(|c| c["rule"] == TEST_RULE)
+            .map(|c| {
+                (
+                    c["change"].as_str().unwrap_or_default().to_string(),
+                    c["base_undecided"].as_bool().unwrap_or(false),
+                )
+            });
+        assert_eq!(
+            got,
+            want.map(|(c, b)| (c.to_string(), b)),
+            "{what}: {:#}",
+            json["changes"]
+        );
+        assert_eq!(
+            r.code, default_code,
+            "{what}, default gate: {}{}",
+            r.stdout, r.stderr
+        );
+        let r = run(base, head, &readme);
+        assert_eq!(
+            r.code, readme_code,
+            "{what}, README gate: {}{}",
+            r.stdout, r.stderr
+        );
+    }
+}
+
+/// The issue's scenario on a vLLM-shaped repository: BASE pins a commit nothing can decide
+/// (offline, no clone); HEAD bumps FlashAttention to `506341a1` (vLLM 0.30.0's known-affected
+/// pin). Under the README workflow's settings the gate fails and says the bump introduces
+/// PINPROBE-2026-0001 over an undecided base.
+#[test]
+fn a_bump_to_a_known_affected_pin_over_an_undecided_base_fails_the_readme_gate() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let vllm = tmp.path().join("vllm");
+    init(&vllm);
+    vllm_tree(&vllm, FA_REPO, "1111111111111111111111111111111111111111");
+    commit(&vllm, "an undecided pin");
+    vllm_tree(&vllm, FA_REPO, "506341a143fcabd4bb79052a7605ada727d6b3f5");
+    commit(&vllm, "bump flash-attention to vLLM 0.30.0's pin");
+    let mut args = vec!["diff", "HEAD~1", "HEAD"];
+    let gate = readme_gate();
+    args.extend(gate.iter().map(String::as_str));
+    let run = Pinprobe::new(&args)
+        .dir(&vllm)
+        .env("PINPROBE_TODAY", "2026-06-01")
+        .env("COLUMNS", "400")
+        .run();
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains(R1), "{}", run.stdout);
+    assert!(run.stdout.contains("FAILS (exit 1)"), "{}", run.stdout);
+    assert!(run.stdout.contains("base undecided"), "{}", run.stdout);
+    args.extend(["--format", "json"]);
+    let json = pinprobe(&vllm, &args).json();
+    let c = json["changes"]
+        .as_array()
+        .expect("changes")
+        .iter()
+        .find(|c| c["rule"] == R1)
+        .cloned()
+        .expect("R1 listed");
+    assert_eq!(c["change"], "introduced", "{c:#}");
+    assert_eq!(c["status"], "affected");
+    assert_eq!(c["base_status"], "unknown");
+    assert_eq!(c["base_undecided"], true);
+    // The Markdown lead says it as a sentence.
+    args.truncate(args.len() - 2);
+    args.extend(["--format", "markdown"]);
+    let md = pinprobe(&vllm, &args).stdout;
+    assert!(
+        md.contains(&format!("introduces (affected; base undecided) `{R1}`")),
+        "{md}"
+    );
+}
+
+/// Opt-in, on the real vLLM 0.33.0 sdist (`PINPROBE_REAL_SDISTS=DIR` holding `vllm-0.33.0/`,
+/// as for tests/cmake_real_sdists.rs): the tree committed as BASE, HEAD moving FlashAttention's
+/// `GIT_TAG` to `506341a1`; the README's settings exit 1 and name PINPROBE-2026-0001.
+#[test]
+fn the_real_0_33_0_bump_to_the_0_30_0_pin_fails_the_readme_gate() {
+    let dir = std::env::var_os("PINPROBE_REAL_SDISTS")
+        .map(PathBuf::from)
+        .filter(|d| d.join("vllm-0.33.0").is_dir());
+    if !require::opt_in(
+        dir.is_some(),
+        "set PINPROBE_REAL_SDISTS=DIR (holding the unpacked vllm-0.33.0 sdist) to diff a bump on the real tree",
+    ) {
+        return;
+    }
+    let src = dir.expect("checked").join("vllm-0.33.0");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let vllm = tmp.path().join("vllm");
+    let out = std::process::Command::new("cp")
+        .arg("-R")
+        .arg(&src)
+        .arg(&vllm)
+        .output()
+        .expect("cp");
+    assert!(out.status.success());
+    init(&vllm);
+    commit(&vllm, "vLLM 0.33.0");
+    let cmake = vllm.join("cmake/external_projects/vllm_flash_attn.cmake");
+    let text = std::fs::read_to_string(&cmake).expect("the FA cmake file");
+    let re = regex::Regex::new(r"GIT_TAG\s+[0-9a-f]{40}").expect("regex");
+    assert!(
+        re.is_match(&text),
+        "a full-SHA GIT_TAG in {}",
+        cmake.display()
+    );
+    let bumped = re.replace(&text, "GIT_TAG 506341a143fcabd4bb79052a7605ada727d6b3f5");
+    std::fs::write(&cmake, bumped.as_bytes()).expect("write");
+    commit(&vllm, "bump flash-attention to vLLM 0.30.0's pin");
+    let mut args = vec!["diff", "HEAD~1", "HEAD"];
+    let gate = readme_gate();
+    args.extend(gate.iter().map(String::as_str));
+    let run = Pinprobe::new(&args).dir(&vllm).env("COLUMNS", "400").run();
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains(R1), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("unknown -> affected (base undecided)"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("FAILS (exit 1)"), "{}", run.stdout);
+}

@@ -22,6 +22,7 @@ mod diff;
 mod docs;
 mod exchange;
 mod fuzz_seeds;
+mod headline;
 mod judge;
 mod osv_semantics;
 mod output_hygiene;

@@ -8,8 +8,11 @@
 //!    sources in cargo's registry (runs wherever cargo unpacked the crate there, as on CI; a
 //!    vendored build without it skips through `common::require` and still runs check 1).
 //!
-//! Plus what GitHub code scanning needs beyond the schema: `help` text on every rule, relative
-//! `artifactLocation.uri` with `region.startLine`, `partialFingerprints`, a `level`.
+//! Plus what GitHub code scanning needs beyond the schema: `fullDescription`, `help` and
+//! `security-severity` on every rule, `informationUri`, relative `artifactLocation.uri` with
+//! `region.startLine`, distinct `partialFingerprints`, a `level`; and Microsoft's SARIF
+//! Multitool with GitHub's rules (`common::sarif`) over every SARIF these tests produce: no
+//! error, no warning.
 
 use crate::common;
 
@@ -25,6 +28,7 @@ fn pinprobe(dir: &Path, args: &[&str]) -> serde_json::Value {
         .current_dir(dir)
         .env_remove("VLLM_FLASH_ATTN_SRC_DIR")
         .env("PINPROBE_OFFLINE", "1")
+        .env("PINPROBE_INFORMATION_URI", common::sarif::INFORMATION_URI)
         .output()
         .expect("runs");
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
@@ -96,13 +100,51 @@ fn check(doc: &serde_json::Value, label: &str) {
     // 3. GitHub code scanning's needs.
     let run = &doc["runs"][0];
     assert_eq!(doc["version"], "2.1.0");
+    assert_eq!(
+        run["tool"]["driver"]["informationUri"],
+        common::sarif::INFORMATION_URI
+    );
     let rules = run["tool"]["driver"]["rules"].as_array().expect("rules");
     for rule in rules {
-        assert!(
-            rule["help"]["text"].as_str().is_some_and(|t| !t.is_empty()),
-            "{label}: rule without help: {rule:#}"
-        );
+        for key in ["help", "fullDescription", "shortDescription"] {
+            assert!(
+                rule[key]["text"].as_str().is_some_and(|t| !t.is_empty()),
+                "{label}: rule without {key}: {rule:#}"
+            );
+        }
+        let score: f64 = rule["properties"]["security-severity"]
+            .as_str()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("{label}: rule without security-severity: {rule:#}"));
+        let want = match rule["properties"]["severity"].as_str() {
+            Some("critical") => 9.0..=10.0,
+            Some("high") => 7.0..=8.9,
+            Some("medium") => 4.0..=6.9,
+            Some("low") => 0.1..=3.9,
+            other => panic!("{label}: severity {other:?}"),
+        };
+        assert!(want.contains(&score), "{label}: {rule:#}");
     }
+    let mut prints: Vec<&str> = run["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|r| {
+            r["partialFingerprints"]["pinprobe/v1"]
+                .as_str()
+                .expect("fingerprint")
+        })
+        .collect();
+    let n = prints.len();
+    prints.sort();
+    prints.dedup();
+    assert_eq!(prints.len(), n, "{label}: results share a fingerprint");
+
+    // 4. GitHub's rules, through the SARIF Multitool.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join(format!("{label}.sarif"));
+    std::fs::write(&file, serde_json::to_vec_pretty(doc).expect("json")).expect("write");
+    common::sarif::assert_github_accepts(&file, label);
     let results = run["results"].as_array().expect("results");
     assert!(!results.is_empty(), "{label}");
     for r in results {
@@ -149,6 +191,13 @@ fn scan_sarif_is_valid_sarif_2_1_0() {
             .is_some_and(|l| l.contains("GIT_TAG")),
         "points at the GIT_TAG line"
     );
+    // A folder inside a repository (the demo tree inside pinprobe's) is no repository root:
+    // no provenance that would map another tree's root to it.
+    assert!(
+        doc["runs"][0]["versionControlProvenance"].is_null(),
+        "{:#}",
+        doc["runs"][0]["versionControlProvenance"]
+    );
     // Stable: the same input gives the same fingerprints.
     let again = pinprobe(Path::new(DEMO), &["scan", ".", "--format", "sarif"]);
     assert_eq!(doc["runs"][0]["results"], again["runs"][0]["results"]);
@@ -178,4 +227,105 @@ fn diff_sarif_is_valid_sarif_2_1_0() {
                 && r["properties"]["change"] == "introduced")
     );
     assert!(results.iter().any(|r| r["ruleId"] == "hygiene/fork-pin"));
+}
+
+/// A git work tree with an `origin` that carries a token, FlashAttention at the known-affected
+/// pin and two CUTLASS declarations pinned by tag (two pin-hygiene findings of one rule, one
+/// component and one file).
+fn hygiene_tree(root: &Path) -> PathBuf {
+    let repo = root.join("vllm");
+    init(&repo);
+    vllm_tree(&repo, FA_REPO, "506341a143fcabd4bb79052a7605ada727d6b3f5");
+    let mut top = std::fs::read_to_string(repo.join("CMakeLists.txt")).expect("read");
+    top.push_str(
+        "include(FetchContent)\n\
+         FetchContent_Declare(cutlass GIT_REPOSITORY https://github.com/NVIDIA/cutlass.git GIT_TAG v4.2.1)\n\
+         FetchContent_MakeAvailable(cutlass)\n\
+         FetchContent_Declare(cutlass_b GIT_REPOSITORY https://github.com/NVIDIA/cutlass.git GIT_TAG v4.2.0)\n\
+         FetchContent_MakeAvailable(cutlass_b)\n",
+    );
+    write(&repo, "CMakeLists.txt", &top);
+    commit(&repo, "pins");
+    git(
+        &repo,
+        &[
+            "remote",
+            "add",
+            "origin",
+            "https://x-access-token:secret-token@github.com/example/vllm.git",
+        ],
+    );
+    repo
+}
+
+#[test]
+fn hygiene_several_targets_and_undecided_findings_are_accepted_and_kept_apart() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let repo = hygiene_tree(tmp.path());
+    let tree = repo.to_str().expect("utf-8");
+
+    // One target: affected and hygiene results, no undecided ones unless asked for.
+    let doc = pinprobe(&repo, &["scan", tree, "--format", "sarif"]);
+    check(&doc, "hygiene");
+    let run = &doc["runs"][0];
+    let results = run["results"].as_array().expect("results");
+    assert!(
+        results
+            .iter()
+            .all(|r| r["properties"]["status"] == "affected"),
+        "{results:#?}"
+    );
+    let hygiene: Vec<&serde_json::Value> = results
+        .iter()
+        .filter(|r| r["ruleId"] == "hygiene/movable-ref")
+        .collect();
+    assert_eq!(hygiene.len(), 2, "{results:#?}");
+    assert!(hygiene.iter().all(|r| {
+        r["message"]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("[pin-hygiene]"))
+    }));
+    // Where the tree came from, without the token.
+    let provenance = &run["versionControlProvenance"][0];
+    assert_eq!(
+        provenance["repositoryUri"],
+        "https://github.com/example/vllm"
+    );
+    assert_eq!(provenance["revisionId"], git(&repo, &["rev-parse", "HEAD"]));
+    assert!(
+        !serde_json::to_string(&doc)
+            .expect("json")
+            .contains("secret-token")
+    );
+    // The same input, the same fingerprints.
+    let again = pinprobe(&repo, &["scan", tree, "--format", "sarif"]);
+    assert_eq!(
+        results,
+        again["runs"][0]["results"].as_array().expect("results")
+    );
+
+    // With --sarif-unknown the undecided findings come as notes.
+    let doc = pinprobe(
+        &repo,
+        &["scan", tree, "--format", "sarif", "--sarif-unknown"],
+    );
+    check(&doc, "hygiene-unknown");
+    let results = doc["runs"][0]["results"].as_array().expect("results");
+    assert!(
+        results
+            .iter()
+            .any(|r| r["properties"]["status"] == "unknown" && r["level"] == "note")
+    );
+
+    // Two targets with the same findings: distinct fingerprints per target.
+    let doc = pinprobe(&repo, &["scan", tree, DEMO, "--format", "sarif"]);
+    check(&doc, "two-targets");
+    let r1: Vec<&serde_json::Value> = doc["runs"][0]["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .filter(|r| r["ruleId"] == "PINPROBE-2026-0001")
+        .collect();
+    assert_eq!(r1.len(), 2, "{r1:#?}");
+    assert_ne!(r1[0]["partialFingerprints"], r1[1]["partialFingerprints"]);
 }

@@ -9,6 +9,7 @@ pub mod git_http;
 pub mod image;
 pub mod require;
 pub mod run;
+pub mod sarif;
 
 #[allow(unused_imports)]
 pub use run::{Pinprobe, Run, pinprobe, run_in};

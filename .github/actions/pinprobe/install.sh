@@ -12,6 +12,16 @@
 #   PINPROBE_SOURCE           the action's source root (default GITHUB_ACTION_PATH/../../..)
 #   PINPROBE_RELEASES         the releases' base URL (default https://github.com/REPO/releases/download);
 #                             the archive is BASE/vVERSION/pinprobe-VERSION-TRIPLE.tar.gz, beside SHA256SUMS
+#   INPUT_VERIFY_PROVENANCE   true (default): before the checksum, verify the archive's build-provenance
+#                             attestation with `gh attestation verify`, the signer pinned to the
+#                             release workflow of the release repository (.github/workflows/release.yml);
+#                             no gh, no attestation or a failed verification stops the job (exit 2).
+#                             false: the checksum alone (a SHA256SUMS in the same editable release), said
+#                             so in a warning. GH_TOKEN: gh's token (action.yml passes github.token).
+#
+# Why both: SHA256SUMS sits in the same release as the archive, so whoever can edit the release
+# can rewrite both; the attestation is signed through the release workflow's OIDC identity and
+# recorded outside the release.
 # Outputs (GITHUB_OUTPUT): source=release (the binary is on GITHUB_PATH) or source=build (no
 # release for this version or platform, or asked for: action.yml builds it), version, and
 # cache-key: the build cache's key, a hash of the files the build reads (Cargo.lock, Cargo.toml,
@@ -100,6 +110,27 @@ expected=$(awk -v f="$asset" '$2 == f || $2 == "*" f { print $1 }' "$work/SHA256
   fail "the release v$version's SHA256SUMS lists no (or more than one) checksum for $asset"
 download "$base/v$version/$asset" "$work/$asset" ||
   fail "the release v$version lists $asset in SHA256SUMS but does not hold it"
+# The build-provenance attestation first: the release workflow of the release repository, and
+# nothing else, must have built this very archive.
+signer=$repo/.github/workflows/release.yml
+if [ "${INPUT_VERIFY_PROVENANCE:-true}" = true ]; then
+  [ -n "$repo" ] || fail "cannot verify the build provenance of $asset: the release repository is unknown (set release-repository, or verify-provenance: false)"
+  if ! command -v gh >/dev/null; then
+    rm -f "$work/$asset"
+    fail "cannot verify the build provenance of $asset: gh is not on PATH (install the GitHub CLI, or set verify-provenance: false to trust SHA256SUMS alone)"
+  fi
+  if ! gh attestation verify "$work/$asset" --repo "$repo" --signer-workflow "$signer" \
+    --deny-self-hosted-runners >"$work/attestation.log" 2>&1; then
+    cat "$work/attestation.log" || true
+    rm -f "$work/$asset"
+    fail "no valid build-provenance attestation for $asset signed by $signer: refusing to run it"
+  fi
+  echo "pinprobe: $asset: build provenance verified (signer $signer)"
+  echo "provenance=verified" >>"$output"
+else
+  echo "::warning title=pinprobe install::verify-provenance is false: $asset is checked only against SHA256SUMS from the same release"
+  echo "provenance=skipped" >>"$output"
+fi
 actual=$(sha256sum "$work/$asset" | cut -d' ' -f1)
 if [ "$actual" != "$expected" ]; then
   rm -f "$work/$asset"

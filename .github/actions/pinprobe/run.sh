@@ -17,6 +17,10 @@
 #   INPUT_ALLOW_HEAD_RULES    diff, true: read an in-repository rules directory at HEAD (default BASE)
 #   INPUT_REPOS    clones of pinned projects, NAME=PATH, one a line (optional)
 #   INPUT_SARIF    true | false: write the SARIF file (the upload is action.yml's step)
+#   INPUT_SARIF_UNKNOWN  true: undecided findings in the SARIF too, as notes (default false:
+#                  code scanning's alerts are the affected findings)
+#   PINPROBE_INFORMATION_URI  SARIF's tool informationUri; default: the action's repository
+#                  (from its checkout path, _actions/OWNER/NAME/REF), else GITHUB_REPOSITORY's
 #   PINPROBE       the binary (default: pinprobe on PATH)
 # Writes the Markdown report to GITHUB_STEP_SUMMARY, the JSON and SARIF under RUNNER_TEMP/pinprobe,
 # and to GITHUB_OUTPUT: `findings` (diff: findings the bump introduces; scan: affected findings;
@@ -91,6 +95,17 @@ outputs=(--format "json=$json" --format "markdown=$markdown")
 if [ "${INPUT_SARIF:-true}" = true ]; then
   sarif=$out_dir/pinprobe.sarif
   outputs+=(--format "sarif=$sarif")
+  [ "${INPUT_SARIF_UNKNOWN:-false}" != true ] || outputs+=(--sarif-unknown)
+fi
+if [ -z "${PINPROBE_INFORMATION_URI:-}" ]; then
+  # Code scanning links the tool to its documentation: the action's repository.
+  action_root=$(cd "$(dirname "$0")/../../.." && pwd -P)
+  server=${GITHUB_SERVER_URL:-https://github.com}
+  if [[ $action_root =~ /_actions/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)/[^/]+$ ]]; then
+    export PINPROBE_INFORMATION_URI=$server/${BASH_REMATCH[1]}/${BASH_REMATCH[2]}
+  elif [ -n "${GITHUB_REPOSITORY:-}" ]; then
+    export PINPROBE_INFORMATION_URI=$server/$GITHUB_REPOSITORY
+  fi
 fi
 gate=(--fail-on "$fail_on")
 [ -z "${INPUT_FAIL_ON_UNKNOWN:-}" ] || gate+=(--fail-on-unknown "$INPUT_FAIL_ON_UNKNOWN")
