@@ -23,7 +23,7 @@ fn entry(
     source: &'static str,
     name: &str,
     version: Option<&str>,
-    git: Option<(String, Option<String>)>,
+    git: Option<GitSource>,
     line_from: &mut u32,
 ) -> Option<Requirement> {
     let line = line_of(text, &format!("name = \"{name}\""), *line_from);
@@ -57,58 +57,57 @@ fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
 }
 
-/// `uv.lock`.
-pub fn uv(file: &str, text: &str) -> Result<Vec<Requirement>, String> {
+/// A package's git source: the repository and the commit or reference it was locked at.
+type GitSource = (String, Option<String>);
+
+/// Every package of the array `key` of a lock file: its exact version, or its git source as
+/// `git` reads it from the package's table.
+fn locked(
+    file: &str,
+    text: &str,
+    source: &'static str,
+    key: &str,
+    git: impl Fn(&Value) -> Option<GitSource>,
+) -> Result<Vec<Requirement>, String> {
     let doc = parse(file, text)?;
     let mut out = Vec::new();
     let mut from = 1;
-    for p in doc
-        .get("package")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for p in doc.get(key).and_then(Value::as_array).into_iter().flatten() {
         let Some(name) = str_of(p, "name") else {
             continue;
         };
-        // `git = "https://github.com/o/r?rev=v1#<commit>"`: the fragment is the commit.
-        let git = p.get("source").and_then(|s| str_of(s, "git")).map(|g| {
-            let (url, commit) = match g.split_once('#') {
-                Some((u, c)) => (u, Some(c.to_string())),
-                None => (g, None),
-            };
-            let repo = url.split('?').next().unwrap_or(url).to_string();
-            (repo, commit.filter(|c| !c.is_empty()))
-        });
         out.extend(entry(
             file,
             text,
-            "uv.lock",
+            source,
             name,
             str_of(p, "version"),
-            git,
+            git(p),
             &mut from,
         ));
     }
     Ok(out)
 }
 
+/// `uv.lock`.
+pub fn uv(file: &str, text: &str) -> Result<Vec<Requirement>, String> {
+    locked(file, text, "uv.lock", "package", |p| {
+        // `git = "https://github.com/o/r?rev=v1#<commit>"`: the fragment is the commit.
+        p.get("source").and_then(|s| str_of(s, "git")).map(|g| {
+            let (url, commit) = match g.split_once('#') {
+                Some((u, c)) => (u, Some(c.to_string())),
+                None => (g, None),
+            };
+            let repo = url.split('?').next().unwrap_or(url).to_string();
+            (repo, commit.filter(|c| !c.is_empty()))
+        })
+    })
+}
+
 /// PEP 751 `pylock.toml` (and `pylock.<name>.toml`).
 pub fn pylock(file: &str, text: &str) -> Result<Vec<Requirement>, String> {
-    let doc = parse(file, text)?;
-    let mut out = Vec::new();
-    let mut from = 1;
-    for p in doc
-        .get("packages")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let Some(name) = str_of(p, "name") else {
-            continue;
-        };
-        let git = p
-            .get("vcs")
+    locked(file, text, "pylock.toml", "packages", |p| {
+        p.get("vcs")
             .filter(|v| str_of(v, "type") == Some("git"))
             .and_then(|v| {
                 let repo = str_of(v, "url").or_else(|| str_of(v, "path"))?;
@@ -118,36 +117,14 @@ pub fn pylock(file: &str, text: &str) -> Result<Vec<Requirement>, String> {
                         .or_else(|| str_of(v, "requested-revision"))
                         .map(str::to_string),
                 ))
-            });
-        out.extend(entry(
-            file,
-            text,
-            "pylock.toml",
-            name,
-            str_of(p, "version"),
-            git,
-            &mut from,
-        ));
-    }
-    Ok(out)
+            })
+    })
 }
 
 /// `poetry.lock`.
 pub fn poetry(file: &str, text: &str) -> Result<Vec<Requirement>, String> {
-    let doc = parse(file, text)?;
-    let mut out = Vec::new();
-    let mut from = 1;
-    for p in doc
-        .get("package")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let Some(name) = str_of(p, "name") else {
-            continue;
-        };
-        let git = p
-            .get("source")
+    locked(file, text, "poetry.lock", "package", |p| {
+        p.get("source")
             .filter(|s| str_of(s, "type") == Some("git"))
             .and_then(|s| {
                 Some((
@@ -156,18 +133,8 @@ pub fn poetry(file: &str, text: &str) -> Result<Vec<Requirement>, String> {
                         .or_else(|| str_of(s, "reference"))
                         .map(str::to_string),
                 ))
-            });
-        out.extend(entry(
-            file,
-            text,
-            "poetry.lock",
-            name,
-            str_of(p, "version"),
-            git,
-            &mut from,
-        ));
-    }
-    Ok(out)
+            })
+    })
 }
 
 #[cfg(test)]
