@@ -93,6 +93,7 @@ fn any_value(r: &Requirement, why: String) -> Possible {
         conditions: conditions(r, format!("`{}`", r.written)),
         file: r.file.clone(),
         line: r.line,
+        release: None,
     }
 }
 
@@ -215,6 +216,7 @@ fn vllm_pins(r: &Requirement, db: &Database) -> Vec<Pin> {
                 ),
                 file: r.file.clone(),
                 line: r.line,
+                release: Some(rel.version.clone()),
             });
         }
         if let Some(why) = &beyond {
@@ -229,6 +231,7 @@ fn vllm_pins(r: &Requirement, db: &Database) -> Vec<Pin> {
             pin.commit = first.commit.clone();
             pin.repo = first.repo.clone();
             pin.repo_canonical = first.repo.as_deref().and_then(url::canonical);
+            pin.release = first.release.clone();
         }
         let exact = values.len() == 1 && values.iter().all(|v| v.set_by.is_empty());
         pin.possible = if exact { Vec::new() } else { values };
