@@ -112,6 +112,7 @@ impl Judge<'_> {
             sources_label,
             binaries: None,
             packages: resolution.packages,
+            package_pins: pin.package.iter().cloned().collect(),
             no_clone: lacks.or_else(|| {
                 commit.map(|c| {
                     format!(
@@ -130,7 +131,10 @@ impl Judge<'_> {
         };
         let mut findings = Vec::new();
         for loaded in &db.rules {
-            if evaluate::applies(&loaded.rule, &pin.component, &db.registry) {
+            if evaluate::applies(&loaded.rule, &pin.component, &db.registry)
+                || (pin.package.is_some()
+                    && evaluate::applies_to_package(&loaded.rule, &pin.component))
+            {
                 findings.push(evaluate::evaluate_with(
                     &loaded.rule,
                     &subject,

@@ -202,6 +202,20 @@ pub struct Pin {
     /// JSON shows the release in the value's conditions.
     #[serde(skip)]
     pub release: Option<String>,
+    /// The Python distribution a requirement or lock entry pins, with the versions it allows,
+    /// for rules whose PyPI ranges judge the component's own package. Internal, like `release`.
+    #[serde(skip)]
+    pub package: Option<PackagePin>,
+}
+
+/// A Python distribution a requirement or lock entry pins, and the PEP 440 versions it allows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackagePin {
+    /// The distribution, PEP 503 normalised (`flashinfer-python`).
+    pub name: String,
+    pub allowed: version_ranges::Ranges<pep508_rs::pep440_rs::Version>,
+    /// The requirement as written, for evidence.
+    pub written: String,
 }
 
 /// One value a CMake pin can take, and what selects it.
@@ -283,6 +297,7 @@ impl Pin {
             fingerprint: None,
             possible: Vec::new(),
             release: None,
+            package: None,
         }
     }
 }

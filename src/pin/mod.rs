@@ -464,6 +464,7 @@ fn pin_of(
             variants.into_iter().map(|v| v.possible).collect()
         },
         release: None,
+        package: None,
     })
 }
 

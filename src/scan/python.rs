@@ -69,7 +69,13 @@ fn package_pin(r: &Requirement, component: &str, db: &Database) -> Pin {
             }
         }
         Allowed::Url(u) => pin.url = Some(u.clone()),
-        Allowed::Versions(_) => {
+        Allowed::Versions(allowed) => {
+            // The versions it allows judge the rules on the distribution itself (PyPI ranges).
+            pin.package = Some(crate::model::PackagePin {
+                name: r.name.clone(),
+                allowed: allowed.clone(),
+                written: r.written.clone(),
+            });
             pin.possible = vec![any_value(
                 r,
                 format!(
