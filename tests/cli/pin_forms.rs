@@ -662,3 +662,77 @@ fn a_vllm_bump_moves_each_kernel_pin_in_diff() {
     assert_eq!(fa["change"], "changed", "{fa}");
     assert_eq!(fa["head"]["commit"], AFFECTED);
 }
+
+/// A submodule's own submodules: a library added as a submodule pins FlashAttention as its
+/// submodule. The work tree reads the library's checkout (its `.gitmodules`, its index); a
+/// revision reads the commit the superproject records, from the library's repository under
+/// `.git/modules/`. A bare clone holds no submodule repositories: the nested pin cannot be
+/// read, the scan says so, and the target is undecided, never clean.
+#[test]
+fn nested_submodules_are_read_in_the_work_tree_and_at_a_revision() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let inner = tmp.path().join("library");
+    init(&inner);
+    write(
+        &inner,
+        ".gitmodules",
+        "[submodule \"attention\"]\n\tpath = third_party/attention\n\turl = https://github.com/vllm-project/flash-attention.git\n",
+    );
+    git(&inner, &["add", "-A"]);
+    let entry = format!("160000,{AFFECTED},third_party/attention");
+    git(&inner, &["update-index", "--add", "--cacheinfo", &entry]);
+    git(&inner, &["commit", "-q", "-m", "library pins attention"]);
+    let outer = tmp.path().join("app");
+    init(&outer);
+    write(&outer, "README.md", "an application\n");
+    let base = commit(&outer, "base");
+    git(
+        &outer,
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            &inner.display().to_string(),
+            "deps/library",
+        ],
+    );
+    git(&outer, &["commit", "-q", "-m", "add the library"]);
+    for (what, args) in [("work tree", vec![]), ("--rev", vec!["--rev", "HEAD"])] {
+        let run = scan(&outer, &args);
+        assert_eq!(run.code, 1, "{what}\n{}", run.all());
+        run.assert_status(R1, "affected");
+        let json = run.json();
+        let pin = json["targets"][0]["components"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|p| p["component"] == "flash-attention")
+            .unwrap_or_else(|| panic!("{what}: a flash-attention pin\n{}", run.stdout));
+        assert_eq!(pin["commit"], AFFECTED, "{what}");
+        assert_eq!(pin["file"], "deps/library/.gitmodules", "{what}");
+        assert_eq!(pin["found_by"], "git submodule", "{what}");
+    }
+    let diff = Pinprobe::new(&["diff", &base, "HEAD", "--format", "json"])
+        .dir(&outer)
+        .run();
+    assert_eq!(diff.code, 1, "diff\n{}", diff.all());
+    // A staged bump inside the library's checkout is what the work tree builds.
+    let checkout = outer.join("deps/library");
+    let moved = format!("160000,{},third_party/attention", "2".repeat(40));
+    git(&checkout, &["update-index", "--cacheinfo", &moved]);
+    let staged = scan(&outer, &[]);
+    assert_ne!(staged.code, 1, "{}", staged.all());
+    assert!(staged.stdout.contains(&"2".repeat(40)), "{}", staged.stdout);
+    // A bare clone has no submodule repositories.
+    git(tmp.path(), &["clone", "-q", "--bare", "app", "app.git"]);
+    let bare = tmp.path().join("app.git").display().to_string();
+    let run = Pinprobe::new(&["scan", &bare, "--rev", "HEAD", "--format", "json"]).run();
+    assert_eq!(run.code, 3, "bare\n{}", run.all());
+    assert!(
+        run.all().contains("deps/library") && run.all().contains("not read"),
+        "the scan names the submodule it could not read\n{}",
+        run.all()
+    );
+}
