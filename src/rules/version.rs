@@ -125,11 +125,7 @@ pub fn affected_set(events: &[Event]) -> Option<Ranges<Pep440>> {
     let mut open: Option<Option<Pep440>> = None;
     for (event, at) in parsed {
         match (event, &at) {
-            (Event::Introduced(_), _) => {
-                if open.is_none() {
-                    open = Some(at);
-                }
-            }
+            (Event::Introduced(_), _) if open.is_none() => open = Some(at),
             (Event::Fixed(_) | Event::Limit(_), Some(end)) => {
                 if let Some(start) = open.take() {
                     let span = from(&start).intersection(&Ranges::strictly_lower_than(end.clone()));
