@@ -344,7 +344,13 @@ impl Pin {
             let mut p = PackageUrl::new("pypi", dist.to_string()).ok()?;
             p.with_version(version.to_string()).ok()?;
             if shipped_copy {
-                p.with_subpath(self.file.clone()).ok()?;
+                // The path inside the distribution: below the environment's site directory.
+                let inside = ["site-packages/", "dist-packages/"]
+                    .iter()
+                    .filter_map(|site| self.file.rfind(site).map(|at| at + site.len()))
+                    .max()
+                    .map_or(self.file.as_str(), |at| &self.file[at..]);
+                p.with_subpath(inside.to_string()).ok()?;
             }
             return Some(p);
         }

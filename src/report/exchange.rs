@@ -145,6 +145,12 @@ mod tests {
             product(&copy).purl,
             "pkg:pypi/vllm@0.30.0#vllm/third_party/tml_fa4"
         );
+        // In an environment: the path inside the distribution, below the site directory.
+        copy.file = "venv/lib/python3.12/site-packages/vllm/third_party/tml_fa4".into();
+        assert_eq!(
+            product(&copy).purl,
+            "pkg:pypi/vllm@0.30.0#vllm/third_party/tml_fa4"
+        );
         // The same copy at a commit the ledger names: the repository at that commit.
         let mut fa = pin(
             "flash-attention",
