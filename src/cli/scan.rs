@@ -34,6 +34,7 @@ pinprobe scan . --fail-on-unknown never              # undecided findings pass, 
 pinprobe scan docker://registry.example/team/vllm:0.30 --platform linux/arm64\n  \
 pinprobe scan oci:./image-layout:v1 --fast-layers\n  \
 pinprobe scan image.tar                              # docker save output\n  \
+pinprobe scan docker-daemon:vllm/vllm-openai:v0.30.0 # the local engine, through its socket\n  \
 pinprobe scan --targets-from fleet.txt --state fleet.state --format jsonl   # resumable\n  \
 pinprobe scan docker://registry.example/team/vllm --all-tags --format json  # every tag\n  \
 pinprobe scan --targets-from fleet.txt --shard 0/4 --format json=s0.json     # then merge\n\n\
@@ -45,7 +46,8 @@ Git credentials for private forks: PINPROBE_GIT_TOKEN for the one host PINPROBE_
 names (HOST or HOST:PORT; offered to no other, not after a redirect), else git's credential \
 helpers (`git credential fill`).\n\n\
 Registry credentials: PINPROBE_REGISTRY_USERNAME / PINPROBE_REGISTRY_PASSWORD for the registry \
-PINPROBE_REGISTRY_HOST names (sent to no other), else the Docker config.json (auths). A Bearer \
+PINPROBE_REGISTRY_HOST names (sent to no other), else the Docker config.json (credHelpers, \
+auths, credsStore; helpers run as `docker-credential-NAME get`). A Bearer \
 token realm on another host than the registry gets them only when PINPROBE_REGISTRY_REALM_HOST \
 names it (Docker Hub's own token service excepted).\n\n\
 Exit codes: 0 nothing at or above the thresholds, 1 affected findings at or above --fail-on, \
@@ -55,8 +57,10 @@ closed).";
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// What to scan: a vLLM source tree (directory or git work tree), a wheel (`.whl`), a
-    /// site-packages directory or virtual environment, or an image (`docker://REF`,
-    /// `oci:DIR[:TAG]`, a `docker save` tarball).
+    /// site-packages directory or virtual environment, or an image: `docker://REF` or
+    /// `registry:REF`, `oci:DIR[:TAG]`, `oci-archive:FILE[:TAG]`, `docker-archive:FILE[:REF]`
+    /// (or a plain `docker save` tarball), `docker-daemon:NAME` or `podman:NAME` (the local
+    /// engine's API socket).
     #[arg(
         help_heading = "Targets",
         required_unless_present = "targets_from",

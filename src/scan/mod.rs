@@ -161,7 +161,9 @@ pub fn run_streaming(
             jobs,
             || Clones::open(&paths),
             |clones, target| {
-                let _permit = target.starts_with("docker://").then(|| registry.take());
+                let _permit = crate::view::image::reference::canonical(target)
+                    .starts_with("docker://")
+                    .then(|| registry.take());
                 one(clones, target)
             },
             Result::is_err,
