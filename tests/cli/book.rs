@@ -195,12 +195,12 @@ fn broken_links(doc: &Path, root: &Path) -> Vec<String> {
                 problems.push(format!("{where_}: outside the repository"));
                 continue;
             }
-            if let Some(anchor) = anchor {
-                if canonical.extension().is_some_and(|e| e == "md") {
-                    let target_text = std::fs::read_to_string(&canonical).expect("read target");
-                    if !anchors(&target_text).iter().any(|a| a == anchor) {
-                        problems.push(format!("{where_}: no heading with that id"));
-                    }
+            if let Some(anchor) = anchor
+                && canonical.extension().is_some_and(|e| e == "md")
+            {
+                let target_text = std::fs::read_to_string(&canonical).expect("read target");
+                if !anchors(&target_text).iter().any(|a| a == anchor) {
+                    problems.push(format!("{where_}: no heading with that id"));
                 }
             }
         }
