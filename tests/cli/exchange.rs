@@ -10,7 +10,9 @@
 //!   typed model written from the specification (every struct `deny_unknown_fields`, enums for
 //!   status and justification), plus the specification's rules a schema cannot say (an
 //!   `affected` statement needs an `action_statement`; `not_affected` a justification or an
-//!   impact statement).
+//!   impact statement); and, under `PINPROBE_SCHEMAS=1`, by an independent implementation,
+//!   `vexipy` (pydantic models of the specification, installed with pip at test time):
+//!   `vexipy.Document.model_validate_json` must accept it.
 //! - SARIF: serde-sarif's typed model (tests/cli/sarif.rs validates against the schema).
 
 use crate::common;
@@ -24,6 +26,8 @@ const FIX: &str = "6d11b3c1b6ca7dac0b111bb0db63ca16eeb19a46";
 const AFFECTED: &str = "506341a143fcabd4bb79052a7605ada727d6b3f5";
 /// The cyclonedx-python-lib release whose wheel provides the schema files.
 const CYCLONEDX_LIB: &str = "cyclonedx-python-lib==11.12.0";
+/// An independent OpenVEX 0.2.0 implementation (pydantic models of the specification).
+const VEXIPY: &str = "vexipy==0.3.0";
 
 // ---- OpenVEX 0.2.0, from the specification (openvex/spec, OPENVEX-SPEC.md v0.2.0) ----
 
@@ -129,7 +133,72 @@ fn is_rfc3339_utc(s: &str) -> bool {
             .all(|r| b[r].iter().all(u8::is_ascii_digit))
 }
 
+/// The directory `vexipy` and its dependencies are installed into (kept with
+/// `PINPROBE_SCHEMA_DIR`), or why not.
+fn vexipy_dir() -> Result<PathBuf, String> {
+    if std::env::var("PINPROBE_SCHEMAS").as_deref() != Ok("1") {
+        return Err(format!("set PINPROBE_SCHEMAS=1 to install {VEXIPY} with pip"));
+    }
+    let dir = match std::env::var_os("PINPROBE_SCHEMA_DIR") {
+        Some(d) => PathBuf::from(d).join("vexipy"),
+        None => std::env::temp_dir().join(format!("pinprobe-vexipy-{}", std::process::id())),
+    };
+    if !dir.join("vexipy").is_dir() {
+        let out = std::process::Command::new("python3")
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--only-binary",
+                ":all:",
+                "--target",
+            ])
+            .arg(&dir)
+            .arg(VEXIPY)
+            .output()
+            .map_err(|e| format!("python3 -m pip: {e}"))?;
+        assert!(
+            out.status.success(),
+            "pip install {VEXIPY}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok(dir)
+}
+
+/// `vexipy` reads the document (an OpenVEX implementation other than this test's model).
+fn check_openvex_with_vexipy(text: &str) {
+    let dir = match vexipy_dir() {
+        Ok(dir) => dir,
+        Err(why) => {
+            eprintln!("skipped: OpenVEX check with vexipy: {why}");
+            return;
+        }
+    };
+    let file = tempfile::NamedTempFile::new().expect("tmp");
+    std::fs::write(file.path(), text).expect("write");
+    let out = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(
+            "import sys; sys.path.insert(0, sys.argv[1]); import vexipy; \
+             d = vexipy.Document.model_validate_json(open(sys.argv[2]).read()); \
+             print(len(d.statements))",
+        )
+        .arg(&dir)
+        .arg(file.path())
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "vexipy rejects the OpenVEX document: {}\n{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn check_openvex(text: &str) -> VexDocument {
+    check_openvex_with_vexipy(text);
     let doc: VexDocument = serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"));
     assert_eq!(doc.context, "https://openvex.dev/ns/v0.2.0");
     assert!(doc.id.starts_with("https://"), "{}", doc.id);
