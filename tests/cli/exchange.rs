@@ -137,7 +137,9 @@ fn is_rfc3339_utc(s: &str) -> bool {
 /// `PINPROBE_SCHEMA_DIR`), or why not.
 fn vexipy_dir() -> Result<PathBuf, String> {
     if std::env::var("PINPROBE_SCHEMAS").as_deref() != Ok("1") {
-        return Err(format!("set PINPROBE_SCHEMAS=1 to install {VEXIPY} with pip"));
+        return Err(format!(
+            "set PINPROBE_SCHEMAS=1 to install {VEXIPY} with pip"
+        ));
     }
     let dir = match std::env::var_os("PINPROBE_SCHEMA_DIR") {
         Some(d) => PathBuf::from(d).join("vexipy"),

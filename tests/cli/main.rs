@@ -37,3 +37,4 @@ mod sarif;
 mod scan;
 mod schema;
 mod trust_settings;
+mod verbose;
