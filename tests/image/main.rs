@@ -23,6 +23,7 @@ mod image_elf;
 mod reference;
 mod registry;
 mod resume;
+mod sources;
 mod tags;
 
 use build::{Compression, Image, Layer, SITE};
