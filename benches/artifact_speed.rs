@@ -206,7 +206,7 @@ fn main() {
     );
     println!("|---|---|---|---|---|---|---|---|");
     pair(
-        "environment, warm cache vs `find ENV | wc -l`",
+        "environment, warm cache vs `find ENV \\| wc -l`",
         "<= 3x",
         runs,
         &|| scan(&[&env], &warm_env),
