@@ -192,7 +192,7 @@ impl Store {
         if let Some(hit) = checked() {
             return Ok((hit, true));
         }
-        let _flight = Flight::begin(self.path(kind, key));
+        let _flight = Flight::begin(kind, key);
         let _lock = self.lock(kind, key);
         if let Some(hit) = checked() {
             return Ok((hit, true));
@@ -337,22 +337,24 @@ impl Store {
     }
 }
 
-/// Entries being made by a thread of this process (by entry path).
-static FLIGHTS: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
+/// Entries being made by a thread of this process (by kind and key, whatever the store).
+static FLIGHTS: Mutex<Option<HashSet<(&'static str, Key)>>> = Mutex::new(None);
 static LANDED: Condvar = Condvar::new();
 
-/// This thread's turn to make one entry: other threads of the process wanting the same entry
-/// wait until it is dropped.
-struct Flight(PathBuf);
+/// This thread's turn to make one entry: other threads of the process wanting the same kind
+/// and key wait until it is dropped. Also for work whose result is kept only in the process
+/// (no store named): one thread makes it, the others then find it where it keeps it.
+pub struct Flight((&'static str, Key));
 
 impl Flight {
-    fn begin(path: PathBuf) -> Flight {
+    pub fn begin(kind: Kind, key: &Key) -> Flight {
+        let id = (kind.name(), *key);
         let mut flights = FLIGHTS.lock().unwrap_or_else(PoisonError::into_inner);
-        while flights.get_or_insert_default().contains(&path) {
+        while flights.get_or_insert_default().contains(&id) {
             flights = LANDED.wait(flights).unwrap_or_else(PoisonError::into_inner);
         }
-        flights.get_or_insert_default().insert(path.clone());
-        Flight(path)
+        flights.get_or_insert_default().insert(id);
+        Flight(id)
     }
 }
 

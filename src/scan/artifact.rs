@@ -455,16 +455,28 @@ impl ShippedLibraries<'_> {
         // A library RECORD names and the archive describes is served from the library cache
         // when one with the same RECORD line and zip entry was read and verified before (the
         // trust model: `pin::shipped::library_cache`).
-        let cache_key = self
+        let archived = self
             .record
             .and_then(|r| r.entries.get(&in_env))
             .zip(self.view.archive_entry(path))
             .and_then(|(declared, entry)| library_cache::key(declared, &entry));
+        // An installed file is served by its stamp and ELF layout: the entry names the very
+        // bytes it was read from, so RECORD is checked against its digest whatever it says.
+        let installed = match archived {
+            Some(_) => None,
+            None => self
+                .view
+                .local_file(path)
+                .and_then(|file| library_cache::installed(&file)),
+        };
+        let cache_key = archived.or(installed.as_ref().map(|i| i.key));
+        // One reader per library per run: a second worker wanting it waits, then reuses it.
+        let _flight = cache_key.as_ref().map(library_cache::flight);
         if let Some(library) = cache_key.as_ref().and_then(library_cache::get) {
             let check = self
                 .record
                 .map(|r| r.check_digest(&in_env, &library.sha256, library.size));
-            if check == Some(Check::Matches) {
+            if installed.is_some() || check == Some(Check::Matches) {
                 return (Ok(library.symbols), check);
             }
         }
@@ -496,8 +508,13 @@ impl ShippedLibraries<'_> {
                 .map(|r| r.check_digest(&in_env, &lib.sha256, lib.size)),
             Err(_) => None,
         };
-        // Only a library streamed whole whose digest matches RECORD is remembered.
-        if let (Some(key), Ok(lib), Some(Check::Matches)) = (cache_key, &library, &check) {
+        // Only a library streamed whole is remembered: from an archive, one whose digest
+        // matches RECORD; installed, one whose file did not change around the read.
+        let keep = match &installed {
+            Some(installed) => installed.keepable(),
+            None => check == Some(Check::Matches),
+        };
+        if let (Some(key), Ok(lib), true) = (cache_key, &library, keep) {
             library_cache::put(key, lib);
         }
         let symbols = library

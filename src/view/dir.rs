@@ -178,6 +178,10 @@ impl View for DirView {
         Ok(true)
     }
 
+    fn local_file(&self, path: &str) -> Option<PathBuf> {
+        self.checked(path).ok().flatten().map(|(abs, _)| abs)
+    }
+
     fn read(&self, path: &str) -> Result<Option<Vec<u8>>, TargetError> {
         let Some((abs, meta)) = self.checked(path)? else {
             return Ok(None);

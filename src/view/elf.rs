@@ -114,6 +114,24 @@ pub fn dynamic_symbols(open: &mut Open) -> Result<Library, ElfError> {
     })
 }
 
+/// The SHA-256 of a library's ELF header and section header table, read in place (two
+/// positioned reads, not the file): what a cache keyed by an installed file's stamp checks
+/// besides it (`pin::shipped::library_cache`). `None` when the file is not an ELF64
+/// little-endian object with a section header table that lies inside it.
+pub fn layout_digest(file: &std::fs::File) -> Option<[u8; 32]> {
+    use std::os::unix::fs::FileExt;
+    let mut head = [0u8; 64];
+    file.read_exact_at(&mut head, 0).ok()?;
+    let span = header(&head).ok()??;
+    // At most 65,535 headers of 64 bytes (e_shnum is 16 bits): 4 MiB.
+    let mut table = vec![0u8; usize::try_from(span.len).ok()?];
+    file.read_exact_at(&mut table, span.offset).ok()?;
+    let mut hasher = Sha256::new();
+    hasher.update(head);
+    hasher.update(&table);
+    Some(hasher.finalize().into())
+}
+
 /// A byte range of the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Span {
@@ -205,47 +223,120 @@ fn keep(out: &mut Vec<u8>, span: Span, pos: u64, chunk: &[u8]) {
     }
 }
 
+/// Buffers one first pass keeps in flight between the reader and the hashing thread.
+const HASH_BUFFERS: usize = 4;
+/// The size of one read.
+const CHUNK_BYTES: usize = 1 << 20;
+
+/// The first pass: the reading thread inflates (a wheel member) or reads and keeps what the
+/// ELF header names, while a second thread hashes the chunks it hands over (SHA-256 of a
+/// 150 MB library costs about half as much as inflating it: the two overlap).
 fn first_pass(r: &mut dyn Read) -> Result<FirstPass, ElfError> {
-    let mut hasher = Sha256::new();
+    use std::sync::mpsc::sync_channel;
+    std::thread::scope(|scope| {
+        let (full, to_hash) = sync_channel::<(Vec<u8>, usize)>(HASH_BUFFERS);
+        let (give_back, returned) = sync_channel::<Vec<u8>>(HASH_BUFFERS);
+        let hasher = scope.spawn(move || {
+            let mut hasher = Sha256::new();
+            for (buf, n) in to_hash {
+                hasher.update(&buf[..n]);
+                // The reader may have stopped (an error): then the buffer is dropped.
+                let _ = give_back.send(buf);
+            }
+            <[u8; 32]>::from(hasher.finalize())
+        });
+        let mut spare: Option<Vec<u8>> = None;
+        let mut made = 0;
+        let read = read_first_pass(r, &mut |fill| {
+            let mut buf = match spare.take() {
+                Some(buf) => buf,
+                None if made < HASH_BUFFERS => {
+                    made += 1;
+                    vec![0u8; CHUNK_BYTES]
+                }
+                // Every buffer is with the hasher: wait for one back.
+                None => returned.recv().unwrap_or_else(|_| vec![0u8; CHUNK_BYTES]),
+            };
+            let n = fill(&mut buf)?;
+            if n > 0 {
+                full.send((buf, n))
+                    .map_err(|_| ElfError::Io("the hashing thread stopped".into()))?;
+            } else {
+                spare = Some(buf);
+            }
+            Ok(n)
+        });
+        drop(full);
+        let digest = hasher
+            .join()
+            .map_err(|_| ElfError::Io("the hashing thread failed".into()))?;
+        let mut first = read?;
+        first.digest = digest;
+        Ok(first)
+    })
+}
+
+/// One chunk of the stream: `fill` reads into the buffer it is handed, and the chunk is kept
+/// (and hashed) before the next is read; returns the bytes read (0 at the end).
+type NextChunk<'a> =
+    dyn FnMut(&mut dyn FnMut(&mut [u8]) -> Result<usize, ElfError>) -> Result<usize, ElfError> + 'a;
+
+/// The first pass without the hash: streams the file, keeps its prefix and section header
+/// table, bounds its size. `next` reads each chunk (and hands it on to be hashed).
+fn read_first_pass(r: &mut dyn Read, next: &mut NextChunk) -> Result<FirstPass, ElfError> {
     let mut prefix = Vec::new();
     let mut sections = Vec::new();
     let mut table: Option<Option<Span>> = None;
-    let mut buf = vec![0u8; 1 << 20];
     let mut pos: u64 = 0;
     loop {
-        let n = match r.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(io(e)),
-        };
-        let chunk = &buf[..n];
-        if pos + n as u64 > MAX_LIBRARY_BYTES {
-            return Err(ElfError::TooLarge(format!(
-                "more than {MAX_LIBRARY_BYTES} bytes"
-            )));
-        }
-        hasher.update(chunk);
-        keep(
-            &mut prefix,
-            Span {
-                offset: 0,
-                len: PREFIX_BYTES,
-            },
-            pos,
-            chunk,
-        );
-        if table.is_none() && prefix.len() >= 64 {
-            // Everything streamed so far is in the prefix (chunks are far smaller than it).
-            let span = header(&prefix)?;
-            if let Some(span) = span {
-                keep(&mut sections, span, 0, &prefix);
+        let mut kept = Ok(());
+        let n = next(&mut |buf: &mut [u8]| {
+            let n = loop {
+                match r.read(buf) {
+                    Ok(n) => break n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(io(e)),
+                }
+            };
+            if n == 0 {
+                return Ok(0);
             }
-            table = Some(span);
-        } else if let Some(Some(span)) = table {
-            keep(&mut sections, span, pos, chunk);
+            let chunk = &buf[..n];
+            if pos + n as u64 > MAX_LIBRARY_BYTES {
+                return Err(ElfError::TooLarge(format!(
+                    "more than {MAX_LIBRARY_BYTES} bytes"
+                )));
+            }
+            keep(
+                &mut prefix,
+                Span {
+                    offset: 0,
+                    len: PREFIX_BYTES,
+                },
+                pos,
+                chunk,
+            );
+            if table.is_none() && prefix.len() >= 64 {
+                // Everything streamed so far is in the prefix (chunks are far smaller than it).
+                match header(&prefix) {
+                    Ok(span) => {
+                        if let Some(span) = span {
+                            keep(&mut sections, span, 0, &prefix);
+                        }
+                        table = Some(span);
+                    }
+                    Err(e) => kept = Err(e),
+                }
+            } else if let Some(Some(span)) = table {
+                keep(&mut sections, span, pos, chunk);
+            }
+            pos += n as u64;
+            Ok(n)
+        })?;
+        kept?;
+        if n == 0 {
+            break;
         }
-        pos += n as u64;
     }
     let span = match table {
         Some(span) => span,
@@ -267,7 +358,7 @@ fn first_pass(r: &mut dyn Read) -> Result<FirstPass, ElfError> {
         prefix,
         sections,
         shnum: span.len / SHDR_SIZE,
-        digest: hasher.finalize().into(),
+        digest: [0; 32],
         size: pos,
     })
 }
@@ -489,6 +580,32 @@ mod tests {
         name[64 + 24..64 + 28].copy_from_slice(&u32::MAX.to_le_bytes());
         assert!(matches!(read(&name), Err(ElfError::Malformed(_))));
         assert_eq!(read(b"not elf at all"), Err(ElfError::NotElf));
+    }
+
+    #[test]
+    fn the_layout_digest_covers_the_header_and_section_table_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lib.so");
+        let digest = |bytes: &[u8]| {
+            std::fs::write(&path, bytes).unwrap();
+            layout_digest(&std::fs::File::open(&path).unwrap())
+        };
+        let base = build(&[("a", 0, 1)], 100);
+        let first = digest(&base).expect("a digest");
+        // A byte between the tables and the section headers (padding): the same layout.
+        let mut padded = base.clone();
+        padded[64 + 24 * 2 + 8] = 7;
+        assert_eq!(digest(&padded), Some(first));
+        // A section header's size, or the header's flags: another layout.
+        let mut table = base.clone();
+        let shoff = le64(&base, 0x28) as usize;
+        table[shoff + 64 + 0x20] ^= 1;
+        assert_ne!(digest(&table), Some(first));
+        let mut head = base.clone();
+        head[0x30] ^= 1;
+        assert_ne!(digest(&head), Some(first));
+        assert_eq!(digest(b"not elf"), None);
+        assert_eq!(digest(&base[..base.len() - 1]), None, "table past the end");
     }
 
     #[test]

@@ -193,6 +193,13 @@ pub trait View {
             None => Ok(false),
         }
     }
+    /// The file `path` is on this machine's file system, for caches keyed by a file's stamp
+    /// (an installed library): a directory view's regular file inside its root, links
+    /// followed. `None` for archives, images and memory, and for a path that is not such a
+    /// file.
+    fn local_file(&self, _path: &str) -> Option<PathBuf> {
+        None
+    }
     /// The dynamic symbols of a shared library that the view read while it was built, with
     /// the digest and size of the bytes they came from (an image streams each library a symbol
     /// signature needs once, from its layer, and keeps nothing else of it); `Err` when it

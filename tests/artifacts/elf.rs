@@ -294,3 +294,136 @@ fn a_library_that_disagrees_with_record_is_not_trusted_in_a_wheel() {
             .contains("_vllm_fa3_C.abi3.so was modified after install")
     );
 }
+
+/// `pinprobe scan TARGETS --jobs 2` with the cache in `cache` (else a fresh one): the JSON
+/// and the library symbol tables read and reused (`PINPROBE_STATS`).
+fn scan_counting(targets: &[&Path], cache: Option<&Path>) -> (Value, (u64, u64)) {
+    let mut args = vec!["scan".to_string()];
+    args.extend(targets.iter().map(|t| t.to_str().unwrap().to_string()));
+    args.extend(["--format", "json", "--jobs", "2"].map(String::from));
+    let mut run = Pinprobe::new(&args).env("PINPROBE_STATS", "1");
+    if let Some(cache) = cache {
+        run = run.cache(cache);
+    }
+    let run = run.run();
+    let line = run
+        .stderr
+        .lines()
+        .find_map(|l| l.split("library symbol tables: ").nth(1))
+        .unwrap_or_else(|| panic!("no library stats: {}", run.stderr))
+        .to_string();
+    let counts: Vec<u64> = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|n| !n.is_empty())
+        .map(|n| n.parse().unwrap())
+        .collect();
+    (run.json(), (counts[0], counts[1]))
+}
+
+/// An environment holding the FA3 library `lib`, written more than two seconds ago (a
+/// library's table is kept only once its file has settled).
+fn environment(root: &Path, lib: Vec<u8>) {
+    let mut files = vllm_files("0.30.0", Sm90Call::Fixed);
+    files.push((FA3.into(), lib));
+    write_tree(root, &with_dist_info("vllm", "0.30.0", files));
+}
+
+#[test]
+fn an_installed_library_rewritten_in_place_with_its_times_set_back_is_read_again() {
+    use std::io::Write;
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("cache");
+    let site = tmp.path().join("site");
+    environment(&site, elf::fa3_library(elf::SM80, Sym::Undefined));
+    let lib = site.join(FA3);
+    let before = std::fs::metadata(&lib).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let (report, counts) = scan_counting(&[&site], Some(&cache));
+    assert_eq!(status(&report, R7), "affected", "{report:#}");
+    assert_eq!(counts, (1, 0), "read once");
+    let (report, counts) = scan_counting(&[&site], Some(&cache));
+    assert_eq!(status(&report, R7), "affected");
+    assert_eq!(counts, (0, 1), "served by its stamp");
+    // The same size, one binding byte different (an undefined reference made weak), written
+    // over the same inode, then its access and modification times set back (utimensat).
+    let rewritten = elf::fa3_library(elf::SM80, Sym::Weak);
+    assert_eq!(rewritten.len() as u64, before.len());
+    let mut file = std::fs::OpenOptions::new().write(true).open(&lib).unwrap();
+    file.write_all(&rewritten).unwrap();
+    file.set_times(
+        std::fs::FileTimes::new()
+            .set_accessed(before.accessed().unwrap())
+            .set_modified(before.modified().unwrap()),
+    )
+    .unwrap();
+    drop(file);
+    let after = std::fs::metadata(&lib).unwrap();
+    {
+        use std::os::unix::fs::MetadataExt;
+        assert_eq!(
+            (after.ino(), after.len(), after.mtime(), after.mtime_nsec()),
+            (
+                before.ino(),
+                before.len(),
+                before.mtime(),
+                before.mtime_nsec()
+            ),
+            "the same inode, size and modification time"
+        );
+    }
+    let (report, counts) = scan_counting(&[&site], Some(&cache));
+    assert_eq!(counts, (1, 0), "read again: {report:#}");
+    // The verdict follows the bytes now installed (what runs: the reference is weak), with
+    // RECORD's disagreement beside it; a stale table would still say `affected`.
+    assert_eq!(status(&report, R7), "not_affected", "{report:#}");
+    assert!(
+        report
+            .to_string()
+            .contains("_vllm_fa3_C.abi3.so was modified after install"),
+        "{report:#}"
+    );
+}
+
+#[test]
+fn one_reader_per_identical_library_per_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Two environments whose libraries are one file (hard links, as uv installs from its
+    // cache), and a third holding a copy: the copy is another file, read on its own.
+    let (one, two, copy) = (
+        tmp.path().join("one"),
+        tmp.path().join("two"),
+        tmp.path().join("copy"),
+    );
+    let lib = elf::fa3_library(elf::SM80, Sym::Undefined);
+    for root in [&one, &two, &copy] {
+        environment(root, lib.clone());
+    }
+    std::fs::remove_file(two.join(FA3)).unwrap();
+    std::fs::hard_link(one.join(FA3), two.join(FA3)).unwrap();
+    // Two copies of one wheel.
+    let wheels = tmp.path().join("wheels");
+    std::fs::create_dir_all(&wheels).unwrap();
+    let wheel = wheel_with(&wheels, "0.30.0", "0a1b2c3d4", Some(lib.clone()));
+    let twin = tmp
+        .path()
+        .join("vllm-0.30.0-cp38-abi3-manylinux_2_28_x86_64.whl");
+    std::fs::copy(&wheel, &twin).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    for cache in [None, Some(tmp.path().join("cache"))] {
+        let (report, counts) = scan_counting(&[&one, &two], cache.as_deref());
+        assert_eq!(counts, (1, 1), "{cache:?}");
+        for target in 0..2 {
+            let findings = report["targets"][target]["findings"].as_array().unwrap();
+            assert!(
+                findings
+                    .iter()
+                    .any(|f| f["rule"] == R7 && f["status"] == "affected"),
+                "{report:#}"
+            );
+        }
+        let (_, counts) = scan_counting(&[&wheel, &twin], cache.as_deref());
+        assert_eq!(counts, (1, 1), "two identical wheels: {cache:?}");
+    }
+    let (_, counts) = scan_counting(&[&one, &copy], None);
+    assert_eq!(counts, (2, 0), "a copy is another file");
+}

@@ -16,16 +16,32 @@
 //!   cryptographic hash: a deliberate forger can match it). Scanning without a cache directory
 //!   reads and hashes every library.
 //!
-//! Views without an archive directory (an installed environment, an image layer) are never
-//! served from here.
+//! Installed files (an environment on disk) are remembered by what says the file is unchanged
+//! since it was read ([`installed`]): its [`FileStamp`] (device, inode, size, modification and
+//! status-change times in nanoseconds, the key the wheel report cache trusts) and the SHA-256
+//! of its ELF header and section header table. Any write moves the status-change time (which
+//! no unprivileged process can set back, whatever it does to the other two), so a library
+//! rewritten in place, or replaced, is read again; the entry holds the digest of the bytes
+//! read, so RECORD is checked against it as against a fresh read. An entry is written only
+//! when the stamp after the read is the stamp before it and the file last changed more than
+//! two seconds before the read (a write in the same timestamp tick could leave the stamp as
+//! it was). Hard links of one file share its entry; copies are other inodes, read once each.
+//!
+//! One reader per library per run: a thread that wants a key another thread of the process is
+//! reading waits for it ([`crate::cache::Flight`]), then finds its table here.
+//!
+//! Image layers are never served from here (an image reads each library once, from its layer).
 
 use super::elf::{DynamicSymbol, Library, SymbolKind};
 use super::record::Entry;
-use crate::cache::{Key, Kind, Store};
+use crate::cache::{Flight, Key, Kind, Store};
 use crate::view::ArchiveEntry;
+use crate::view::identity::FileStamp;
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
+use std::time::{Duration, SystemTime};
 
 static SEEN: OnceLock<Mutex<HashMap<Key, Library>>> = OnceLock::new();
 static STORE: OnceLock<Store> = OnceLock::new();
@@ -65,6 +81,58 @@ pub fn key(declared: &Entry, entry: &ArchiveEntry) -> Option<Key> {
     ]))
 }
 
+/// How long before a read an installed library must have last changed for its table to be
+/// kept (as for wheel reports, `scan::reuse`).
+const SETTLED: Duration = Duration::from_secs(2);
+
+/// An installed library's key, and what tells whether a table read from it may be kept.
+#[derive(Debug, Clone)]
+pub struct Installed {
+    pub key: Key,
+    stamp: FileStamp,
+    path: PathBuf,
+    /// When the stamp was taken (before the read).
+    since: SystemTime,
+}
+
+/// The key of the installed library at `path` (a regular file on this machine): its stamp and
+/// ELF layout digest, the stamp the same after the layout was read. `None` when the file has
+/// no stamp or no readable ELF layout (it is then read, and its error reported, every time).
+pub fn installed(path: &Path) -> Option<Installed> {
+    let since = SystemTime::now();
+    let stamp = FileStamp::of(path)?;
+    let file = crate::input::open_file(path).ok()?;
+    let layout = super::elf::layout_digest(&file)?;
+    if FileStamp::of(path)? != stamp {
+        return None;
+    }
+    Some(Installed {
+        key: Key::of(&[
+            b"installed-library-symbols 1",
+            env!("CARGO_PKG_VERSION").as_bytes(),
+            &stamp.to_bytes(),
+            &layout,
+        ]),
+        stamp,
+        path: path.to_path_buf(),
+        since,
+    })
+}
+
+impl Installed {
+    /// Whether a table read after [`installed`] may be kept: the file's stamp is still the one
+    /// taken before the read, and its last change is older than the read by [`SETTLED`].
+    pub fn keepable(&self) -> bool {
+        self.stamp.settled(self.since, SETTLED) && FileStamp::of(&self.path) == Some(self.stamp)
+    }
+}
+
+/// This thread's turn to read the library `key` names: other threads of the process wanting
+/// it wait until the guard is dropped (then [`get`] finds what was read, if it was kept).
+pub fn flight(key: &Key) -> Flight {
+    Flight::begin(Kind::Library, key)
+}
+
 pub fn get(key: &Key) -> Option<Library> {
     let seen = SEEN.get_or_init(Default::default);
     if let Some(hit) = seen.lock().unwrap_or_else(PoisonError::into_inner).get(key) {
@@ -80,7 +148,8 @@ pub fn get(key: &Key) -> Option<Library> {
     Some(stored)
 }
 
-/// Remember `library` (only call this for one whose digest matched its RECORD line).
+/// Remember `library` (only call this for one whose digest matched its RECORD line, or an
+/// installed one that is [`Installed::keepable`]).
 pub fn put(key: Key, library: &Library) {
     if let Some(store) = STORE.get() {
         // Best effort: a cache that cannot be written only costs the next run a read.

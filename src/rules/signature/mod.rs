@@ -36,10 +36,17 @@
 //! another condition failed: a missing file usually means the tree is not laid out as the rule
 //! expects, so the other answers cannot be trusted either (fail closed). Otherwise any failed
 //! condition gives [`Outcome::Absent`], and all holding gives [`Outcome::Present`].
+//!
+//! One exception, decided before any parse (`prefilter.rs`): when every file is there (read,
+//! within the parse limit) and an `exists` condition needs a literal its file's text does not
+//! hold (`text: num_splits` in a file that never says `num_splits`), no parse of that file,
+//! recovered or not, could match it: the outcome is [`Outcome::Absent`] without parsing, even
+//! where a parse would have found a syntax error, a splat or a runaway search elsewhere.
 
 mod compile;
 mod matcher;
 pub mod memo;
+mod prefilter;
 pub mod symbols;
 #[cfg(test)]
 mod tests;
@@ -235,14 +242,16 @@ impl Signature {
         if let Some(hit) = key.as_ref().and_then(memo::get) {
             return hit;
         }
-        let outcome = self.evaluate_read(&Read(read));
+        let outcome = self.evaluate_read(&Read(read), true);
         if let Some(key) = key {
             memo::put(key, &outcome);
         }
         outcome
     }
 
-    fn evaluate_read(&self, source: &dyn SourceFiles) -> Outcome {
+    /// The outcome on files already read; `prefilter`: decide from the text first where it can
+    /// (off only to check, in tests, that it decides as a parse would).
+    fn evaluate_read(&self, source: &dyn SourceFiles, prefilter: bool) -> Outcome {
         let compiled = match compile::compile(self) {
             Ok(compiled) => compiled,
             Err(e) => {
@@ -251,6 +260,31 @@ impl Signature {
                 };
             }
         };
+        // A condition the text alone proves false (a literal every match needs is not in its
+        // file) decides the outcome without a parse, when every file is there to be parsed:
+        // a missing, unreadable or oversized file still makes it undecidable.
+        let mut text_failed = Vec::new();
+        let mut all_there = prefilter;
+        for (condition, check) in self.conditions.iter().zip(&compiled).filter(|_| prefilter) {
+            match source.read(&condition.file) {
+                Ok(Some(text)) if text.len() <= tree::MAX_FILE_BYTES => {
+                    if check.mode == Mode::Exists
+                        && !prefilter::may_match(&prefilter::requirement(&check.matcher), &text)
+                    {
+                        text_failed.push(format!(
+                            "condition `{}`: no match in `{}`",
+                            condition.id, condition.file
+                        ));
+                    }
+                }
+                _ => all_there = false,
+            }
+        }
+        if all_there && !text_failed.is_empty() {
+            return Outcome::Absent {
+                reason: text_failed.join("; "),
+            };
+        }
         let mut parsed: HashMap<&str, Result<SourceTree, String>> = HashMap::new();
         let mut reported: Vec<&str> = Vec::new();
         let mut hits = Vec::new();

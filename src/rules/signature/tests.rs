@@ -646,7 +646,12 @@ fn deeply_nested_file_does_not_overflow_the_stack() {
 fn step_budget_turns_a_runaway_search_into_undecidable() {
     // 3,000 nested calls, each searching all its descendants: ~4.5M steps per matcher, times
     // the nested `has` below, well past the budget.
-    let text = format!("x = {}1{}\n", "f(".repeat(3000), ")".repeat(3000));
+    // The file holds the literal the matcher needs (in a comment), so the search has to run.
+    let text = format!(
+        "x = {}1{}\n# nothing\n",
+        "f(".repeat(3000),
+        ")".repeat(3000)
+    );
     let sig = one(
         "exists",
         "{ has: { has: { kind: identifier, text: nothing } } }",
@@ -950,4 +955,76 @@ fn validate_bounds_nesting_through_argument_values() {
         .message;
     assert!(message.contains("deeper than 64"), "{message}");
     assert!(nested(200).validate().is_err());
+}
+
+// ---------------------------------------------------------------------------------------------
+// The text prefilter (prefilter.rs).
+
+#[test]
+fn the_text_prefilter_decides_as_a_parse_does_on_files_that_parse() {
+    let matchers = [
+        "{ kind: identifier, text: num_splits }",
+        "{ kind: class_definition, name: BlockInfo }",
+        "{ kind: call, name: BlockInfo }",
+        "{ kind: assignment, all: [ { child: { field: left, text: max_offset } }, { child: { field: right, kind: integer } } ] }",
+        "{ any: [ { kind: identifier, text: a_name }, { kind: identifier, text: b_name } ] }",
+        "{ any: [ { kind: identifier, text: a_name }, { kind: call } ] }",
+        "{ has: { kind: identifier, text: deep } }",
+        "{ kind: call, inside: { kind: function_definition, name: outer } }",
+        "{ not: { kind: identifier, text: gone } }",
+        "{ kind: call, arg: { keyword: num_splits } }",
+    ];
+    let texts = [
+        "x = 1\n",
+        "num_splits = 2\n",
+        "class BlockInfo:\n    pass\n",
+        "def outer():\n    f(deep)\n",
+        "max_offset = 3\n",
+        "b_name = a\n",
+        "BI = BlockInfo\nBI(1)\n",
+        "# num_splits and max_offset only in a comment\ny = g(**kw)\n",
+        "fns[0](x)\n",
+    ];
+    let mut decided_by_text = 0;
+    for matcher in matchers {
+        for mode in ["exists", "absent"] {
+            let sig = one(mode, matcher);
+            for text in texts {
+                let read = || Read(vec![("m.py", Ok(Some(text.to_string())))]);
+                let fast = sig.evaluate_read(&read(), true);
+                assert_eq!(
+                    fast,
+                    sig.evaluate_read(&read(), false),
+                    "{mode}: {matcher} on {text:?}"
+                );
+                let clauses = prefilter::requirement(&compile::compile(&sig).unwrap()[0].matcher);
+                decided_by_text += usize::from(!prefilter::may_match(&clauses, text));
+            }
+        }
+    }
+    assert!(decided_by_text > 20, "{decided_by_text}");
+}
+
+#[test]
+fn a_literal_missing_from_the_text_decides_without_a_parse() {
+    // This block_info.py never says `num_splits` (the field and the overwrite both need it):
+    // the bug's shape is absent whatever the SM90 file holds, even a syntax error, which a
+    // parse would report as undecidable.
+    let old = BLOCK_INFO_BUGGY.replace("num_splits", "n_splits");
+    let broken = sm90(BUGGY_ARGS).replace("            tile_n,\n", "            tile_n,,\n");
+    assert_absent(&r1_on(&old, &broken));
+    let read = Read(vec![
+        (BLOCK_INFO, Ok(Some(old.clone()))),
+        (SM90, Ok(Some(broken.clone()))),
+    ]);
+    assert!(undecidable_reason(&r1().evaluate_read(&read, false)).contains("line 19"));
+    // A missing file still outranks it: the tree is not laid out as the rule expects.
+    let outcome = r1().evaluate(&Files::default().with(BLOCK_INFO, &old));
+    assert!(undecidable_reason(&outcome).contains(SM90));
+    let outcome = r1().evaluate(
+        &Files::default()
+            .with(BLOCK_INFO, &old)
+            .failing(SM90, "permission denied"),
+    );
+    assert!(undecidable_reason(&outcome).contains("permission denied"));
 }
