@@ -1073,10 +1073,7 @@ fn moving_splitting_or_rerouting_the_declaration_is_judged_on_what_cmake_fetches
 /// The README's pull-request workflow settings (`fail-on`, `fail-on-unknown` of the Action step
 /// in examples/workflows/pull-request.yml, which the README shows), as diff flags.
 fn readme_gate() -> Vec<String> {
-    let workflow = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/workflows/pull-request.yml"),
-    )
-    .expect("the README's pull-request workflow");
+    let workflow = common::readme_pull_request_workflow();
     let input = |name: &str| {
         workflow
             .lines()

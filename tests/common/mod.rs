@@ -330,3 +330,24 @@ database_specific:
 "#
     )
 }
+
+/// The README's pull-request workflow, as README.md shows it (the ```yaml block that runs on
+/// `pull_request` with `mode: diff`): the tests of the gate and of the Action read their
+/// settings from here, so the README cannot drift from what is tested.
+pub fn readme_pull_request_workflow() -> String {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("README.md");
+    let blocks: Vec<&str> = readme
+        .split("```yaml\n")
+        .skip(1)
+        .filter_map(|b| b.split_once("```").map(|(code, _)| code))
+        .filter(|code| code.contains("\n  pull_request:") && code.contains("mode: diff"))
+        .collect();
+    assert_eq!(
+        blocks.len(),
+        1,
+        "README.md shows one pull-request workflow (found {})",
+        blocks.len()
+    );
+    blocks[0].to_string()
+}
