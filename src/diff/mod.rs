@@ -1,8 +1,12 @@
 //! Pin-bump review (`pinprobe diff`): scan a source tree at two revisions, pair the pins and the
 //! findings, and say what the bump introduces, fixes or keeps.
 //!
-//! Both sides go through [`crate::scan::scan_source`] with `Options.rev`, so nothing is checked
-//! out. Components pair by name (and declared name); findings pair by (component, rule).
+//! Both sides go through [`crate::scan::scan_source_sharing`] with `Options.rev`, so nothing is
+//! checked out. Each revision is evaluated once; where the two agree on every file the CMake
+//! evaluation always reads (a change to Python code or docs), HEAD is evaluated first and BASE
+//! takes HEAD's evaluation when every file and listing it read answers the same at BASE
+//! ([`crate::scan::shared`]); otherwise (a pin bump) the two run at once on two threads.
+//! Components pair by name (and declared name); findings pair by (component, rule).
 //!
 //! # The gate judges the head
 //!
