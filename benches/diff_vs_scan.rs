@@ -1,12 +1,17 @@
 //! Benchmark: `pinprobe diff BASE HEAD` against `pinprobe scan --rev HEAD` of the same tree, in
-//! one run, printing the medians and the ratio (issue 30: a review should cost about one scan,
-//! at most 1.3x).
+//! one run, printing the medians and the ratios (issue 30: a review should cost about one scan,
+//! at most 1.3x), in wall-clock time and in CPU time (user + system of the process: `diff` runs
+//! its two sides on two threads where it cannot share, so wall time alone hides the work).
 //!
 //! The tree: `PINPROBE_REAL_SDISTS=DIR` holding the unpacked `vllm-0.33.0` sdist (the real
 //! tree; as for tests/cmake_real_sdists.rs), else the bundled demo tree with 3,000 filler
-//! files beside it (real-shaped, not real). BASE is the tree as it is, HEAD moves
-//! FlashAttention's `GIT_TAG` to `506341a1` (vLLM 0.30.0's pin), both committed to a fresh
-//! git repository. Offline, no clones; the binary is copied before timing.
+//! files beside it (real-shaped, not real). BASE is the tree as it is; two reviews of it:
+//! - `bump`: HEAD moves FlashAttention's `GIT_TAG` to `506341a1` (vLLM 0.30.0's pin);
+//! - `no pin change`: HEAD edits a file no CMake code reads (`README.md`), the other common
+//!   pull request, where the CMake evaluation is shared between the revisions.
+//!
+//! Both are committed to a fresh git repository. Offline, no clones; the binary is copied
+//! before timing.
 //!
 //! Run: `cargo bench --bench diff_vs_scan` (release build; needs `git`). `RUNS=N` sets the
 //! number of timed runs of each (default 7, alternated); `PINPROBE_BIN=PATH` times another
@@ -99,10 +104,32 @@ fn tree(tmp: &Path) -> (PathBuf, String) {
     };
     std::fs::write(&cmake, bumped).expect("write");
     git(&repo, &["commit", "-q", "-a", "-m", "bump"]);
+    // The other common pull request: a change no CMake code reads.
+    let readme = repo.join("README.md");
+    let mut text = std::fs::read_to_string(&readme).unwrap_or_default();
+    text.push_str("\nA documentation edit.\n");
+    std::fs::write(&readme, text).expect("write");
+    git(&repo, &["add", "README.md"]);
+    git(&repo, &["commit", "-q", "-m", "docs"]);
     (repo, what)
 }
 
-fn time(bin: &Path, dir: &Path, args: &[&str]) -> Duration {
+/// The CPU time (user + system) of the children waited for so far.
+fn children_cpu() -> Duration {
+    // SAFETY: getrusage writes the struct it is given and reads nothing else.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; RUSAGE_CHILDREN is a valid `who`.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+    assert_eq!(rc, 0, "getrusage");
+    let tv = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+/// One timed run: (wall, CPU).
+fn time(bin: &Path, dir: &Path, args: &[&str]) -> (Duration, Duration) {
+    let cpu = children_cpu();
     let start = Instant::now();
     let status = Command::new(bin)
         .args(args)
@@ -119,7 +146,7 @@ fn time(bin: &Path, dir: &Path, args: &[&str]) -> Duration {
         matches!(status.code(), Some(0 | 1 | 3)),
         "pinprobe {args:?}: {status}"
     );
-    elapsed
+    (elapsed, children_cpu() - cpu)
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {
@@ -140,23 +167,43 @@ fn main() {
     let source =
         std::env::var("PINPROBE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_pinprobe").into());
     std::fs::copy(&source, &bin).expect("copy the binary");
-    let scan: &[&str] = &["scan", ".", "--rev", "HEAD", "--format", "json", "-q"];
-    let diff: &[&str] = &["diff", "HEAD~1", "HEAD", "--format", "json", "-q"];
-    // Warm the page cache and the report cache alike for both.
-    time(&bin, &repo, scan);
-    time(&bin, &repo, diff);
-    let (mut scans, mut diffs) = (Vec::new(), Vec::new());
-    for _ in 0..runs {
-        scans.push(time(&bin, &repo, scan));
-        diffs.push(time(&bin, &repo, diff));
-    }
-    let (s, d) = (median(scans), median(diffs));
     println!("diff_vs_scan on {what}, {runs} runs each, alternated, medians ({source}):");
-    println!("  scan --rev HEAD : {:>9.1} ms", s.as_secs_f64() * 1e3);
-    println!("  diff HEAD~1 HEAD: {:>9.1} ms", d.as_secs_f64() * 1e3);
-    println!(
-        "  ratio diff/scan : {:.2}x (target <= 1.30x; {} CPUs here)",
-        d.as_secs_f64() / s.as_secs_f64(),
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    );
+    // (the review, its BASE, its HEAD)
+    let reviews = [
+        ("bump (GIT_TAG moved)", "HEAD~2", "HEAD~1"),
+        ("no pin change (README.md edited)", "HEAD~1", "HEAD"),
+    ];
+    for (name, base, head) in reviews {
+        let scan: &[&str] = &["scan", ".", "--rev", head, "--format", "json", "-q"];
+        let diff: &[&str] = &["diff", base, head, "--format", "json", "-q"];
+        // Warm the page cache and the report cache alike for both.
+        time(&bin, &repo, scan);
+        time(&bin, &repo, diff);
+        let (mut scans, mut diffs) = (Vec::new(), Vec::new());
+        for _ in 0..runs {
+            scans.push(time(&bin, &repo, scan));
+            diffs.push(time(&bin, &repo, diff));
+        }
+        let wall = |v: &[(Duration, Duration)]| median(v.iter().map(|t| t.0).collect());
+        let cpu = |v: &[(Duration, Duration)]| median(v.iter().map(|t| t.1).collect());
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        let (sw, dw, sc, dc) = (wall(&scans), wall(&diffs), cpu(&scans), cpu(&diffs));
+        println!("{name}:");
+        println!(
+            "  scan --rev {head:<6}     : {:>9.1} ms wall, {:>9.1} ms CPU",
+            ms(sw),
+            ms(sc)
+        );
+        println!(
+            "  diff {base} {head:<6}   : {:>9.1} ms wall, {:>9.1} ms CPU",
+            ms(dw),
+            ms(dc)
+        );
+        println!(
+            "  ratio diff/scan       : {:.2}x wall, {:.2}x CPU (target <= 1.30x; {} CPUs here)",
+            dw.as_secs_f64() / sw.as_secs_f64(),
+            dc.as_secs_f64() / sc.as_secs_f64(),
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        );
+    }
 }

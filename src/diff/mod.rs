@@ -1,8 +1,12 @@
 //! Pin-bump review (`pinprobe diff`): scan a source tree at two revisions, pair the pins and the
 //! findings, and say what the bump introduces, fixes or keeps.
 //!
-//! Both sides go through [`crate::scan::scan_source`] with `Options.rev`, so nothing is checked
-//! out. Components pair by name (and declared name); findings pair by (component, rule).
+//! Both sides go through [`crate::scan::scan_source_sharing`] with `Options.rev`, so nothing is
+//! checked out. Each revision is evaluated once; where the two agree on every file the CMake
+//! evaluation always reads (a change to Python code or docs), HEAD is evaluated first and BASE
+//! takes HEAD's evaluation when every file and listing it read answers the same at BASE
+//! ([`crate::scan::shared`]); otherwise (a pin bump) the two run at once on two threads.
+//! Components pair by name (and declared name); findings pair by (component, rule).
 //!
 //! # The gate judges the head
 //!
@@ -127,44 +131,71 @@ pub struct Request<'a> {
 
 /// Scan both revisions and compare them.
 pub fn review(req: &Request, db: &Database, clones: &Clones) -> Result<Review, ReviewError> {
-    let side = |label: &'static str, rev: &str, clones: &Clones| {
+    let evaluations = scan::shared::Evaluations::default();
+    let side = |label: &'static str, rev: &str, clones: &Clones, shared: bool| {
         let opts = Options {
             rev: Some(rev.to_string()),
             ..req.opts.clone()
         };
-        scan::scan_source(req.path, &opts, db, clones).map_err(|source| ReviewError::Scan {
-            side: label,
-            rev: rev.to_string(),
-            source: Box::new(source),
-        })
+        scan::scan_source_sharing(req.path, &opts, db, clones, shared.then_some(&evaluations))
+            .map_err(|source| ReviewError::Scan {
+                side: label,
+                rev: rev.to_string(),
+                source: Box::new(source),
+            })
     };
-    // Each revision is evaluated once, and the two at once: a review costs about one scan of
-    // the wall clock (benches/diff_vs_scan.rs prints the ratio). A repository handle is not
-    // shared between threads: BASE's thread opens the same clones (`opts.repos`) for itself,
-    // and where that fails the sides run one after the other.
-    let (base, head) = std::thread::scope(|s| {
-        let same: bool = {
-            let mut given: Vec<&str> = clones.names().collect();
-            let mut wanted: Vec<&str> = req.opts.repos.iter().map(|(n, _)| n.as_str()).collect();
-            given.sort_unstable();
-            wanted.sort_unstable();
-            given == wanted
-        };
-        let base = s.spawn(move || {
-            if !same {
-                return None;
-            }
-            Clones::open(&req.opts.repos)
-                .ok()
-                .map(|own| side("BASE", req.base, &own))
+    // Each revision is evaluated once. Where the two agree on every file the CMake evaluation
+    // always reads, HEAD is evaluated first and BASE takes HEAD's evaluation if it answers
+    // every read of it the same (`scan::shared`): a review then costs about one scan. Where
+    // they do not (a pin bump), the two run at once instead, BASE on a thread of its own
+    // (benches/diff_vs_scan.rs prints the ratio). A repository handle is not shared between
+    // threads: BASE's thread opens the same clones (`opts.repos`) for itself, and where that
+    // fails the sides run one after the other.
+    let likely_shared = match (
+        crate::view::open(req.path, Some(req.base)),
+        crate::view::open(req.path, Some(req.head)),
+    ) {
+        (Ok(b), Ok(h)) => scan::shared::likely_shared(b.as_ref(), h.as_ref()),
+        _ => false,
+    };
+    let (base, head) = if likely_shared {
+        let head = side("HEAD", req.head, clones, true);
+        (side("BASE", req.base, clones, true), head)
+    } else {
+        let (base, head) = std::thread::scope(|s| {
+            let same: bool = {
+                let mut given: Vec<&str> = clones.names().collect();
+                let mut wanted: Vec<&str> =
+                    req.opts.repos.iter().map(|(n, _)| n.as_str()).collect();
+                given.sort_unstable();
+                wanted.sort_unstable();
+                given == wanted
+            };
+            let base = s.spawn(move || {
+                if !same {
+                    return None;
+                }
+                Clones::open(&req.opts.repos)
+                    .ok()
+                    .map(|own| side("BASE", req.base, &own, false))
+            });
+            let head = side("HEAD", req.head, clones, false);
+            let base = base
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (base, head)
         });
-        let head = side("HEAD", req.head, clones);
-        let base = base
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (base, head)
-    });
-    let base = base.unwrap_or_else(|| side("BASE", req.base, clones));
+        (
+            base.unwrap_or_else(|| side("BASE", req.base, clones, false)),
+            head,
+        )
+    };
+    if std::env::var_os("PINPROBE_STATS").is_some() {
+        eprintln!(
+            "pinprobe: stats: diff: CMake evaluations shared between the revisions: {} (tried: {likely_shared})",
+            evaluations.shared()
+        );
+    }
     let mut base = base?;
     let mut head = head?;
     let mut warnings: Vec<String> = head.warnings.clone();

@@ -14,6 +14,7 @@ pub mod policy;
 pub mod pool;
 pub mod python;
 pub mod reuse;
+pub mod shared;
 pub mod state;
 pub mod vex;
 
@@ -373,6 +374,18 @@ pub fn scan_source(
     db: &Database,
     clones: &Clones,
 ) -> Result<TargetReport, ScanError> {
+    scan_source_sharing(path, opts, db, clones, None)
+}
+
+/// [`scan_source`], taking the CMake evaluation from `shared` when an earlier tree's evaluation
+/// read the same (a review's two revisions, [`shared`]).
+pub fn scan_source_sharing(
+    path: &Path,
+    opts: &Options,
+    db: &Database,
+    clones: &Clones,
+    shared: Option<&shared::Evaluations>,
+) -> Result<TargetReport, ScanError> {
     let view = view::open(path, opts.rev.as_deref())?;
     // vLLM's own revision (for rules with `requires` on it): the tree's commit, and the target
     // repository itself as the clone that answers ancestry.
@@ -397,7 +410,14 @@ pub fn scan_source(
         }),
         clone: own.as_ref(),
     };
-    scan_source_view(view.as_ref(), db, clones, &[own_pin], opts.fetch.as_ref())
+    scan_source_view(
+        view.as_ref(),
+        db,
+        clones,
+        &[own_pin],
+        opts.fetch.as_ref(),
+        shared,
+    )
 }
 
 /// Scan an opened source view, knowing the target's own revision and other pins given in `own`.
@@ -407,12 +427,16 @@ fn scan_source_view(
     clones: &Clones,
     own: &[OtherPin],
     fetch_settings: Option<&fetch::Settings>,
+    shared: Option<&shared::Evaluations>,
 ) -> Result<TargetReport, ScanError> {
     crate::model::verbose::say(format_args!(
         "{}: evaluating its CMake code from the top-level CMakeLists.txt",
         view.describe()
     ));
-    let mut found = pin::from_cmake(view, &db.registry)?;
+    let mut found = match shared {
+        Some(evaluations) => evaluations.from_cmake(view, &db.registry)?,
+        None => pin::from_cmake(view, &db.registry)?,
+    };
     let mut report = TargetReport::new(view.describe(), view.kind());
     forms::add(view, db, own, &mut found, &mut report)?;
     let mut pins = found.pins;

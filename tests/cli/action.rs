@@ -61,6 +61,16 @@ struct Step {
 /// Run the Action's review step as the runner would: inputs as INPUT_* variables, the
 /// pull-request event in GITHUB_EVENT_PATH, pinprobe (the binary cargo built) on PATH.
 fn run_step(gh: &Github, inputs: &[(&str, &str)], event: Option<serde_json::Value>) -> Step {
+    run_step_in(gh, &gh.dir, inputs, event)
+}
+
+/// [`run_step`] with the working directory `cwd` (the workspace a workflow checks out).
+fn run_step_in(
+    gh: &Github,
+    cwd: &Path,
+    inputs: &[(&str, &str)],
+    event: Option<serde_json::Value>,
+) -> Step {
     let output = gh.dir.join("github_output");
     let summary = gh.dir.join("step_summary.md");
     let event_path = gh.dir.join("event.json");
@@ -80,7 +90,7 @@ fn run_step(gh: &Github, inputs: &[(&str, &str)], event: Option<serde_json::Valu
     );
     let mut cmd = Command::new("bash");
     cmd.arg(Path::new(ROOT).join(".github/actions/pinprobe/run.sh"))
-        .current_dir(&gh.dir)
+        .current_dir(cwd)
         .env("PATH", path)
         .env_remove("PINPROBE")
         .env_remove("VLLM_FLASH_ATTN_SRC_DIR")
@@ -670,9 +680,15 @@ fn publish(root: &Path) -> PathBuf {
     archive
 }
 
-/// Record `archive`'s digest as attested by the release workflow (what
-/// actions/attest-build-provenance publishes, outside the release): the `gh` stand-in reads it.
+/// Record `archive`'s digest as attested by the release workflow run on the tag of this
+/// version (what actions/attest-build-provenance publishes, outside the release): the `gh`
+/// stand-in reads it.
 fn attest(root: &Path, archive: &Path) {
+    attest_at(root, archive, &format!("refs/tags/v{VERSION}"));
+}
+
+/// [`attest`], for a run of the release workflow on `source_ref`.
+fn attest_at(root: &Path, archive: &Path, source_ref: &str) {
     let out = Command::new("sha256sum")
         .arg(archive)
         .output()
@@ -684,7 +700,7 @@ fn attest(root: &Path, archive: &Path) {
         .to_string();
     let list = root.join("attested");
     let mut text = std::fs::read_to_string(&list).unwrap_or_default();
-    text.push_str(&format!("{digest}\n"));
+    text.push_str(&format!("{digest} {source_ref}\n"));
     std::fs::write(list, text).expect("write");
 }
 
@@ -692,10 +708,10 @@ fn attest(root: &Path, archive: &Path) {
 const RELEASE_REPO: &str = "example/pinprobe";
 const SIGNER: &str = "example/pinprobe/.github/workflows/release.yml";
 
-/// A stand-in for the GitHub CLI's `gh attestation verify FILE --repo R --signer-workflow W`
-/// (the real one needs GitHub's attestation API and Sigstore, which no test reaches): it
-/// succeeds only for a file whose SHA-256 is in the attested list and for the pinned signer,
-/// and logs every call.
+/// A stand-in for the GitHub CLI's `gh attestation verify FILE --repo R --signer-workflow W
+/// --source-ref REF` (the real one needs GitHub's attestation API and Sigstore, which no test
+/// reaches): it succeeds only for a file whose SHA-256 is in the attested list with the ref
+/// asked for, and for the pinned signer, and logs every call.
 fn gh_stub(dir: &Path) -> PathBuf {
     let bin = dir.join("gh-stub");
     std::fs::create_dir_all(&bin).expect("mkdir");
@@ -704,11 +720,12 @@ echo "$*" >>"$GH_STUB_LOG"
 [ "$1 $2" = "attestation verify" ] || { echo "unexpected gh call: $*" >&2; exit 2; }
 file=$3
 shift 3
-repo= signer=
+repo= signer= source_ref=
 while [ $# -gt 0 ]; do
   case $1 in
     --repo) repo=$2; shift 2 ;;
     --signer-workflow) signer=$2; shift 2 ;;
+    --source-ref) source_ref=$2; shift 2 ;;
     *) shift ;;
   esac
 done
@@ -717,8 +734,12 @@ if [ "$signer" != "$GH_STUB_SIGNER" ] || [ "$repo" != "${GH_STUB_SIGNER%%/.githu
   echo "verification failed: signer $signer is not the attestation's" >&2
   exit 1
 fi
-if ! grep -qx "$digest" "$GH_STUB_ATTESTED" 2>/dev/null; then
+if ! grep -q "^$digest " "$GH_STUB_ATTESTED" 2>/dev/null; then
   echo "verification failed: no attestations found for sha256:$digest" >&2
+  exit 1
+fi
+if [ -n "$source_ref" ] && ! grep -qx "$digest $source_ref" "$GH_STUB_ATTESTED"; then
+  echo "verification failed: the attestation's source ref is not $source_ref" >&2
   exit 1
 fi
 echo "Loaded 1 attestation from GitHub API; the attestation was verified"
@@ -895,9 +916,24 @@ fn a_tampered_release_whose_checksums_match_is_refused() {
     );
     let log = std::fs::read_to_string(tmp.path().join("gh.log")).expect("gh was called");
     assert!(
-        log.contains(&format!("--repo {RELEASE_REPO} --signer-workflow {SIGNER}")),
+        log.contains(&format!(
+            "--repo {RELEASE_REPO} --signer-workflow {SIGNER} --source-ref refs/tags/v{VERSION}"
+        )),
         "{log}"
     );
+
+    // The same archive attested only by a run of the release workflow on a branch (not the
+    // tag of this version): refused.
+    std::fs::write(tmp.path().join("attested"), "").expect("reset");
+    attest_at(tmp.path(), &genuine, "refs/heads/some-branch");
+    let _ = std::fs::remove_dir_all(tmp.path().join("runner_temp"));
+    std::fs::write(tmp.path().join("install_path"), "").expect("reset");
+    let step = install(tmp.path(), &releases.url, &[]);
+    assert_eq!(step.code, 2, "{}", step.stdout);
+    assert!(step.stdout.contains("source ref is not"), "{}", step.stdout);
+    assert_eq!(step.path, "", "nothing on PATH");
+    std::fs::write(tmp.path().join("attested"), "").expect("reset");
+    attest(tmp.path(), &genuine);
 
     // Tamper: another binary in the archive, SHA256SUMS rewritten to match it.
     let stage = tmp.path().join("tamper");
@@ -1075,11 +1111,11 @@ fn the_documented_workflows_are_the_linted_examples() {
 
 // ---- the README's pull-request workflow, end to end (issue 30) ----
 
-/// The `with:` inputs of the Action step of examples/workflows/pull-request.yml (the README's
-/// copy), as the INPUT_* variables action.yml passes to run.sh.
+/// The `with:` inputs of the Action step of the README's pull-request workflow (read from
+/// README.md itself; examples/workflows/pull-request.yml is the same file, checked above), as
+/// the INPUT_* variables action.yml passes to run.sh.
 fn readme_inputs() -> Vec<(String, String)> {
-    let text = std::fs::read_to_string(Path::new(ROOT).join("examples/workflows/pull-request.yml"))
-        .expect("workflow");
+    let text = common::documented_pull_request_workflow();
     let workflow: serde_json::Value = serde_saphyr::from_str(&text).expect("workflow is YAML");
     let steps = workflow["jobs"]["pin-bump"]["steps"]
         .as_array()
@@ -1103,6 +1139,73 @@ fn readme_inputs() -> Vec<(String, String)> {
                 format!("INPUT_{}", k.to_uppercase().replace('-', "_")),
                 value,
             )
+        })
+        .collect()
+}
+
+/// The environment action.yml gives its review step (`id: review`) for a workflow step's
+/// `with:` inputs and a pull-request event: every input is the workflow's value or
+/// action.yml's default (`${{ github.event.pull_request.*.sha }}` read from the event), and the
+/// step's `env:` maps them (`${{ inputs.NAME }}`) to the INPUT_* variables run.sh reads. Any
+/// other expression in that step fails the test, so a change to action.yml is seen here.
+fn action_step_env(with: &[(String, String)], event: &serde_json::Value) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(Path::new(ROOT).join(".github/actions/pinprobe/action.yml"))
+        .expect("action.yml");
+    let action: serde_json::Value = serde_saphyr::from_str(&text).expect("action.yml is YAML");
+    let expr = regex::Regex::new(r"^\$\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}$").expect("regex");
+    let context = |name: &str| -> String {
+        let path = name
+            .strip_prefix("github.event.")
+            .unwrap_or_else(|| panic!("action.yml's default `{name}` is not simulated here"));
+        let mut v = event;
+        for key in path.split('.') {
+            v = &v[key];
+        }
+        v.as_str().unwrap_or_default().to_string()
+    };
+    let inputs: BTreeMap<String, String> = action["inputs"]
+        .as_object()
+        .expect("inputs")
+        .iter()
+        .map(|(name, spec)| {
+            let given = with
+                .iter()
+                .find(|(k, _)| k == &format!("INPUT_{}", name.to_uppercase().replace('-', "_")))
+                .map(|(_, v)| v.clone());
+            let default = spec["default"].as_str().unwrap_or_default();
+            let value = given.unwrap_or_else(|| match expr.captures(default) {
+                Some(c) => context(&c[1]),
+                None => default.to_string(),
+            });
+            (name.clone(), value)
+        })
+        .collect();
+    let step = action["runs"]["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .find(|s| s["id"] == "review")
+        .expect("the review step");
+    assert_eq!(
+        step["run"].as_str().map(str::trim),
+        Some("bash \"$GITHUB_ACTION_PATH/run.sh\""),
+        "the review step runs run.sh"
+    );
+    step["env"]
+        .as_object()
+        .expect("env")
+        .iter()
+        .map(|(k, v)| {
+            let v = v.as_str().expect("a string");
+            let name = expr
+                .captures(v)
+                .and_then(|c| c[1].strip_prefix("inputs.").map(str::to_string))
+                .unwrap_or_else(|| panic!("{k}: `{v}` is not an input"));
+            let value = inputs
+                .get(&name)
+                .unwrap_or_else(|| panic!("{k}: no input `{name}`"))
+                .clone();
+            (k.clone(), value)
         })
         .collect()
 }
@@ -1139,7 +1242,7 @@ fn bump(gh: &Github, pin: &str, message: &str) -> String {
 }
 
 #[test]
-fn the_readme_pull_request_workflow_on_four_bumps_and_no_change() {
+fn the_documented_pull_request_workflow_on_four_bumps_and_no_change() {
     const FIX: &str = "6d11b3c1b6ca7dac0b111bb0db63ca16eeb19a46";
     const AFFECTED: &str = "506341a143fcabd4bb79052a7605ada727d6b3f5";
     const UNDECIDED: &str = "1111111111111111111111111111111111111111";
@@ -1196,14 +1299,22 @@ fn the_readme_pull_request_workflow_on_four_bumps_and_no_change() {
                 "head": {"sha": head, "ref": "bump-fa"}
             }
         });
-        let mut env: Vec<(&str, &str)> = inputs
+        // What action.yml hands run.sh for the README's `with:` and this event, in the
+        // checkout (the workflow's workspace).
+        let action_env = action_step_env(&inputs, &event);
+        assert!(
+            action_env.contains(&("INPUT_BASE".into(), base.to_string()))
+                && action_env.contains(&("INPUT_PATH".into(), ".".into())),
+            "{action_env:?}"
+        );
+        let mut env: Vec<(&str, &str)> = action_env
             .iter()
             .map(|(k, v)| (k.as_str(), v.as_str()))
             .collect();
         env.push(("PINPROBE_OFFLINE", "1"));
         env.push(("GITHUB_REPOSITORY", "example/pinprobe"));
         env.push(("GITHUB_SERVER_URL", "https://github.com"));
-        let step = run_step(&gh, &env, Some(event));
+        let step = run_step_in(&gh, &gh.dir.join("fixture"), &env, Some(event));
         assert_eq!(step.code, code, "{what}: {}", step.stdout);
         let out = |k: &str| step.outputs.get(k).cloned().unwrap_or_default();
         assert_eq!(out("exit-code"), code.to_string(), "{what}");
@@ -1260,6 +1371,31 @@ fn the_readme_pull_request_workflow_on_four_bumps_and_no_change() {
         );
         common::sarif::assert_github_accepts(&sarif_path, what);
     }
+    // The same workflow on a push to the default branch (its other trigger): action.yml's
+    // base/head defaults are empty there, and run.sh takes the push's before/after.
+    let push = serde_json::json!({
+        "ref": "refs/heads/main",
+        "before": over_undecided,
+        "after": fixed,
+    });
+    let action_env = action_step_env(&inputs, &push);
+    assert!(
+        action_env.contains(&("INPUT_BASE".into(), String::new())),
+        "{action_env:?}"
+    );
+    let mut env: Vec<(&str, &str)> = action_env
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    env.extend([("PINPROBE_OFFLINE", "1"), ("GITHUB_EVENT_NAME", "push")]);
+    let step = run_step_in(&gh, &gh.dir.join("fixture"), &env, Some(push));
+    assert_eq!(step.code, 0, "push: {}", step.stdout);
+    assert_eq!(
+        step.outputs.get("fixed").map(String::as_str),
+        Some("1"),
+        "push: {:?}",
+        step.outputs
+    );
     // sarif-unknown: true puts the undecided findings in as notes.
     let event = pull_request(&gh);
     let mut env: Vec<(&str, &str)> = inputs

@@ -1073,10 +1073,7 @@ fn moving_splitting_or_rerouting_the_declaration_is_judged_on_what_cmake_fetches
 /// The README's pull-request workflow settings (`fail-on`, `fail-on-unknown` of the Action step
 /// in examples/workflows/pull-request.yml, which the README shows), as diff flags.
 fn readme_gate() -> Vec<String> {
-    let workflow = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/workflows/pull-request.yml"),
-    )
-    .expect("the README's pull-request workflow");
+    let workflow = common::documented_pull_request_workflow();
     let input = |name: &str| {
         workflow
             .lines()
@@ -1125,6 +1122,19 @@ fn every_cell_of_the_change_table_on_a_real_history() {
         "cmake_minimum_required(VERSION 3.26)\nproject(vllm_extensions LANGUAGES CXX)\n",
     );
     let nothing = commit(&fx.vllm, "no FlashAttention yet");
+    // A BASE (or HEAD) that is decided but has no FlashAttention: it pins QuTLASS alone (no
+    // rule applies to it), so the test rule is absent there while the side is not undecided.
+    write(
+        &fx.vllm,
+        "CMakeLists.txt",
+        "cmake_minimum_required(VERSION 3.26)\nproject(vllm_extensions LANGUAGES CXX)\ninclude(FetchContent)\nFetchContent_Declare(qutlass\n  GIT_REPOSITORY https://github.com/IST-DASLab/qutlass.git\n  GIT_TAG 3333333333333333333333333333333333333333)\nFetchContent_MakeAvailable(qutlass)\n",
+    );
+    let other = commit(&fx.vllm, "QuTLASS only");
+    // The undecided pin again, then a commit that moves no pin.
+    vllm_tree(&fx.vllm, FA_REPO, undecided);
+    let u_again = commit(&fx.vllm, "the undecided pin again");
+    write(&fx.vllm, "NOTES.md", "no pin moves\n");
+    let u_unmoved = commit(&fx.vllm, "a commit that moves no pin");
 
     let fa = format!("flash-attention={}", fx.h.dir.display());
     let rules = fx.rules.to_str().expect("utf-8");
@@ -1239,7 +1249,70 @@ fn every_cell_of_the_change_table_on_a_real_history() {
             3,
             0,
         ),
+        (
+            "unknown -> unknown, pin unmoved",
+            &u_again,
+            &u_unmoved,
+            None,
+            0,
+            0,
+        ),
+        (
+            "absent (decided) -> affected",
+            &other,
+            &v[1],
+            Some(("introduced", false)),
+            1,
+            1,
+        ),
+        (
+            "absent (decided) -> unknown",
+            &other,
+            &u,
+            Some(("unknown", false)),
+            3,
+            0,
+        ),
+        (
+            "absent (decided) -> not affected",
+            &other,
+            &v[3],
+            None,
+            0,
+            0,
+        ),
+        (
+            "affected -> absent (decided)",
+            &v[1],
+            &other,
+            Some(("fixed", false)),
+            0,
+            0,
+        ),
+        (
+            "unknown -> absent (decided)",
+            &u,
+            &other,
+            Some(("unknown", true)),
+            0,
+            0,
+        ),
+        (
+            "not affected -> absent (decided)",
+            &v[3],
+            &other,
+            None,
+            0,
+            0,
+        ),
     ];
+    let (db, _) = pinprobe::rules::load(Some(&fx.rules)).expect("rules load");
+    let repos = vec![("flash-attention".to_string(), fx.h.dir.clone())];
+    let clones = Clones::open(&repos).expect("clone opens");
+    let opts = Options {
+        repos,
+        ..Default::default()
+    };
     for (what, base, head, want, default_code, readme_code) in cells {
         let r = run(base, head, &default_gate);
         let json = r.json();
@@ -1271,6 +1344,83 @@ fn every_cell_of_the_change_table_on_a_real_history() {
             "{what}, README gate: {}{}",
             r.stdout, r.stderr
         );
+        // Every --fail-on x --fail-on-unknown on the same review: the exit code is the
+        // documented exit table applied to each listed change.
+        let req = Request {
+            path: &fx.vllm,
+            base,
+            head,
+            opts: &opts,
+            policy: &policy::Source::TreeRoot,
+            today: Date::parse("2026-06-01").expect("date"),
+            allow_head_ignores: false,
+            rule_edits: Vec::new(),
+            vex: None,
+            allow_head_vex: false,
+        };
+        let review = diff::review(&req, &db, &clones).expect("review succeeds");
+        for a in FAIL_ON {
+            for u in FAIL_ON {
+                assert_eq!(
+                    pinprobe::exit::for_diff(&review, Gate::new(a, Some(u))).code(),
+                    documented_exit(&review, a, u),
+                    "{what}, --fail-on {a:?} --fail-on-unknown {u:?}: {:#?}",
+                    review.changes
+                );
+            }
+        }
+    }
+}
+
+use pinprobe::exit::{FailOn, Gate};
+
+const FAIL_ON: [FailOn; 5] = [
+    FailOn::Low,
+    FailOn::Medium,
+    FailOn::High,
+    FailOn::Critical,
+    FailOn::Never,
+];
+
+/// The exit code README.md's exit table gives a review, written out from the table (not from
+/// the gate's code): 1 when an unallowed policy edit (unless `--fail-on never`) or an
+/// unsuppressed `introduced` change at or above `--fail-on`; else 3 when an unsuppressed
+/// `unknown` change, unknown at HEAD on a pin the change moved, is at or above
+/// `--fail-on-unknown`, or HEAD pins nothing (unless `--fail-on-unknown never`); else 0.
+fn documented_exit(r: &Review, a: FailOn, u: FailOn) -> i32 {
+    let at_or_above = |s: pinprobe::model::Severity, t: FailOn| {
+        let rank = |t: FailOn| match t {
+            FailOn::Low => Some(0),
+            FailOn::Medium => Some(1),
+            FailOn::High => Some(2),
+            FailOn::Critical => Some(3),
+            FailOn::Never => None,
+        };
+        let sev = match s {
+            pinprobe::model::Severity::Low => 0,
+            pinprobe::model::Severity::Medium => 1,
+            pinprobe::model::Severity::High => 2,
+            pinprobe::model::Severity::Critical => 3,
+        };
+        rank(t).is_some_and(|t| sev >= t)
+    };
+    let open = r.changes.iter().filter(|c| c.suppressed.is_none());
+    let fails = (a != FailOn::Never && r.policy_edits.iter().any(|e| !e.allowed))
+        || open
+            .clone()
+            .any(|c| c.change == ChangeKind::Introduced && at_or_above(c.severity, a));
+    let undecided = open.clone().any(|c| {
+        c.change == ChangeKind::Unknown
+            && c.status == Status::Unknown
+            && c.pin_changed
+            && at_or_above(c.severity, u)
+    }) || (u != FailOn::Never && r.undecided.is_some());
+    if fails {
+        1
+    } else if undecided {
+        3
+    } else {
+        0
     }
 }
 
@@ -1371,4 +1521,200 @@ fn the_real_0_33_0_bump_to_the_0_30_0_pin_fails_the_readme_gate() {
         run.stdout
     );
     assert!(run.stdout.contains("FAILS (exit 1)"), "{}", run.stdout);
+}
+
+/// The change table on a real-shaped tree: the bundled vLLM-shaped demo tree (FlashAttention
+/// and FlashMLA pinned as vLLM pins them), offline and with no clone, so PINPROBE-2026-0001 is
+/// decided by its known pins alone (the fix not affected, `506341a1` and `9cd61de3` affected)
+/// and a pin nothing knows is undecided. Every cell's change for the rule, and the exit code
+/// under every `--fail-on` x `--fail-on-unknown` against the documented exit table.
+#[test]
+fn every_cell_of_the_change_table_on_the_demo_tree() {
+    const FIX: &str = "6d11b3c1b6ca7dac0b111bb0db63ca16eeb19a46";
+    const AFFECTED: &str = "506341a143fcabd4bb79052a7605ada727d6b3f5";
+    const AFFECTED2: &str = "9cd61de38763d712bb6ce56e2a02cc2bf718c89f";
+    const U1: &str = "1111111111111111111111111111111111111111";
+    const U2: &str = "2222222222222222222222222222222222222222";
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let vllm = tmp.path().join("vllm");
+    let copy = std::process::Command::new("cp")
+        .arg("-R")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo-vllm"))
+        .arg(&vllm)
+        .status()
+        .expect("cp");
+    assert!(copy.success());
+    init(&vllm);
+    let fa_file = "cmake/external_projects/vllm_flash_attn.cmake";
+    let top = std::fs::read_to_string(vllm.join("CMakeLists.txt")).expect("CMakeLists.txt");
+    let fa_text = std::fs::read_to_string(vllm.join(fa_file)).expect("FA cmake");
+    let tag = regex::Regex::new(r"GIT_TAG\s+[0-9a-f]{40}").expect("regex");
+    assert!(tag.is_match(&fa_text));
+    let pin = |sha: &str, msg: &str| {
+        write(&vllm, "CMakeLists.txt", &top);
+        write(
+            &vllm,
+            fa_file,
+            &tag.replace(&fa_text, format!("GIT_TAG {sha}").as_str()),
+        );
+        commit(&vllm, msg)
+    };
+    let n = pin(FIX, "the fix");
+    let a = pin(AFFECTED, "vLLM 0.30.0's pin");
+    let a2 = pin(AFFECTED2, "the other known affected pin");
+    let n_again = pin(FIX, "the fix again");
+    write(&vllm, "NOTES.md", "no pin moves\n");
+    let n_unmoved = commit(&vllm, "moves no pin");
+    let u = pin(U1, "a pin nothing decides");
+    let u2 = pin(U2, "another pin nothing decides");
+    let u_again = pin(U1, "the first undecided pin again");
+    write(&vllm, "NOTES.md", "still no pin moves\n");
+    let u_unmoved = commit(&vllm, "moves no pin");
+    // FlashAttention gone, FlashMLA still pinned: decided, the rule absent.
+    let without_fa: String = top
+        .lines()
+        .filter(|l| !l.contains("vllm_flash_attn.cmake"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    write(&vllm, "CMakeLists.txt", &without_fa);
+    // (The file goes too: a declaration left in the tree that no configuration reaches is
+    // judged, undecided, as an unreached pin.)
+    std::fs::remove_file(vllm.join(fa_file)).expect("remove");
+    let other = commit(&vllm, "no FlashAttention");
+    // Nothing pinned at all: undecided as a whole.
+    let bare: String = top
+        .lines()
+        .filter(|l| !l.contains("external_projects/"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    write(&vllm, "CMakeLists.txt", &bare);
+    let _ = std::fs::remove_dir_all(vllm.join("cmake"));
+    let nothing = commit(&vllm, "nothing pinned");
+
+    type Cell<'a> = (&'a str, &'a str, &'a str, Option<(&'a str, bool)>);
+    let cells: Vec<Cell> = vec![
+        (
+            "not affected -> affected",
+            &n,
+            &a,
+            Some(("introduced", false)),
+        ),
+        ("affected -> affected", &a, &a2, Some(("kept", false))),
+        (
+            "affected -> not affected",
+            &a2,
+            &n_again,
+            Some(("fixed", false)),
+        ),
+        ("not affected -> not affected", &n_again, &n_unmoved, None),
+        ("unknown -> affected", &u, &a, Some(("introduced", true))),
+        ("unknown -> not affected", &u, &n, Some(("unknown", true))),
+        (
+            "unknown -> unknown, pin moved",
+            &u,
+            &u2,
+            Some(("unknown", true)),
+        ),
+        (
+            "unknown -> unknown, pin unmoved",
+            &u_again,
+            &u_unmoved,
+            None,
+        ),
+        ("affected -> unknown", &a, &u, Some(("unknown", false))),
+        ("not affected -> unknown", &n, &u, Some(("unknown", false))),
+        (
+            "absent (decided) -> affected",
+            &other,
+            &a,
+            Some(("introduced", false)),
+        ),
+        (
+            "absent (decided) -> unknown",
+            &other,
+            &u,
+            Some(("unknown", false)),
+        ),
+        ("absent (decided) -> not affected", &other, &n, None),
+        (
+            "affected -> absent (decided)",
+            &a,
+            &other,
+            Some(("fixed", false)),
+        ),
+        (
+            "unknown -> absent (decided)",
+            &u,
+            &other,
+            Some(("unknown", true)),
+        ),
+        ("not affected -> absent (decided)", &n, &other, None),
+        (
+            "nothing -> affected",
+            &nothing,
+            &a,
+            Some(("introduced", true)),
+        ),
+        ("nothing -> unknown", &nothing, &u, Some(("unknown", true))),
+        ("nothing -> not affected", &nothing, &n, None),
+        ("affected -> nothing", &a, &nothing, Some(("fixed", false))),
+        ("unknown -> nothing", &u, &nothing, Some(("unknown", true))),
+    ];
+    let (db, _) = pinprobe::rules::load(None).expect("rules load");
+    let clones = Clones::open(&[]).expect("no clones");
+    let opts = Options::default();
+    let readme = readme_gate();
+    for (what, base, head, want) in cells {
+        let req = Request {
+            path: &vllm,
+            base,
+            head,
+            opts: &opts,
+            policy: &policy::Source::TreeRoot,
+            today: Date::parse("2026-06-01").expect("date"),
+            allow_head_ignores: false,
+            rule_edits: Vec::new(),
+            vex: None,
+            allow_head_vex: false,
+        };
+        let review = diff::review(&req, &db, &clones).expect("review succeeds");
+        let got = review
+            .changes
+            .iter()
+            .find(|c| c.rule == R1)
+            .map(|c| (c.change.to_string(), c.base_undecided));
+        assert_eq!(
+            got,
+            want.map(|(c, b)| (c.to_string(), b)),
+            "{what}: {:#?}",
+            review.changes
+        );
+        for fail_on in FAIL_ON {
+            for unknown in FAIL_ON {
+                assert_eq!(
+                    pinprobe::exit::for_diff(&review, Gate::new(fail_on, Some(unknown))).code(),
+                    documented_exit(&review, fail_on, unknown),
+                    "{what}, --fail-on {fail_on:?} --fail-on-unknown {unknown:?}: {:#?}",
+                    review.changes
+                );
+            }
+        }
+        // The binary under the README's settings says the same, and only a bump that
+        // introduces the rule fails them.
+        let mut args = vec!["diff", base, head];
+        args.extend(readme.iter().map(String::as_str));
+        let run = Pinprobe::new(&args)
+            .dir(&vllm)
+            .env("PINPROBE_OFFLINE", "1")
+            .env("PINPROBE_TODAY", "2026-06-01")
+            .run();
+        let introduced = want.is_some_and(|(c, _)| c == "introduced");
+        assert_eq!(
+            run.code,
+            i32::from(introduced),
+            "{what}, README gate: {}{}",
+            run.stdout,
+            run.stderr
+        );
+    }
 }

@@ -331,3 +331,27 @@ database_specific:
 "#
     )
 }
+
+/// The documented pull-request workflow, as the CI chapter of the book shows it (the ```yaml
+/// block that runs on `pull_request` with `mode: diff`; the README's ten-line workflow has the
+/// same gate settings and is checked against examples/workflows/minimal.yml): the tests of the
+/// gate and of the Action read their settings from here, so the docs cannot drift from what is
+/// tested.
+pub fn documented_pull_request_workflow() -> String {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/src/ci.md"))
+            .expect("docs/src/ci.md");
+    let blocks: Vec<&str> = readme
+        .split("```yaml\n")
+        .skip(1)
+        .filter_map(|b| b.split_once("```").map(|(code, _)| code))
+        .filter(|code| code.contains("\n  pull_request:") && code.contains("mode: diff"))
+        .collect();
+    assert_eq!(
+        blocks.len(),
+        1,
+        "docs/src/ci.md shows one pull-request workflow (found {})",
+        blocks.len()
+    );
+    blocks[0].to_string()
+}

@@ -14,7 +14,8 @@
 #                             the archive is BASE/vVERSION/pinprobe-VERSION-TRIPLE.tar.gz, beside SHA256SUMS
 #   INPUT_VERIFY_PROVENANCE   true (default): before the checksum, verify the archive's build-provenance
 #                             attestation with `gh attestation verify`, the signer pinned to the
-#                             release workflow of the release repository (.github/workflows/release.yml);
+#                             release workflow of the release repository (.github/workflows/release.yml)
+#                             run on the tag vVERSION (--source-ref refs/tags/vVERSION);
 #                             no gh, no attestation or a failed verification stops the job (exit 2).
 #                             false: the checksum alone (a SHA256SUMS in the same editable release), said
 #                             so in a warning. GH_TOKEN: gh's token (action.yml passes github.token).
@@ -119,13 +120,15 @@ if [ "${INPUT_VERIFY_PROVENANCE:-true}" = true ]; then
     rm -f "$work/$asset"
     fail "cannot verify the build provenance of $asset: gh is not on PATH (install the GitHub CLI, or set verify-provenance: false to trust SHA256SUMS alone)"
   fi
+  # --source-ref: the attested run built the tag of this very version (the release workflow
+  # runs on tag pushes), not a branch or another tag.
   if ! gh attestation verify "$work/$asset" --repo "$repo" --signer-workflow "$signer" \
-    --deny-self-hosted-runners >"$work/attestation.log" 2>&1; then
+    --source-ref "refs/tags/v$version" --deny-self-hosted-runners >"$work/attestation.log" 2>&1; then
     cat "$work/attestation.log" || true
     rm -f "$work/$asset"
-    fail "no valid build-provenance attestation for $asset signed by $signer: refusing to run it"
+    fail "no valid build-provenance attestation for $asset signed by $signer at refs/tags/v$version: refusing to run it"
   fi
-  echo "pinprobe: $asset: build provenance verified (signer $signer)"
+  echo "pinprobe: $asset: build provenance verified (signer $signer, source refs/tags/v$version)"
   echo "provenance=verified" >>"$output"
 else
   echo "::warning title=pinprobe install::verify-provenance is false: $asset is checked only against SHA256SUMS from the same release"

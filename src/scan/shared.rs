@@ -1,0 +1,352 @@
+//! A CMake evaluation shared between the revisions of one review (`pinprobe diff`): the
+//! evaluation of a tree is a function of the files it reads and the listings it asks for, so a
+//! second revision that gives every one of them byte for byte the same answer has the same
+//! evaluation, and it is not run again.
+//!
+//! [`Evaluations::from_cmake`] runs [`crate::pin::from_cmake`] through a [`Recording`] view that
+//! logs every access (a file read, with the SHA-256 of its bytes or its absence; a listing, with
+//! the SHA-256 of the names) and keeps the pins with the log. Asked again for another view, it
+//! replays each logged access against that view first; only when every answer is identical
+//! are the kept pins returned. Sound whatever the evaluator does with what it reads, as long as
+//! it reads only through the view: an access the log cannot replay (a view method other than
+//! `read`, `files_under` and `children`, an error) leaves the evaluation unshared, and an
+//! evaluation that failed is never kept.
+//!
+//! [`likely_shared`] tells the review beforehand whether sharing is worth waiting for (the
+//! revisions agree on every file the evaluation always reads): when it is not, the two sides run
+//! at once on two threads instead.
+
+use crate::pin::{self, CmakePins, cmake::CmakeError, components::Registry};
+use crate::view::{ArchiveEntry, TargetError, View, elf};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+/// One access an evaluation made: the method and its argument.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Access {
+    Read(String),
+    FilesUnder(String),
+    Children(String),
+}
+
+/// What an access answered: the SHA-256 of the bytes (or the names, one a line), or of nothing
+/// for an absent file.
+type Answer = [u8; 32];
+
+fn digest_bytes(bytes: Option<&[u8]>) -> Answer {
+    let mut h = Sha256::new();
+    match bytes {
+        Some(b) => {
+            h.update([1u8]);
+            h.update(b);
+        }
+        None => h.update([0u8]),
+    }
+    h.finalize().into()
+}
+
+fn digest_names(names: &[String]) -> Answer {
+    let mut h = Sha256::new();
+    for n in names {
+        h.update(n.as_bytes());
+        h.update([0u8]);
+    }
+    h.finalize().into()
+}
+
+/// Every access of one evaluation and its answer; `replayable` is false once the evaluation
+/// asked something the log cannot replay.
+#[derive(Debug, Default, Clone)]
+struct Log {
+    answers: BTreeMap<Access, Answer>,
+    replayable: bool,
+}
+
+impl Log {
+    /// Whether `view` answers every logged access the same. An error is a different answer.
+    fn replays_on(&self, view: &dyn View) -> bool {
+        self.answers.iter().all(|(access, answer)| {
+            let now = match access {
+                Access::Read(p) => view.read(p).map(|b| digest_bytes(b.as_deref())),
+                Access::FilesUnder(d) => view.files_under(d).map(|n| digest_names(&n)),
+                Access::Children(d) => view.children(d).map(|n| digest_names(&n)),
+            };
+            now.is_ok_and(|now| now == *answer)
+        })
+    }
+}
+
+/// A view that logs what is asked of it and answers as `inner` does.
+pub struct Recording<'a> {
+    inner: &'a dyn View,
+    log: Mutex<Log>,
+}
+
+impl<'a> Recording<'a> {
+    pub fn new(inner: &'a dyn View) -> Self {
+        Recording {
+            inner,
+            log: Mutex::new(Log {
+                answers: BTreeMap::new(),
+                replayable: true,
+            }),
+        }
+    }
+
+    fn note(&self, access: Access, answer: Option<Answer>) {
+        let mut log = self.log.lock().unwrap_or_else(|e| e.into_inner());
+        match answer {
+            // The same access twice with two answers (a view that changed under the run)
+            // cannot be replayed.
+            Some(a) => match log.answers.insert(access, a) {
+                Some(old) if old != a => log.replayable = false,
+                _ => {}
+            },
+            None => log.replayable = false,
+        }
+    }
+
+    fn unreplayable(&self) {
+        self.note(Access::Read(String::new()), None);
+    }
+
+    fn into_log(self) -> Log {
+        self.log.into_inner().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl View for Recording<'_> {
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+
+    fn kind(&self) -> &'static str {
+        self.inner.kind()
+    }
+
+    fn files_under(&self, dir: &str) -> Result<Vec<String>, TargetError> {
+        let out = self.inner.files_under(dir);
+        let answer = out.as_ref().ok().map(|n| digest_names(n));
+        self.note(Access::FilesUnder(dir.to_string()), answer);
+        out
+    }
+
+    fn read(&self, path: &str) -> Result<Option<Vec<u8>>, TargetError> {
+        let out = self.inner.read(path);
+        let answer = out.as_ref().ok().map(|b| digest_bytes(b.as_deref()));
+        self.note(Access::Read(path.to_string()), answer);
+        out
+    }
+
+    fn children(&self, dir: &str) -> Result<Vec<String>, TargetError> {
+        let out = self.inner.children(dir);
+        let answer = out.as_ref().ok().map(|n| digest_names(n));
+        self.note(Access::Children(dir.to_string()), answer);
+        out
+    }
+
+    fn dir_identity(&self, dir: &str) -> Option<(u64, u64)> {
+        self.unreplayable();
+        self.inner.dir_identity(dir)
+    }
+
+    fn resolve_absolute(&self, abs: &str) -> Option<String> {
+        self.unreplayable();
+        self.inner.resolve_absolute(abs)
+    }
+
+    fn origin(&self, path: &str) -> Option<String> {
+        self.unreplayable();
+        self.inner.origin(path)
+    }
+
+    fn archive_entry(&self, path: &str) -> Option<ArchiveEntry> {
+        self.unreplayable();
+        self.inner.archive_entry(path)
+    }
+
+    fn read_stream(
+        &self,
+        path: &str,
+        consume: &mut dyn FnMut(&mut dyn std::io::Read),
+    ) -> Result<bool, TargetError> {
+        self.unreplayable();
+        self.inner.read_stream(path, consume)
+    }
+
+    fn library_symbols(&self, path: &str) -> Option<Result<elf::Library, elf::ElfError>> {
+        self.unreplayable();
+        self.inner.library_symbols(path)
+    }
+}
+
+/// The CMake pins of the trees evaluated so far, each with the log of what its evaluation read.
+#[derive(Default)]
+pub struct Evaluations {
+    kept: Mutex<Vec<(Log, CmakePins)>>,
+    shared: std::sync::atomic::AtomicUsize,
+}
+
+impl Evaluations {
+    /// [`pin::from_cmake`] of `view`, from an earlier evaluation when `view` answers everything
+    /// that one read the same.
+    pub fn from_cmake(
+        &self,
+        view: &dyn View,
+        registry: &Registry,
+    ) -> Result<CmakePins, CmakeError> {
+        let kept: Vec<(Log, CmakePins)> =
+            self.kept.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        for (log, pins) in kept {
+            if log.replays_on(view) {
+                self.shared
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                return Ok(pins);
+            }
+        }
+        let recording = Recording::new(view);
+        let pins = pin::from_cmake(&recording, registry)?;
+        let log = recording.into_log();
+        if log.replayable {
+            self.kept
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push((log, pins.clone()));
+        }
+        Ok(pins)
+    }
+
+    /// How many evaluations were taken from an earlier one.
+    pub fn shared(&self) -> usize {
+        self.shared.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// Whether the files every evaluation reads are the same in both views: the listing of the
+/// whole tree, every CMake file, the presets and the build scripts the evaluation takes `-D`
+/// settings from. When they are, a review evaluates one side and tries the other against it
+/// ([`Evaluations`] still checks every access); when not, the sides run at once. Any error is
+/// "no".
+pub fn likely_shared(a: &dyn View, b: &dyn View) -> bool {
+    let (Ok(la), Ok(lb)) = (a.files_under(""), b.files_under("")) else {
+        return false;
+    };
+    if la != lb {
+        return false;
+    }
+    la.iter()
+        .filter(|p| always_read(p))
+        .all(|p| matches!((a.read(p), b.read(p)), (Ok(x), Ok(y)) if x == y))
+}
+
+/// A file every evaluation reads (or may): CMake code, presets, build scripts.
+fn always_read(path: &str) -> bool {
+    let base = path.rsplit('/').next().unwrap_or(path);
+    let lower = base.to_ascii_lowercase();
+    base == "CMakeLists.txt"
+        || lower.ends_with(".cmake")
+        || lower.ends_with(".cmake.in")
+        || base == "CMakePresets.json"
+        || base == "CMakeUserPresets.json"
+        || base == "setup.py"
+        || base.ends_with(".sh")
+        || base.starts_with("Dockerfile")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::view::MemView;
+
+    fn registry() -> Registry {
+        crate::rules::load(None)
+            .expect("the built-in rules load")
+            .0
+            .registry
+    }
+
+    const TOP: &str = "cmake_minimum_required(VERSION 3.26)\nproject(x)\ninclude(FetchContent)\ninclude(fa.cmake)\nFetchContent_MakeAvailable(vllm-flash-attn)\n";
+
+    fn fa(tag: &str) -> String {
+        format!(
+            "FetchContent_Declare(vllm-flash-attn\n  GIT_REPOSITORY https://github.com/vllm-project/flash-attention.git\n  GIT_TAG {tag})\n"
+        )
+    }
+
+    fn tree(files: &[(&str, &str)]) -> MemView {
+        let mut view = MemView::new("mem", "source-tree");
+        for (p, t) in files {
+            view.insert(*p, t.as_bytes().to_vec());
+        }
+        view
+    }
+
+    #[test]
+    fn an_identical_tree_shares_and_a_changed_input_does_not() {
+        let reg = registry();
+        let a = "506341a143fcabd4bb79052a7605ada727d6b3f5";
+        let b = "6d11b3c1b6ca7dac0b111bb0db63ca16eeb19a46";
+        let evals = Evaluations::default();
+        let base = tree(&[("CMakeLists.txt", TOP), ("fa.cmake", &fa(a)), ("x.py", "1")]);
+        let first = evals.from_cmake(&base, &reg).expect("evaluates");
+        assert_eq!(evals.shared(), 0);
+        // A file the evaluation never reads changed: shared, and the same pins.
+        let doc = tree(&[("CMakeLists.txt", TOP), ("fa.cmake", &fa(a)), ("x.py", "2")]);
+        let again = evals.from_cmake(&doc, &reg).expect("evaluates");
+        assert_eq!(evals.shared(), 1);
+        assert_eq!(
+            format!("{:?}", again.pins),
+            format!("{:?}", first.pins),
+            "the same pins"
+        );
+        // The pin moved: evaluated again, and the new pin is what it says.
+        let bumped = tree(&[("CMakeLists.txt", TOP), ("fa.cmake", &fa(b)), ("x.py", "2")]);
+        let moved = evals.from_cmake(&bumped, &reg).expect("evaluates");
+        assert_eq!(evals.shared(), 1);
+        assert_eq!(moved.pins.len(), 1);
+        assert_eq!(moved.pins[0].commit.as_deref(), Some(b));
+        assert_eq!(first.pins[0].commit.as_deref(), Some(a));
+        // A file added anywhere changes the listing the evaluation asked for: not shared.
+        let added = tree(&[
+            ("CMakeLists.txt", TOP),
+            ("fa.cmake", &fa(a)),
+            ("x.py", "2"),
+            ("y.py", ""),
+        ]);
+        evals.from_cmake(&added, &reg).expect("evaluates");
+        assert_eq!(evals.shared(), 1);
+    }
+
+    #[test]
+    fn a_file_read_by_the_cmake_code_is_an_input_too() {
+        let reg = registry();
+        let top = "cmake_minimum_required(VERSION 3.26)\nproject(x)\ninclude(FetchContent)\nfile(READ tag.txt TAG)\nstring(STRIP \"${TAG}\" TAG)\nFetchContent_Declare(vllm-flash-attn\n  GIT_REPOSITORY https://github.com/vllm-project/flash-attention.git\n  GIT_TAG ${TAG})\nFetchContent_MakeAvailable(vllm-flash-attn)\n";
+        let a = "506341a143fcabd4bb79052a7605ada727d6b3f5";
+        let b = "6d11b3c1b6ca7dac0b111bb0db63ca16eeb19a46";
+        let evals = Evaluations::default();
+        let base = tree(&[("CMakeLists.txt", top), ("tag.txt", a)]);
+        let head = tree(&[("CMakeLists.txt", top), ("tag.txt", b)]);
+        // The prediction looks at CMake files only and says "likely": the replay decides.
+        assert!(likely_shared(&base, &head));
+        let p = evals.from_cmake(&base, &reg).expect("evaluates");
+        let q = evals.from_cmake(&head, &reg).expect("evaluates");
+        assert_eq!(evals.shared(), 0, "tag.txt differs: not shared");
+        assert_eq!(p.pins[0].commit.as_deref(), Some(a));
+        assert_eq!(q.pins[0].commit.as_deref(), Some(b));
+    }
+
+    #[test]
+    fn the_prediction_sees_cmake_changes_and_added_files() {
+        let a = tree(&[("CMakeLists.txt", TOP), ("fa.cmake", &fa("1"))]);
+        let b = tree(&[("CMakeLists.txt", TOP), ("fa.cmake", &fa("2"))]);
+        let c = tree(&[
+            ("CMakeLists.txt", TOP),
+            ("fa.cmake", &fa("1")),
+            ("README.md", ""),
+        ]);
+        assert!(likely_shared(&a, &a));
+        assert!(!likely_shared(&a, &b));
+        assert!(!likely_shared(&a, &c));
+    }
+}
