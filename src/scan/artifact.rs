@@ -13,6 +13,7 @@ use crate::model::{EvidenceKind, Location};
 use crate::pin::fingerprint::Index;
 use crate::pin::shipped::elf::{self, DynamicSymbol, ElfError};
 use crate::pin::shipped::env::{self, Env};
+use crate::pin::shipped::import_path;
 use crate::pin::shipped::library_cache;
 use crate::pin::shipped::record::{Check, Record};
 use crate::pin::shipped::{self, FileRead, ShippedCopy, ShippedFiles};
@@ -339,7 +340,8 @@ fn scan_copy(
     };
     // Code Python runs at startup could import another copy than this one: no clean answer.
     let mut recorded = recorded;
-    if let Some(e) = env::startup_evidence(&env::startup_code_for(view, env)?) {
+    let package = copy.module.split('.').next().unwrap_or("vllm");
+    if let Some(e) = import_path::evidence(&import_path::concerns(view, env, package)?) {
         recorded.extend(db.rules.iter().map(|r| (r.rule.id.clone(), e.clone())));
     }
     for loaded in &db.rules {
