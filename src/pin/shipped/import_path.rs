@@ -40,12 +40,35 @@ const STARTUP: &str =
     "it can change sys.path, so which copy Python imports cannot be told without running it";
 
 /// Every concern for the copy of `package` (a top-level package: `vllm`, `flash_attn`) that
-/// `env` holds.
-pub fn concerns(view: &dyn View, env: &Env, package: &str) -> Result<Vec<Concern>, TargetError> {
+/// `env` holds; `envs` are all the environments of the view. A copy on no path the target
+/// sets up (not a site directory, a `.pth` entry, a `PYTHONPATH` entry or the view's root) is
+/// imported only if code puts it on the path: the startup code of every site directory counts.
+pub fn concerns(
+    view: &dyn View,
+    env: &Env,
+    package: &str,
+    envs: &[Env],
+) -> Result<Vec<Concern>, TargetError> {
     let mut out = startup_code(view, env)?;
+    let on_path = env.root.is_empty()
+        || env.editable_of.is_some()
+        || Layout::of(view, &env.root)?.is_some()
+        || pythonpath_dirs(view).contains(&env.root);
+    if !on_path {
+        for other in envs {
+            if other.root != env.root && Layout::of(view, &other.root)?.is_some() {
+                out.extend(startup_code(view, other)?);
+                out.extend(interpreter(view, other, package)?);
+            }
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        out.retain(|c| seen.insert((c.file.clone(), c.line)));
+    }
     if let Some(root) = &env.editable_of {
-        // An editable install's source directory: the installing environment's `site` runs.
+        // A directory a site directory's `.pth` entry (or an editable install) puts on the
+        // path: that site directory's `site` runs, and what comes before the entry wins.
         out.extend(startup_code(view, &Env::at(root))?);
+        out.extend(before_entry(view, root, env, package)?);
     }
     out.extend(pythonpath(view, env, package)?);
     out.extend(interpreter(view, env, package)?);
@@ -200,6 +223,70 @@ fn harmless_import_line(view: &dyn View, env: &Env, line: &str) -> Result<bool, 
     Ok(false)
 }
 
+/// For `env`, a directory that `site`'s `.pth` path entries put on the path after the site
+/// directory `site`: the site directory itself comes first, then the entries in file-name and
+/// line order. One of them that holds `package` before `env`'s entry means Python imports it
+/// from there; an entry outside the view before it may (it is not known what it holds).
+fn before_entry(
+    view: &dyn View,
+    site: &str,
+    env: &Env,
+    package: &str,
+) -> Result<Vec<Concern>, TargetError> {
+    if holds(view, site, package)? {
+        return Ok(vec![Concern {
+            file: site.to_string(),
+            line: None,
+            what: format!(
+                "the site directory {site} holds {package} itself, before its .pth entries: Python imports that copy, not this one"
+            ),
+        }]);
+    }
+    let mut out = Vec::new();
+    let mut names = view.children(site)?;
+    names.sort();
+    for name in names.iter().filter(|n| n.ends_with(".pth")) {
+        let file = join(site, name);
+        let Ok(Some(bytes)) = view.read(&file) else {
+            continue;
+        };
+        for (line, entry) in Pth::parse(&bytes).paths() {
+            let dir = if entry.starts_with('/') {
+                view.resolve_absolute(entry)
+            } else {
+                super::pth::join_relative(site, entry)
+            };
+            match dir {
+                Some(dir) if dir == env.root => return Ok(out),
+                Some(dir) if dir == site => {}
+                Some(dir) if holds(view, &dir, package)? => {
+                    out.push(Concern {
+                        file,
+                        line: Some(line),
+                        what: format!(
+                            "{name}:{line} puts {dir} on sys.path before {}, and it holds {package}: Python imports that copy, not this one",
+                            env.root
+                        ),
+                    });
+                    return Ok(out);
+                }
+                Some(_) => {}
+                None if entry.starts_with('/') => out.push(Concern {
+                    file: file.clone(),
+                    line: Some(line),
+                    what: format!(
+                        "{name}:{line} puts {} on sys.path before {}, outside the target: whether Python imports {package} from there is not known",
+                        crate::model::text::printable(entry),
+                        env.root
+                    ),
+                }),
+                None => {}
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Whether `dir` holds `package` as Python would import it (a package directory or a module).
 fn holds(view: &dyn View, dir: &str, package: &str) -> Result<bool, TargetError> {
     let children = view.children(dir)?;
@@ -317,6 +404,17 @@ fn pythonpath(view: &dyn View, env: &Env, package: &str) -> Result<Vec<Concern>,
     Ok(out)
 }
 
+/// The image's `PYTHONPATH` entries that resolve inside it.
+fn pythonpath_dirs(view: &dyn View) -> Vec<String> {
+    view.runtime()
+        .and_then(|rt| rt.var("PYTHONPATH"))
+        .into_iter()
+        .flat_map(|v| v.split(':'))
+        .filter(|e| e.starts_with('/'))
+        .filter_map(|e| view.resolve_absolute(e))
+        .collect()
+}
+
 /// Where an environment sits in an interpreter's layout.
 struct Layout {
     /// The prefix (`usr/local`, a venv's root), relative to the view root.
@@ -333,13 +431,13 @@ impl Layout {
         let [.., lib, version, site] = parts.as_slice() else {
             return Ok(None);
         };
-        if *lib != "lib" || !matches!(*site, "site-packages" | "dist-packages") {
+        if !matches!(*lib, "lib" | "lib64") || !matches!(*site, "site-packages" | "dist-packages") {
             return Ok(None);
         }
         let prefix = parts[..parts.len() - 3].join("/");
         let debian = *site == "dist-packages";
         let versions = if *version == "python3" && debian {
-            view.children(&join(&prefix, "lib"))?
+            view.children(&join(&prefix, lib))?
                 .iter()
                 .filter_map(|c| c.strip_suffix('/'))
                 .filter(|c| is_version_dir(c))
@@ -571,7 +669,7 @@ mod tests {
         let site = "usr/local/lib/python3.12/site-packages";
         put(&mut view, &format!("{site}/vllm/__init__.py"), "");
         let env = Env::at(site);
-        assert_eq!(concerns(&view, &env, "vllm").expect("reads"), []);
+        assert_eq!(concerns(&view, &env, "vllm", &[]).expect("reads"), []);
         // Debian's apport hook is harmless; anything else in the library directory is not.
         let apport = "# install the apport exception handler if available\ntry:\n    import apport_python_hook\nexcept ImportError:\n    pass\nelse:\n    apport_python_hook.install()\n";
         put(
@@ -579,13 +677,13 @@ mod tests {
             "usr/local/lib/python3.12/sitecustomize.py",
             apport,
         );
-        assert_eq!(concerns(&view, &env, "vllm").expect("reads"), []);
+        assert_eq!(concerns(&view, &env, "vllm", &[]).expect("reads"), []);
         put(
             &mut view,
             "usr/local/lib/python3.12/usercustomize.py",
             "import sys\n",
         );
-        let found = concerns(&view, &env, "vllm").expect("reads");
+        let found = concerns(&view, &env, "vllm", &[]).expect("reads");
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].file, "usr/local/lib/python3.12/usercustomize.py");
         view.remove("usr/local/lib/python3.12/usercustomize.py");
@@ -596,7 +694,7 @@ mod tests {
             "root/.local/lib/python3.12/site-packages/vllm/__init__.py",
             "",
         );
-        let found = concerns(&view, &env, "vllm").expect("reads");
+        let found = concerns(&view, &env, "vllm", &[]).expect("reads");
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(found[0].what.contains("user site-packages"), "{found:?}");
         // ... unless the image turns the user site off.
@@ -604,7 +702,7 @@ mod tests {
             env: vec![("PYTHONNOUSERSITE".into(), "1".into())],
             ..Runtime::default()
         });
-        assert_eq!(concerns(&view, &env, "vllm").expect("reads"), []);
+        assert_eq!(concerns(&view, &env, "vllm", &[]).expect("reads"), []);
         // A venv without the system site-packages has no user site either, and its base
         // interpreter's library directory counts.
         let venv_site = "opt/venv/lib/python3.12/site-packages";
@@ -615,13 +713,16 @@ mod tests {
             "home = /usr/local/bin\ninclude-system-site-packages = false\n",
         );
         view.set_runtime(Runtime::default());
-        assert_eq!(concerns(&view, &Env::at(venv_site), "vllm").expect("r"), []);
+        assert_eq!(
+            concerns(&view, &Env::at(venv_site), "vllm", &[]).expect("r"),
+            []
+        );
         put(
             &mut view,
             "usr/local/lib/python3.12/sitecustomize.py",
             "import x\n",
         );
-        let found = concerns(&view, &Env::at(venv_site), "vllm").expect("r");
+        let found = concerns(&view, &Env::at(venv_site), "vllm", &[]).expect("r");
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].file, "usr/local/lib/python3.12/sitecustomize.py");
     }
@@ -647,13 +748,13 @@ mod tests {
         };
         // An entry that holds vllm comes first; one that does not (or does not exist) is passed.
         with(&mut view, "/opt/nothing:/opt/empty:/opt/vllm-copy", &[]);
-        let found = concerns(&view, &env, "vllm").expect("reads");
+        let found = concerns(&view, &env, "vllm", &[]).expect("reads");
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].file, "PYTHONPATH");
         assert!(found[0].what.contains("/opt/vllm-copy"), "{found:?}");
         // The environment itself first: nothing later counts.
         with(&mut view, &format!("/{site}:/opt/vllm-copy"), &[]);
-        assert_eq!(concerns(&view, &env, "vllm").expect("reads"), []);
+        assert_eq!(concerns(&view, &env, "vllm", &[]).expect("reads"), []);
         for (value, volumes, says) in [
             ("", &[][..], None),
             ("relative/dir", &[][..], Some("relative")),
@@ -662,7 +763,7 @@ mod tests {
             ("/opt/app.zip", &[][..], Some("zip")),
         ] {
             with(&mut view, value, volumes);
-            let found = concerns(&view, &env, "vllm").expect("reads");
+            let found = concerns(&view, &env, "vllm", &[]).expect("reads");
             match says {
                 None => assert_eq!(found, [], "{value}"),
                 Some(word) => {
@@ -675,7 +776,7 @@ mod tests {
         malformed.malformed = Some("config.Env is 1, not a list".into());
         view.set_runtime(malformed);
         assert_eq!(
-            concerns(&view, &env, "vllm").expect("reads")[0].file,
+            concerns(&view, &env, "vllm", &[]).expect("reads")[0].file,
             "config.Env"
         );
     }
