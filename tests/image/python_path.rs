@@ -68,8 +68,11 @@ fn forms(dir: &Path, image: &Image) -> Vec<String> {
     ]
 }
 
-/// The FA4 findings: (status, file, evidence JSON).
-fn fa4(report: &Value) -> Vec<(String, String, String)> {
+/// One FA4 finding: (status, file, evidence JSON).
+type Found = (String, String, String);
+
+/// The FA4 findings.
+fn fa4(report: &Value) -> Vec<Found> {
     report["targets"][0]["findings"]
         .as_array()
         .into_iter()
@@ -89,9 +92,9 @@ fn fa4(report: &Value) -> Vec<(String, String, String)> {
 }
 
 /// Scan every form of `image`: the exit code and the FA4 findings, the same in each form.
-fn scan(image: &Image) -> (i32, Vec<(String, String, String)>) {
+fn scan(image: &Image) -> (i32, Vec<Found>) {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let mut seen: Option<(i32, Vec<(String, String, String)>)> = None;
+    let mut seen: Option<(i32, Vec<Found>)> = None;
     for target in forms(tmp.path(), image) {
         let run = Pinprobe::new(&["scan", &target, "--format", "json"])
             .cache(&tmp.path().join("cache"))
@@ -107,7 +110,7 @@ fn scan(image: &Image) -> (i32, Vec<(String, String, String)>) {
 }
 
 /// The finding on the copy under `dir`.
-fn on<'a>(found: &'a [(String, String, String)], dir: &str) -> &'a (String, String, String) {
+fn on<'a>(found: &'a [Found], dir: &str) -> &'a Found {
     found
         .iter()
         .find(|(_, file, _)| file.starts_with(dir))

@@ -772,9 +772,10 @@ mod tests {
                 }
             }
         }
-        let mut malformed = Runtime::default();
-        malformed.malformed = Some("config.Env is 1, not a list".into());
-        view.set_runtime(malformed);
+        view.set_runtime(Runtime {
+            malformed: Some("config.Env is 1, not a list".into()),
+            ..Runtime::default()
+        });
         assert_eq!(
             concerns(&view, &env, "vllm", &[]).expect("reads")[0].file,
             "config.Env"
