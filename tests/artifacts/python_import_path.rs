@@ -545,3 +545,210 @@ fn generated_environments_agree_with_cpython_or_are_unknown() {
     }
     eprintln!("generated environments, by where CPython imports vllm from: {from:?}");
 }
+
+// ---- Generated interpreter prefixes, judged by CPython ----------------------------------------
+
+/// A prefix laid out as an interpreter's (`P/bin/python3`, `P/lib/python3.X/` linking the real
+/// standard library, `P/lib/python3.X/site-packages`), run with `PYTHONHOME=P` and `HOME=P/root`
+/// so its user site-packages is `P/root/.local/lib/python3.X/site-packages`: where a
+/// `sitecustomize.py` in the interpreter's own library directory, a `usercustomize.py` and a
+/// user site-packages holding vLLM make CPython import it from, against what pinprobe says of
+/// the prefix.
+struct Prefix {
+    root: PathBuf,
+    python: PathBuf,
+    version: String,
+    outside: PathBuf,
+}
+
+impl Prefix {
+    fn make(tmp: &Path) -> Option<Prefix> {
+        let out = Command::new("python3")
+            .args([
+                "-c",
+                "import os, sys, sysconfig; print(os.path.realpath(sys.executable)); print(sysconfig.get_paths()['stdlib'])",
+            ])
+            .output()
+            .ok()?;
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let mut lines = text.lines();
+        let (exe, stdlib) = (PathBuf::from(lines.next()?), PathBuf::from(lines.next()?));
+        let version = stdlib.file_name()?.to_str()?.to_string();
+        let root = tmp.join("prefix");
+        let lib = root.join("lib").join(&version);
+        std::fs::create_dir_all(root.join("bin")).ok()?;
+        std::fs::create_dir_all(&lib).ok()?;
+        std::os::unix::fs::symlink(&exe, root.join("bin/python3")).ok()?;
+        for entry in std::fs::read_dir(&stdlib).ok()?.flatten() {
+            let name = entry.file_name();
+            if name != "site-packages" && name != "sitecustomize.py" && name != "usercustomize.py" {
+                std::os::unix::fs::symlink(entry.path(), lib.join(&name)).ok()?;
+            }
+        }
+        Some(Prefix {
+            python: root.join("bin/python3"),
+            outside: tmp.join("elsewhere"),
+            root,
+            version,
+        })
+    }
+
+    fn lib(&self) -> PathBuf {
+        self.root.join("lib").join(&self.version)
+    }
+
+    fn site(&self) -> PathBuf {
+        self.lib().join("site-packages")
+    }
+
+    fn user(&self) -> PathBuf {
+        self.root
+            .join("root/.local/lib")
+            .join(&self.version)
+            .join("site-packages")
+    }
+
+    fn imported(&self) -> Option<PathBuf> {
+        let out = Command::new(&self.python)
+            .args([
+                "-c",
+                "import os, vllm; print(os.path.realpath(vllm.__file__))",
+            ])
+            .env_remove("PYTHONPATH")
+            .env_remove("PYTHONNOUSERSITE")
+            .env("PYTHONHOME", &self.root)
+            .env("HOME", self.root.join("root"))
+            .output()
+            .expect("python runs");
+        if !out.status.success() {
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains("ModuleNotFoundError"), "{err}");
+            return None;
+        }
+        Some(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+    }
+}
+
+#[test]
+fn generated_interpreter_prefixes_agree_with_cpython_or_are_unknown() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let tmp_path = tmp.path().canonicalize().expect("canonical");
+    let made = Prefix::make(&tmp_path);
+    if !common::require::require(
+        made.is_some(),
+        "python3 whose standard library can be linked into a prefix (PYTHONHOME)",
+    ) {
+        return;
+    }
+    let Some(p) = made else {
+        return;
+    };
+    let copy = |dir: &Path, held: Option<bool>| {
+        let _ = std::fs::remove_dir_all(dir.join("vllm"));
+        if let Some(buggy) = held {
+            let (version, call) = if buggy {
+                ("0.30.0", Sm90Call::Buggy)
+            } else {
+                ("0.33.0", Sm90Call::Fixed)
+            };
+            write_tree(dir, &vllm_files(version, call));
+        }
+    };
+    let apport = "try:\n    import apport_python_hook\nexcept ImportError:\n    pass\nelse:\n    apport_python_hook.install()\n";
+    let insert = format!(
+        "import sys\nsys.path.insert(0, {:?})\n",
+        p.outside.display().to_string()
+    );
+    let count: u64 = std::env::var("PINPROBE_IMPORT_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(48)
+        / 2;
+    let mut from = std::collections::BTreeMap::new();
+    for seed in 0..count {
+        let mut g = Gen(0x5eed_0000 + seed);
+        let held = |g: &mut Gen| match g.below(3) {
+            0 => None,
+            1 => Some(true),
+            _ => Some(false),
+        };
+        let (site, user, outside) = (held(&mut g), held(&mut g), held(&mut g));
+        let sitecustomize = g.pick(&[None, Some(apport), Some(insert.as_str())]);
+        let usercustomize = g.pick(&[None, Some(insert.as_str())]);
+        let case = format!(
+            "seed {seed}: site {site:?}, user {user:?}, outside {outside:?}, lib/sitecustomize.py {sitecustomize:?}, usercustomize.py {usercustomize:?}"
+        );
+        std::fs::create_dir_all(p.site()).expect("mkdir");
+        std::fs::create_dir_all(p.user()).expect("mkdir");
+        std::fs::create_dir_all(&p.outside).expect("mkdir");
+        copy(&p.site(), site);
+        copy(&p.user(), user);
+        copy(&p.outside, outside);
+        let meta = with_dist_info("vllm", "0.33.0", Vec::new());
+        write_tree(&p.site(), &meta);
+        for (dir, file, text) in [
+            (p.lib(), "sitecustomize.py", sitecustomize),
+            (p.user(), "usercustomize.py", usercustomize),
+        ] {
+            let _ = std::fs::remove_file(dir.join(file));
+            if let Some(text) = text {
+                std::fs::write(dir.join(file), text).expect("write");
+            }
+        }
+        let place = |f: &Path| {
+            [
+                ("site", p.site()),
+                ("user", p.user()),
+                ("outside", p.outside.clone()),
+            ]
+            .into_iter()
+            .find(|(_, d)| f.starts_with(d))
+            .map(|(n, _)| n)
+        };
+        let imported = p
+            .imported()
+            .map(|f| place(&f).unwrap_or_else(|| panic!("{case}: CPython imports {f:?}")));
+        *from.entry(format!("{imported:?}")).or_insert(0) += 1;
+        let truth = match imported {
+            Some("site") => site,
+            Some("user") => user,
+            Some(_) => outside,
+            None => None,
+        };
+        let run = scan(&p.root);
+        assert_ne!(run.code, 2, "{case}: {}", run.all());
+        let found = fa4(&run);
+        assert!(!found.is_empty(), "{case}: {}", run.all());
+        for (status, file, evidence) in &found {
+            let judged = file
+                .split_once("vllm/vllm_flash_attn/")
+                .and_then(|(root, _)| place(&p.root.join(root.trim_end_matches('/'))));
+            let what = format!(
+                "{case}\nCPython imports from {imported:?}; pinprobe says {status} for {file}: {evidence}"
+            );
+            if judged.is_some() && judged == imported {
+                let right = if truth == Some(true) {
+                    "affected"
+                } else {
+                    "not_affected"
+                };
+                assert!(status == right || status == "unknown", "{what}");
+            } else {
+                assert_ne!(
+                    status, "not_affected",
+                    "not the copy CPython imports: {what}"
+                );
+            }
+        }
+        if truth == Some(true) {
+            assert_ne!(run.code, 0, "{case}: CPython imports a buggy copy");
+        }
+    }
+    for place in ["Some(\"site\")", "Some(\"user\")", "Some(\"outside\")"] {
+        assert!(
+            from.contains_key(place),
+            "no case imports from {place}: {from:?}"
+        );
+    }
+    eprintln!("generated prefixes, by where CPython imports vllm from: {from:?}");
+}

@@ -495,7 +495,20 @@ fn interpreter(view: &dyn View, env: &Env, package: &str) -> Result<Vec<Concern>
         .flatten();
     let venv = cfg.map(|b| venv_settings(&String::from_utf8_lossy(&b)));
     let mut libraries: Vec<String> = Vec::new();
+    // A user site-packages (`~/.local/lib/python3.X/site-packages`) belongs to whichever
+    // interpreter of that version runs: every one the target holds.
+    let user = env.root.starts_with("root/.local/")
+        || (env.root.starts_with("home/") && env.root.contains("/.local/lib/"));
     for version in &layout.versions {
+        if user {
+            for prefix in ["lib", "usr/lib", "usr/local/lib"] {
+                let lib = format!("{prefix}/{version}");
+                if !view.children(&lib)?.is_empty() {
+                    libraries.push(lib);
+                }
+            }
+            continue;
+        }
         match &venv {
             Some((home, _)) => {
                 // `home` is the base interpreter's `bin` directory; its prefix is the parent.
