@@ -167,6 +167,7 @@ mod tests {
             conditions: Vec::new(),
             file: "cmake/y.cmake".into(),
             line: 2,
+            release: None,
         };
         let f = any_value(&rule, &pin(None), &value);
         assert_eq!((f.status, f.decided_by), (Status::Unknown, None));

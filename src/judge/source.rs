@@ -54,8 +54,15 @@ impl Judge<'_> {
         // names the commit, so known pins and the ledger still decide.
         let clone = given.filter(|_| lacks.is_none());
         let commit_text = commit.map(|c| c.to_string());
-        let mut resolution =
-            ledger::resolve(db, self.release, &pin.component, commit_text.as_deref());
+        // A pin that is a vLLM release's own (a requirement on `vllm`, through the ledger) is
+        // judged as that release; any other as the tree's release.
+        let own_release = pin.release.as_ref().map(|version| ledger::ReleaseId {
+            version: version.clone(),
+            commit: None,
+            file: format!("{}:{}", pin.file, pin.line),
+        });
+        let release = own_release.as_ref().or(self.release);
+        let mut resolution = ledger::resolve(db, release, &pin.component, commit_text.as_deref());
         // The recorded verdicts describe the release's build: its pin and its patches.
         let mut tree_patches = Vec::new();
         for path in &pin.patches {
@@ -72,7 +79,7 @@ impl Judge<'_> {
                 pin.component
             ));
         }
-        if let (Some(_), Some(why)) = (&self.release, &resolution.why_not)
+        if let (Some(_), Some(why)) = (release, &resolution.why_not)
             && pin.component == "flash-attention"
         {
             warnings.push(format!(
@@ -105,6 +112,7 @@ impl Judge<'_> {
             sources_label,
             binaries: None,
             packages: resolution.packages,
+            package_pins: pin.package.iter().cloned().collect(),
             no_clone: lacks.or_else(|| {
                 commit.map(|c| {
                     format!(
@@ -123,7 +131,10 @@ impl Judge<'_> {
         };
         let mut findings = Vec::new();
         for loaded in &db.rules {
-            if evaluate::applies(&loaded.rule, &pin.component, &db.registry) {
+            if evaluate::applies(&loaded.rule, &pin.component, &db.registry)
+                || (pin.package.is_some()
+                    && evaluate::applies_to_package(&loaded.rule, &pin.component))
+            {
                 findings.push(evaluate::evaluate_with(
                     &loaded.rule,
                     &subject,
@@ -375,6 +386,7 @@ mod tests {
             conditions: Vec::new(),
             file: "cmake/fa.cmake".into(),
             line,
+            release: None,
         }
     }
 

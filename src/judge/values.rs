@@ -149,6 +149,7 @@ mod tests {
             },
             file: "cmake/fa.cmake".to_string(),
             line,
+            release: None,
         }
     }
 

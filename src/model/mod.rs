@@ -24,7 +24,9 @@ pub use diff::{
 pub use evidence::{Evidence, EvidenceKind, Location};
 pub use finding::{Finding, Suppression};
 pub use gate::{GateVerdict, GateView, Tally};
-pub use pin::{CommitId, Fingerprint, FoundBy, Pin, Possible, is_full_sha, purl_encode};
+pub use pin::{
+    CommitId, Fingerprint, FoundBy, PackagePin, Pin, Possible, is_full_sha, purl_encode,
+};
 pub use report::{
     ImageInfo, LayerInfo, Report, RulesSource, SCHEMA, Shard, TargetReport, Tool, VersionControl,
 };

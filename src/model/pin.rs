@@ -197,6 +197,25 @@ pub struct Pin {
     /// (else the first configuration's). Empty: the pin is exactly that one value.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub possible: Vec<Possible>,
+    /// The vLLM release whose pin this is in the release ledger (a Python requirement on
+    /// `vllm`), so the ledger's recorded verdicts for that release's pin apply. Internal: the
+    /// JSON shows the release in the value's conditions.
+    #[serde(skip)]
+    pub release: Option<String>,
+    /// The Python distribution a requirement or lock entry pins, with the versions it allows,
+    /// for rules whose PyPI ranges judge the component's own package. Internal, like `release`.
+    #[serde(skip)]
+    pub package: Option<PackagePin>,
+}
+
+/// A Python distribution a requirement or lock entry pins, and the PEP 440 versions it allows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackagePin {
+    /// The distribution, PEP 503 normalised (`flashinfer-python`).
+    pub name: String,
+    pub allowed: version_ranges::Ranges<pep508_rs::pep440_rs::Version>,
+    /// The requirement as written, for evidence.
+    pub written: String,
 }
 
 /// One value a CMake pin can take, and what selects it.
@@ -223,6 +242,9 @@ pub struct Possible {
     /// Where it is declared (the `GIT_TAG` line, else the call).
     pub file: String,
     pub line: u32,
+    /// The vLLM release in the release ledger this value is the pin of (see [`Pin::release`]).
+    #[serde(skip)]
+    pub release: Option<String>,
 }
 
 impl Possible {
@@ -274,6 +296,8 @@ impl Pin {
             overrides: Vec::new(),
             fingerprint: None,
             possible: Vec::new(),
+            release: None,
+            package: None,
         }
     }
 }

@@ -172,6 +172,7 @@ pub fn from_evaluation(
                     conditions,
                     file: file.clone(),
                     line,
+                    release: None,
                 },
                 url: fetch.url.as_ref().map(|v| v.text.clone()),
                 url_hash: url_hash.clone(),
@@ -462,6 +463,8 @@ fn pin_of(
         } else {
             variants.into_iter().map(|v| v.possible).collect()
         },
+        release: None,
+        package: None,
     })
 }
 
@@ -475,5 +478,6 @@ pub fn with_value(pin: &Pin, value: &Possible) -> Pin {
     out.file = value.file.clone();
     out.line = value.line;
     out.possible = vec![value.clone()];
+    out.release = value.release.clone();
     out
 }

@@ -131,6 +131,7 @@ fn unknown(sub: &Submodule, path: &str, why: &str) -> Possible {
         conditions: Vec::new(),
         file: ".gitmodules".into(),
         line: sub.line,
+        release: None,
     }
 }
 

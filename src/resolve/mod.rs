@@ -355,6 +355,36 @@ impl Repo {
             .map(|e| e.object_id()))
     }
 
+    /// The repository of the submodule `name` checked out at `path`: the work tree's checkout
+    /// (a `.git` file or directory at `path`), else this repository's `modules/<name>` git
+    /// directory. `None` when neither is here (not initialised, a bare clone), or when the
+    /// name or path could leave the repository (`..`, an absolute path), as git refuses too.
+    pub fn submodule(&self, name: &str, path: &str) -> Option<Repo> {
+        let safe = |s: &str| {
+            !s.is_empty()
+                && !s.starts_with('/')
+                && !s.contains('\\')
+                && s.split('/')
+                    .all(|part| !part.is_empty() && part != "." && part != "..")
+        };
+        if !safe(name) || !safe(path) {
+            return None;
+        }
+        if let Some(workdir) = self.repo.workdir() {
+            let checkout = workdir.join(path);
+            if checkout.join(".git").exists()
+                && let Ok(repo) = Repo::open(&checkout)
+            {
+                return Some(repo);
+            }
+        }
+        let modules = self.repo.git_dir().join("modules").join(name);
+        modules
+            .is_dir()
+            .then(|| Repo::open(&modules).ok())
+            .flatten()
+    }
+
     /// Whether the repository has a work tree (else it is bare).
     pub fn has_work_tree(&self) -> bool {
         self.repo.workdir().is_some()

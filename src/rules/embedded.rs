@@ -11,7 +11,7 @@ pub const LEDGER: &str = include_str!("../../rules/ledger.yaml");
 /// Unix epoch, the scale `pinprobe rules push` uses by default. A pulled database with a lower
 /// serial is older than the binary's own and is refused (`rules::feed`); a test keeps this in
 /// step with the rules.
-pub const SERIAL: u64 = 1_795_996_800;
+pub const SERIAL: u64 = 1_796_256_000;
 
 pub const RULES: &[(&str, &str)] = &[
     (
@@ -65,6 +65,14 @@ pub const RULES: &[(&str, &str)] = &[
     (
         "PINPROBE-2026-0013.yaml",
         include_str!("../../rules/PINPROBE-2026-0013.yaml"),
+    ),
+    (
+        "PINPROBE-2026-0014.yaml",
+        include_str!("../../rules/PINPROBE-2026-0014.yaml"),
+    ),
+    (
+        "PINPROBE-2026-0015.yaml",
+        include_str!("../../rules/PINPROBE-2026-0015.yaml"),
     ),
 ];
 

@@ -44,6 +44,9 @@ pub struct Subject<'a> {
     pub binaries: Option<&'a dyn Libraries>,
     /// Installed package versions: (ecosystem, name, version).
     pub packages: Vec<(String, String, String)>,
+    /// The component's own Python distribution as a requirement or lock entry pins it (the
+    /// versions it allows), for rules whose PyPI entries name the component.
+    pub package_pins: Vec<crate::model::PackagePin>,
     /// Why there is no clone to answer ancestry, and what would decide, when `clone` is `None`
     /// (a clone that lacks the pinned commit; a wheel, which no clone can help without a commit).
     /// `None`: the default advice, pass `--repo NAME=PATH`.
@@ -65,6 +68,14 @@ impl Subject<'_> {
 pub fn applies(rule: &Rule, component: &str, registry: &Registry) -> bool {
     rule.git_ranges()
         .any(|(_, range)| range_applies(range, component, registry))
+}
+
+/// Whether `rule` judges `component`'s own Python distribution: one of its package entries
+/// names the component. Such an entry judges requirement and lock pins (the versions they
+/// allow); a git pin of the component is judged by the rule's GIT ranges only (a version range
+/// says nothing of a commit).
+pub fn applies_to_package(rule: &Rule, component: &str) -> bool {
+    rule.package_entries().any(|(_, c)| c == component)
 }
 
 /// Whether a GIT range applies to `component`: the range's repository is the component's
@@ -120,6 +131,7 @@ pub fn evaluate_with(
             continue;
         }
         let spec = affected.specific();
+        let range = &with_fixed_prefixes(range, &spec.fixed_prefixes, subject.clone);
         let mut ancestry = ancestry_evidence(range, spec.introduced_unknown, subject);
         if !spec.note.is_empty() && ancestry.status != Status::Unknown {
             ancestry.detail = format!("{} ({})", ancestry.detail, spec.note);
@@ -169,6 +181,23 @@ pub fn evaluate_with(
                         file: None,
                         line: None,
                     },
+                    true,
+                ));
+            }
+        }
+    }
+    for (affected, component) in rule.package_entries() {
+        if component != subject.component {
+            continue;
+        }
+        let introduced_unknown = affected.specific().introduced_unknown;
+        for pinned in subject.package_pins.iter().filter(|p| {
+            crate::pin::components::normalise_package(&p.name)
+                == crate::pin::components::normalise_package(&affected.package.name)
+        }) {
+            for range in &affected.ranges {
+                weighed.push((
+                    package_evidence(pinned, &range.events, introduced_unknown),
                     true,
                 ));
             }
@@ -393,6 +422,7 @@ fn requirement_evidence(
         sources_label: String::new(),
         binaries: None,
         packages: Vec::new(),
+        package_pins: Vec::new(),
         no_clone: None,
         recorded: Vec::new(),
         location: None,
@@ -439,6 +469,72 @@ fn requirement_evidence(
             }
         ),
     )
+}
+
+/// `range` with each fix published only as a short SHA added as a `fixed` event, where the
+/// clone resolves the prefix to exactly one commit (an ambiguous or missing prefix adds nothing).
+fn with_fixed_prefixes(
+    range: &super::model::Range,
+    prefixes: &[super::model::KnownPin],
+    clone: Option<&Repo>,
+) -> super::model::Range {
+    let mut out = range.clone();
+    let Some(clone) = clone else {
+        return out;
+    };
+    for p in prefixes {
+        if let Ok(crate::resolve::Resolved::Commit(c)) = clone.resolve(&p.commit) {
+            out.events.push(Event::Fixed(c.to_string()));
+        }
+    }
+    out
+}
+
+/// What a pinned distribution's allowed versions say against one version range of the rule:
+/// affected when every allowed version is in the range, not affected when none is, unknown
+/// when the requirement allows both (naming it). An entry whose introducing version is not
+/// known never says affected.
+fn package_evidence(
+    pinned: &crate::model::PackagePin,
+    events: &[Event],
+    introduced_unknown: bool,
+) -> Evidence {
+    let what = match pinned.allowed.as_singleton() {
+        Some(v) => format!("{} {v}", pinned.name),
+        None => format!("`{}` (the versions it allows)", pinned.written),
+    };
+    let (status, detail) = match version::set_in_range(&pinned.allowed, events) {
+        Some(version::SetAnswer::All) if introduced_unknown => (
+            Status::Unknown,
+            format!(
+                "{what} is below the fix, but the version that introduced the bug is not known"
+            ),
+        ),
+        Some(version::SetAnswer::All) => {
+            (Status::Affected, format!("{what} is in the affected range"))
+        }
+        Some(version::SetAnswer::None) => (
+            Status::NotAffected,
+            format!("{what} is outside the affected range"),
+        ),
+        Some(version::SetAnswer::Some) => (
+            Status::Unknown,
+            format!(
+                "{what} allows versions in and out of the affected range: the one installed decides"
+            ),
+        ),
+        None => (
+            Status::Unknown,
+            "a version of the rule's range does not parse".to_string(),
+        ),
+    };
+    Evidence {
+        kind: EvidenceKind::VersionRange,
+        status,
+        detail,
+        file: None,
+        line: None,
+    }
 }
 
 /// Known affected pins published only as short SHAs: evidence only when the clone resolves the
@@ -1063,6 +1159,7 @@ mod tests {
                 sources: None,
                 sources_label: "the pinned tree".to_string(),
                 packages: Vec::new(),
+                package_pins: Vec::new(),
                 no_clone: None,
                 recorded: Vec::new(),
                 location: None,
@@ -1241,6 +1338,27 @@ mod tests {
             let f = evaluate(&r, &subject(&b.c["c4"], Some(&b.clone)), &registry());
             assert!(f.evidence.iter().all(|e| e.kind != EvidenceKind::KnownPin));
             assert_eq!(f.status, N);
+        }
+
+        /// A fix published only as a short SHA is a `fixed` event once a clone resolves it: a
+        /// pin that contains it is not affected, one that does not stays undecided (the
+        /// introduction is unknown), and without a clone the prefix decides nothing.
+        #[test]
+        fn fixed_prefixes_count_through_a_clone() {
+            let b = build();
+            let spec = format!(
+                "      introduced_unknown: true\n      fixed_prefixes:\n        - commit: \"{}\"\n          note: \"quoted short\"\n",
+                &b.c["c3"][..9]
+            );
+            let r = rule(&[("introduced", "0")], &spec, "");
+            assert_eq!(status(&r, &b.c["c4"], Some(&b.clone)), N);
+            assert_eq!(status(&r, &b.c["c3"], Some(&b.clone)), N);
+            assert_eq!(status(&r, &b.c["c2"], Some(&b.clone)), U);
+            assert_eq!(status(&r, &b.c["c4"], None), U);
+            // A prefix the clone does not resolve (here: no such commit) fixes nothing.
+            let spec = "      introduced_unknown: true\n      fixed_prefixes:\n        - commit: \"0000000\"\n";
+            let r = rule(&[("introduced", "0")], spec, "");
+            assert_eq!(status(&r, &b.c["c4"], Some(&b.clone)), U);
         }
 
         #[test]

@@ -106,6 +106,38 @@ pub fn check(file: &str, text: &str, rule: &Rule, registry: &Registry) -> Vec<Di
                 }
             }
         }
+        // A package entry names the component that ships the distribution.
+        if let Some(component) = &spec.component
+            && !affected.package.ecosystem.eq_ignore_ascii_case("GIT")
+        {
+            let ships = registry.get(component).is_some_and(|d| {
+                d.packages.iter().any(|p| {
+                    crate::pin::components::normalise_package(p)
+                        == crate::pin::components::normalise_package(&affected.package.name)
+                })
+            });
+            if !ships {
+                report(
+                    &affected.package.name,
+                    format!(
+                        "component `{component}` does not ship the {} package `{}` (its `packages` in rules/components.yaml)",
+                        affected.package.ecosystem, affected.package.name
+                    ),
+                );
+            }
+        }
+        for prefix in &spec.fixed_prefixes {
+            let hex = prefix.commit.bytes().all(|b| b.is_ascii_hexdigit());
+            if !hex || !(7..40).contains(&prefix.commit.len()) {
+                report(
+                    &prefix.commit,
+                    format!(
+                        "fixed prefix `{}` must be 7 to 39 hex digits (a full SHA is a `fixed` event)",
+                        prefix.commit
+                    ),
+                );
+            }
+        }
         for pin in &spec.known_affected_pins {
             if !is_full_sha(&pin.commit) {
                 report(
@@ -281,10 +313,22 @@ fn check_tests(report: &mut impl FnMut(&str, String), rule: &Rule, registry: &Re
                 ),
             );
         }
-        if t.pin.is_none() && t.files.is_empty() && t.symbols.is_empty() {
+        if t.pin.is_none() && t.files.is_empty() && t.symbols.is_empty() && t.version.is_none() {
             report(
                 &t.name,
-                format!("test `{}` has neither `pin`, `files` nor `symbols`", t.name),
+                format!(
+                    "test `{}` has neither `pin`, `files`, `symbols` nor `version`",
+                    t.name
+                ),
+            );
+        }
+        if t.version.is_some() && rule.package_entries().next().is_none() {
+            report(
+                &t.name,
+                format!(
+                    "test `{}` gives a version but no package entry of the rule names a component",
+                    t.name
+                ),
             );
         }
         if !t.symbols.is_empty() && rule.database_specific.symbols.is_none() {
@@ -314,11 +358,26 @@ fn check_tests(report: &mut impl FnMut(&str, String), rule: &Rule, registry: &Re
             );
         }
         let component_ok = match &t.component {
-            Some(c) => rule
-                .git_ranges()
-                .any(|(_, r)| crate::rules::evaluate::range_applies(r, c, registry)),
-            None => rule.git_ranges().next().is_some(),
+            Some(c) => {
+                rule.git_ranges()
+                    .any(|(_, r)| crate::rules::evaluate::range_applies(r, c, registry))
+                    || rule.package_entries().any(|(_, pc)| pc == *c)
+            }
+            None => rule.git_ranges().next().is_some() || rule.package_entries().next().is_some(),
         };
+        if let Some(v) = &t.version
+            && crate::pin::python::exactly(v)
+                .or_else(|_| crate::pin::python::allowed_by(v))
+                .is_err()
+        {
+            report(
+                v,
+                format!(
+                    "test `{}`: version `{v}` is not a PEP 440 version or specifier set",
+                    t.name
+                ),
+            );
+        }
         if !component_ok {
             report(
                 &t.name,

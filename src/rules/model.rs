@@ -114,7 +114,10 @@ pub struct Reference {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct AffectedSpecific {
-    /// The component (see `rules/components.yaml`) the GIT ranges apply to. Ranges are keyed by
+    /// The component (see `rules/components.yaml`) the GIT ranges apply to. On an entry whose
+    /// package is a Python distribution (`ecosystem: PyPI`), the component that ships it
+    /// (listed under its `packages`): the entry's version ranges then judge that component's
+    /// requirement and lock pins, and the rule applies to the component without a GIT range. Ranges are keyed by
     /// repository: a range applies to a component only when its `repo` is the component's
     /// repository or one of its aliases; lint rejects a `component` that does not own the
     /// range's `repo` (a fork is not an alias of its upstream).
@@ -131,6 +134,11 @@ pub struct AffectedSpecific {
     /// match only through a clone that resolves the prefix to exactly one commit, never by text.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub known_affected_prefixes: Vec<KnownPin>,
+    /// Fixing commits for which only an abbreviated SHA was ever published (a pin bump quoted
+    /// short in a pull request). A clone that resolves the prefix to exactly one commit makes it
+    /// a `fixed` event of this entry's GIT ranges; without one it gives no evidence.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fixed_prefixes: Vec<KnownPin>,
     /// Why this entry's ranges are scoped as they are (e.g. "the fork received the bug in the
     /// same merge as its revert"); appended to the ancestry evidence of its ranges.
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -204,6 +212,10 @@ pub struct TestVector {
     /// and the raw name, e.g. `U _Z12run_mha_fwd_ILi80E...`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub symbols: Vec<String>,
+    /// A version (or PEP 440 specifier set, `>=0.6,<0.7`) of the package of the rule's entry
+    /// for the vector's component, judged by the entry's version ranges.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
     /// Pins of other components, for rules with `requires` (component -> full SHA).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub with: std::collections::BTreeMap<String, String>,
@@ -222,6 +234,19 @@ impl Rule {
                 .iter()
                 .filter(|r| r.kind == RangeType::Git)
                 .map(move |r| (a, r))
+        })
+    }
+}
+
+impl Rule {
+    /// The entries whose package a component ships (`ecosystem` not GIT, `database_specific`
+    /// naming the component), with that component.
+    pub fn package_entries(&self) -> impl Iterator<Item = (&Affected, String)> {
+        self.affected.iter().filter_map(|a| {
+            let component = a.specific().component?;
+            (!a.package.ecosystem.eq_ignore_ascii_case("GIT")
+                && a.ranges.iter().all(|r| r.kind != RangeType::Git))
+            .then_some((a, component))
         })
     }
 }

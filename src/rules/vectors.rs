@@ -93,16 +93,46 @@ impl Libraries for MemLibrary {
 }
 
 /// The component a vector is about: its own `component`, else the one owning the rule's first
-/// GIT range.
+/// GIT range, else the one its first package entry names.
 pub fn component_of(rule: &Rule, vector: &TestVector, db: &Database) -> Option<String> {
-    vector.component.clone().or_else(|| {
-        rule.git_ranges().find_map(|(_, r)| {
-            let repo = crate::pin::url::canonical(r.repo.as_deref()?)?;
-            db.registry
-                .identify("", Some(&repo))
-                .map(|c| c.name.clone())
+    vector
+        .component
+        .clone()
+        .or_else(|| {
+            rule.git_ranges().find_map(|(_, r)| {
+                let repo = crate::pin::url::canonical(r.repo.as_deref()?)?;
+                db.registry
+                    .identify("", Some(&repo))
+                    .map(|c| c.name.clone())
+            })
         })
-    })
+        .or_else(|| rule.package_entries().next().map(|(_, c)| c))
+}
+
+/// A vector's `version`, as the pinned distribution of each of the rule's package entries for
+/// `component` (a version alone is `==` it; anything else is a PEP 440 specifier set). A
+/// version that does not parse pins nothing, and the vector then fails visibly.
+fn vector_package(
+    rule: &Rule,
+    vector: &TestVector,
+    component: &str,
+) -> Vec<crate::model::PackagePin> {
+    let Some(version) = vector.version.as_deref() else {
+        return Vec::new();
+    };
+    let allowed =
+        crate::pin::python::exactly(version).or_else(|_| crate::pin::python::allowed_by(version));
+    let Ok(allowed) = allowed else {
+        return Vec::new();
+    };
+    rule.package_entries()
+        .filter(|(_, c)| c == component)
+        .map(|(a, _)| crate::model::PackagePin {
+            name: a.package.name.clone(),
+            allowed: allowed.clone(),
+            written: format!("{}{version}", a.package.name),
+        })
+        .collect()
 }
 
 /// Run every vector of every rule.
@@ -168,6 +198,7 @@ fn run_one(rule: &Rule, vector: &TestVector, db: &Database, clones: &Clones) -> 
         sources_label,
         binaries: (!vector.symbols.is_empty()).then_some(&library as &dyn Libraries),
         packages: Vec::new(),
+        package_pins: vector_package(rule, vector, &component),
         no_clone: None,
         recorded: Vec::new(),
         location: None,

@@ -2,7 +2,10 @@
 //! OSV `ECOSYSTEM` range matching.
 
 use super::model::Event;
+use pep508_rs::pep440_rs::Version as Pep440;
 use std::cmp::Ordering;
+use std::str::FromStr;
+use version_ranges::Ranges;
 
 /// A version: numeric release segments plus an optional suffix that sorts before the release
 /// (`rc1`, `a2`, `b3`, `dev4`) or after it (`post1`, `+local`).
@@ -100,6 +103,75 @@ pub fn in_range(version: &str, events: &[Event]) -> Option<bool> {
     Some(affected)
 }
 
+/// The PEP 440 versions an OSV ECOSYSTEM range's events make affected (events taken in version
+/// order, as [`in_range`] takes them); `None` when an event's version does not parse.
+pub fn affected_set(events: &[Event]) -> Option<Ranges<Pep440>> {
+    let mut parsed = Vec::new();
+    for event in events {
+        let at = if event.value() == "0" {
+            None
+        } else {
+            Some(Pep440::from_str(event.value()).ok()?)
+        };
+        parsed.push((event, at));
+    }
+    // `None` (the start of history) sorts first.
+    parsed.sort_by(|a, b| a.1.cmp(&b.1));
+    let from = |start: &Option<Pep440>| match start {
+        Some(v) => Ranges::higher_than(v.clone()),
+        None => Ranges::full(),
+    };
+    let mut out = Ranges::empty();
+    let mut open: Option<Option<Pep440>> = None;
+    for (event, at) in parsed {
+        match (event, &at) {
+            (Event::Introduced(_), _) if open.is_none() => open = Some(at),
+            (Event::Fixed(_) | Event::Limit(_), Some(end)) => {
+                if let Some(start) = open.take() {
+                    let span = from(&start).intersection(&Ranges::strictly_lower_than(end.clone()));
+                    out = out.union(&span);
+                }
+            }
+            (Event::LastAffected(_), Some(end)) => {
+                if let Some(start) = open.take() {
+                    let span = from(&start).intersection(&Ranges::lower_than(end.clone()));
+                    out = out.union(&span);
+                }
+            }
+            // A fix "at 0" fixes nothing that is not yet introduced.
+            _ => {}
+        }
+    }
+    if let Some(start) = open {
+        out = out.union(&from(&start));
+    }
+    Some(out)
+}
+
+/// How a set of allowed versions meets an affected set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetAnswer {
+    /// Every allowed version is affected.
+    All,
+    /// No allowed version is.
+    None,
+    /// Some are, some are not: which one is installed decides.
+    Some,
+}
+
+/// Whether the versions `allowed` lie in the affected set of `events`; `None` when an event
+/// does not parse.
+pub fn set_in_range(allowed: &Ranges<Pep440>, events: &[Event]) -> Option<SetAnswer> {
+    let affected = affected_set(events)?;
+    Some(if allowed.is_disjoint(&affected) {
+        SetAnswer::None
+    } else if allowed.subset_of(&affected) {
+        SetAnswer::All
+    } else {
+        SetAnswer::Some
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,5 +206,47 @@ mod tests {
         assert!(p("1.0rc1") < p("1.0"));
         assert!(p("1.0.post1") > p("1.0"));
         assert_eq!(p("1.0").cmp(&p("1.0.0")), Ordering::Equal);
+    }
+
+    #[test]
+    fn version_sets_against_ranges() {
+        let set = |spec: &str| crate::pin::python::allowed_by(spec).expect(spec);
+        let r = ev("0.30.0", "0.33.0");
+        assert_eq!(set_in_range(&set("==0.31.0"), &r), Some(SetAnswer::All));
+        assert_eq!(set_in_range(&set(">=0.30,<0.33"), &r), Some(SetAnswer::All));
+        assert_eq!(set_in_range(&set(">=0.33"), &r), Some(SetAnswer::None));
+        assert_eq!(set_in_range(&set("<0.30"), &r), Some(SetAnswer::None));
+        assert_eq!(set_in_range(&set(">=0.29"), &r), Some(SetAnswer::Some));
+        assert_eq!(set_in_range(&set(""), &r), Some(SetAnswer::Some));
+        // From the start of history to a fix; last_affected is inclusive; a reintroduction.
+        let r = ev("0", "0.0.9");
+        assert_eq!(set_in_range(&set("==0.0.8"), &r), Some(SetAnswer::All));
+        assert_eq!(set_in_range(&set("==0.0.9"), &r), Some(SetAnswer::None));
+        let r = vec![
+            Event::Introduced("1.0".into()),
+            Event::LastAffected("1.2".into()),
+            Event::Introduced("2.0".into()),
+        ];
+        assert_eq!(set_in_range(&set("==1.2"), &r), Some(SetAnswer::All));
+        assert_eq!(set_in_range(&set(">1.2,<2"), &r), Some(SetAnswer::None));
+        assert_eq!(set_in_range(&set(">=3"), &r), Some(SetAnswer::All));
+        assert_eq!(
+            set_in_range(&set("==1.0"), &[Event::Introduced("x".into())]),
+            None
+        );
+        // The set agrees with `in_range` on single versions.
+        let r = ev("0.30.0", "0.33.0");
+        for v in [
+            "0.29.0",
+            "0.30.0",
+            "0.32.1",
+            "0.33.0",
+            "0.33.0rc1",
+            "0.26.0",
+        ] {
+            let one = set(&format!("=={v}"));
+            let all = set_in_range(&one, &r) == Some(SetAnswer::All);
+            assert_eq!(Some(all), in_range(v, &r), "{v}");
+        }
     }
 }

@@ -207,6 +207,7 @@ fn missing_copy(
             sources_label: why.clone(),
             binaries: None,
             packages: vec![("PyPI".to_string(), "vllm".to_string(), dist.version.clone())],
+            package_pins: Vec::new(),
             location: Some(Location {
                 file: dist.dist_info.clone(),
                 line: 1,
@@ -407,6 +408,7 @@ fn scan_copy(
                 .as_ref()
                 .map(|l| l as &dyn crate::rules::signature::symbols::Libraries),
             packages: if by_component { packages.clone() } else { Vec::new() },
+            package_pins: Vec::new(),
             location: Some(Location {
                 file: copy.view_path("flash_attn/cute/flash_fwd_sm90.py").unwrap_or_else(|| copy.dir.clone()),
                 line: 1,

@@ -21,7 +21,7 @@ pub(super) fn add(
     report: &mut TargetReport,
 ) -> Result<(), ScanError> {
     pin::subproject::merge(view, &db.registry, found)?;
-    submodules(view, db, own, found)?;
+    submodules(view, db, own, found, report)?;
     let python = pin::python::find(view)?;
     report.warnings.extend(
         python
@@ -35,44 +35,170 @@ pub(super) fn add(
     Ok(())
 }
 
+/// How deep submodules of submodules are read (a cycle of repositories ends here too).
+const NESTING: usize = 8;
+
 /// The kernel submodules of `.gitmodules`, at the commits their gitlinks record: in the work
 /// tree's index when the view is the work tree, else in the revision scanned (`--rev`, a bare
-/// repository).
+/// repository); and, nested, the submodules of each submodule whose repository is here
+/// (initialised in the work tree, or under the superproject's `modules/`).
 fn submodules(
     view: &dyn View,
     db: &Database,
     own: &[OtherPin],
     found: &mut CmakePins,
+    report: &mut TargetReport,
 ) -> Result<(), ScanError> {
     let text = match view.read(".gitmodules") {
         Err(TargetError::Unreadable { .. }) | Ok(None) => return Ok(()),
         Err(e) => return Err(e.into()),
         Ok(Some(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
     };
-    let repo = own.iter().find_map(|o| o.clone.map(|c| (c, o.commit)));
-    let work_tree = view.kind() == "source-tree";
-    let mut gitlink = |path: &str| -> Result<Option<String>, String> {
-        let Some((clone, commit)) = repo else {
-            return Err(format!(
-                "{} is not a git repository: no gitlink to read",
-                view.describe()
-            ));
-        };
-        let at = if work_tree && clone.has_work_tree() {
-            None
-        } else {
-            match commit {
-                Some(c) => Some(c),
-                None => return Err("the revision scanned has no commit".into()),
+    let Some((clone, commit)) = own.iter().find_map(|o| o.clone.map(|c| (c, o.commit))) else {
+        let why = format!(
+            "{} is not a git repository: no gitlink to read",
+            view.describe()
+        );
+        let mut gitlink = |_: &str| -> Result<Option<String>, String> { Err(why.clone()) };
+        found
+            .pins
+            .extend(pin::submodule::pins(&text, &db.registry, &mut gitlink));
+        return Ok(());
+    };
+    let work_tree = view.kind() == "source-tree" && clone.has_work_tree();
+    let at = if work_tree {
+        Level::Index
+    } else {
+        match commit {
+            Some(c) => Level::Commit(c),
+            None => {
+                let mut gitlink = |_: &str| -> Result<Option<String>, String> {
+                    Err("the revision scanned has no commit".into())
+                };
+                found
+                    .pins
+                    .extend(pin::submodule::pins(&text, &db.registry, &mut gitlink));
+                return Ok(());
             }
-        };
+        }
+    };
+    let mut not_here = Vec::new();
+    level(
+        view,
+        db,
+        clone,
+        at,
+        &text,
+        "",
+        0,
+        found,
+        &mut not_here,
+        report,
+    );
+    if !not_here.is_empty() {
+        let shown: Vec<&str> = not_here.iter().take(5).map(String::as_str).collect();
+        report.warnings.push(format!(
+            "the submodules of {} submodule(s) were not read, their repositories are not here (not initialised, or a bare clone): {}{}",
+            not_here.len(),
+            shown.join(", "),
+            if not_here.len() > shown.len() { ", ..." } else { "" }
+        ));
+    }
+    Ok(())
+}
+
+/// Where a level's gitlinks are read: the work tree's index, or a commit's tree.
+#[derive(Clone, Copy)]
+enum Level {
+    Index,
+    Commit(gix::ObjectId),
+}
+
+/// The kernel pins of one repository's `.gitmodules` (`text`, at `prefix` in the tree), then
+/// those of each submodule's own `.gitmodules`, depth first.
+#[allow(clippy::too_many_arguments)]
+fn level(
+    view: &dyn View,
+    db: &Database,
+    clone: &crate::resolve::Repo,
+    at: Level,
+    text: &str,
+    prefix: &str,
+    depth: usize,
+    found: &mut CmakePins,
+    not_here: &mut Vec<String>,
+    report: &mut TargetReport,
+) {
+    let commit = match at {
+        Level::Index => None,
+        Level::Commit(c) => Some(c),
+    };
+    let mut gitlink = |path: &str| -> Result<Option<String>, String> {
         clone
-            .gitlink(at.as_ref(), path)
+            .gitlink(commit.as_ref(), path)
             .map(|c| c.map(|c| c.to_string()))
             .map_err(|e| e.to_string())
     };
-    found
-        .pins
-        .extend(pin::submodule::pins(&text, &db.registry, &mut gitlink));
-    Ok(())
+    let file = format!("{prefix}.gitmodules");
+    for mut pin in pin::submodule::pins(text, &db.registry, &mut gitlink) {
+        pin.file = file.clone();
+        for p in &mut pin.possible {
+            p.file = file.clone();
+        }
+        found.pins.push(pin);
+    }
+    for sub in pin::submodule::parse_gitmodules(text) {
+        let path = sub.path.clone().unwrap_or_else(|| sub.name.clone());
+        let shown = format!("{prefix}{path}");
+        let Ok(Some(recorded)) = clone.gitlink(commit.as_ref(), &path) else {
+            continue;
+        };
+        let Some(repo) = clone.submodule(&sub.name, &path) else {
+            not_here.push(shown);
+            continue;
+        };
+        if depth + 1 >= NESTING {
+            report.warnings.push(format!(
+                "submodule {shown}: submodules nested deeper than {NESTING} levels are not read"
+            ));
+            continue;
+        }
+        // The work tree builds what is checked out (its own `.gitmodules` and index); a
+        // revision builds the commit its gitlink records.
+        let (inner, inner_at) = match at {
+            Level::Index => {
+                let read = match view.read(&format!("{shown}/.gitmodules")) {
+                    Ok(Some(bytes)) => Some(String::from_utf8_lossy(&bytes).into_owned()),
+                    _ => None,
+                };
+                (read, Level::Index)
+            }
+            Level::Commit(_) => match repo.file_at(&recorded, ".gitmodules") {
+                Ok(bytes) => (
+                    bytes.map(|b| String::from_utf8_lossy(&b).into_owned()),
+                    Level::Commit(recorded),
+                ),
+                Err(e) => {
+                    report.warnings.push(format!(
+                        "submodule {shown}: its recorded commit {recorded} cannot be read in {} ({e}): its own submodules were not read",
+                        repo.path().display()
+                    ));
+                    continue;
+                }
+            },
+        };
+        let Some(inner) = inner else { continue };
+        level(
+            view,
+            db,
+            &repo,
+            inner_at,
+            &inner,
+            &format!("{shown}/"),
+            depth + 1,
+            found,
+            not_here,
+            report,
+        );
+    }
 }

@@ -69,7 +69,13 @@ fn package_pin(r: &Requirement, component: &str, db: &Database) -> Pin {
             }
         }
         Allowed::Url(u) => pin.url = Some(u.clone()),
-        Allowed::Versions(_) => {
+        Allowed::Versions(allowed) => {
+            // The versions it allows judge the rules on the distribution itself (PyPI ranges).
+            pin.package = Some(crate::model::PackagePin {
+                name: r.name.clone(),
+                allowed: allowed.clone(),
+                written: r.written.clone(),
+            });
             pin.possible = vec![any_value(
                 r,
                 format!(
@@ -93,6 +99,7 @@ fn any_value(r: &Requirement, why: String) -> Possible {
         conditions: conditions(r, format!("`{}`", r.written)),
         file: r.file.clone(),
         line: r.line,
+        release: None,
     }
 }
 
@@ -215,6 +222,7 @@ fn vllm_pins(r: &Requirement, db: &Database) -> Vec<Pin> {
                 ),
                 file: r.file.clone(),
                 line: r.line,
+                release: Some(rel.version.clone()),
             });
         }
         if let Some(why) = &beyond {
@@ -229,6 +237,7 @@ fn vllm_pins(r: &Requirement, db: &Database) -> Vec<Pin> {
             pin.commit = first.commit.clone();
             pin.repo = first.repo.clone();
             pin.repo_canonical = first.repo.as_deref().and_then(url::canonical);
+            pin.release = first.release.clone();
         }
         let exact = values.len() == 1 && values.iter().all(|v| v.set_by.is_empty());
         pin.possible = if exact { Vec::new() } else { values };

@@ -24,6 +24,7 @@ mod exchange;
 mod fuzz_seeds;
 mod headline;
 mod judge;
+mod layouts;
 mod osv_semantics;
 mod output_hygiene;
 mod outputs;

@@ -327,6 +327,7 @@ fn evaluate(db: &pinprobe::rules::Database, id: &str, pin: &str, clone: &Repo) -
         sources_label: String::new(),
         binaries: None,
         packages: Vec::new(),
+        package_pins: Vec::new(),
         location: None,
     };
     evaluate::evaluate(rule, &subject, &db.registry)

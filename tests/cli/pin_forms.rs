@@ -168,56 +168,97 @@ fn scan(dir: &Path, extra: &[&str]) -> Run {
     Pinprobe::new(&args).dir(dir).run()
 }
 
+/// How a form is read: the cells of the matrix.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Mode {
+    /// `scan .` of the work tree.
+    Tree,
+    /// `scan . --rev HEAD`.
+    Rev,
+    /// `diff BASE HEAD` (the form is introduced by the head).
+    Diff,
+    /// `scan BARE.git --rev HEAD` of a bare clone (submodules only: the other forms are files).
+    Bare,
+}
+
+/// Which cells a form has: every form in the tree, at `--rev` and in `diff`; a submodule also
+/// in a bare repository.
+fn modes(form: &Form) -> Vec<Mode> {
+    let mut out = vec![Mode::Tree, Mode::Rev, Mode::Diff];
+    if form.gitlink.is_some() {
+        out.push(Mode::Bare);
+    }
+    out
+}
+
+/// One cell: run it, and say what is wrong (`None`: affected with exit 1, R1 named).
+fn cell(tmp: &Path, dir: &Path, base: &str, mode: Mode) -> Option<String> {
+    let run = match mode {
+        Mode::Tree => scan(dir, &[]),
+        Mode::Rev => scan(dir, &["--rev", "HEAD"]),
+        Mode::Diff => Pinprobe::new(&["diff", base, "HEAD", "--format", "json"])
+            .dir(dir)
+            .run(),
+        Mode::Bare => {
+            let bare = tmp.join("bare.git");
+            if !bare.exists() {
+                git(tmp, &["clone", "-q", "--bare", "repo", "bare.git"]);
+            }
+            let path = bare.display().to_string();
+            Pinprobe::new(&["scan", &path, "--rev", "HEAD", "--format", "json"]).run()
+        }
+    };
+    if run.code != 1 {
+        return Some(format!("exit {} (want 1)\n{}", run.code, run.all()));
+    }
+    let json: serde_json::Value = serde_json::from_str(&run.stdout).ok()?;
+    let statuses: Vec<String> = if mode == Mode::Diff {
+        // Before the form the base pinned nothing: the bump introduces the finding.
+        json["changes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|c| c["rule"] == R1)
+            .map(|c| format!("{} {}", c["status"], c["change"]))
+            .collect()
+    } else {
+        json["targets"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|t| t["findings"].as_array().into_iter().flatten())
+            .filter(|f| f["rule"] == R1)
+            .map(|f| f["status"].to_string())
+            .collect()
+    };
+    let want = if mode == Mode::Diff {
+        "\"affected\" \"introduced\""
+    } else {
+        "\"affected\""
+    };
+    let good = !statuses.is_empty() && statuses.iter().all(|s| s == want);
+    (!good).then(|| format!("{R1}: {statuses:?}\n{}", run.stdout))
+}
+
+/// The matrix of the "done when": every form of vLLM 0.30.0's affected FlashAttention
+/// pin (or `vllm==0.30.0`) in every way of reading it comes out affected with exit 1, offline
+/// (the runner sets `PINPROBE_OFFLINE=1` and no clone is given: the known pin and the release
+/// ledger decide). Every failing cell is listed, not only the first.
 #[test]
 fn every_form_of_the_affected_pin_is_affected_in_scan_rev_and_diff() {
+    let mut failures = Vec::new();
+    let mut cells = 0;
     for form in forms() {
         let tmp = tempfile::tempdir().expect("tempdir");
         let dir = tmp.path().join("repo");
         let base = repository(&dir, &form);
-        let tree = scan(&dir, &[]);
-        assert_eq!(
-            tree.code,
-            1,
-            "{}: scan of the tree\n{}",
-            form.name,
-            tree.all()
-        );
-        tree.assert_status(R1, "affected");
-        let at_rev = scan(&dir, &["--rev", "HEAD"]);
-        assert_eq!(
-            at_rev.code,
-            1,
-            "{}: scan --rev HEAD\n{}",
-            form.name,
-            at_rev.all()
-        );
-        at_rev.assert_status(R1, "affected");
-        // Before the form the base pinned nothing: the bump introduces the finding.
-        let diff = Pinprobe::new(&["diff", &base, "HEAD", "--format", "json"])
-            .dir(&dir)
-            .run();
-        assert_eq!(diff.code, 1, "{}: diff\n{}", form.name, diff.all());
-        assert!(
-            diff.stdout.contains(R1) && diff.stdout.contains("introduced"),
-            "{}: diff names R1 introduced\n{}",
-            form.name,
-            diff.stdout
-        );
+        for mode in modes(&form) {
+            cells += 1;
+            if let Some(why) = cell(tmp.path(), &dir, &base, mode) {
+                failures.push(format!("{} / {mode:?}: {why}", form.name));
+            }
+        }
         if form.gitlink.is_some() {
-            // The same history as a bare repository (nothing checked out) at a revision.
-            let bare = tmp.path().join("bare.git");
-            git(tmp.path(), &["clone", "-q", "--bare", "repo", "bare.git"]);
-            let run = Pinprobe::new(&[
-                "scan",
-                &bare.display().to_string(),
-                "--rev",
-                "HEAD",
-                "--format",
-                "json",
-            ])
-            .run();
-            assert_eq!(run.code, 1, "bare repository\n{}", run.all());
-            run.assert_status(R1, "affected");
             // Named relative to a directory beside it (gix's upward search once panicked here).
             let relative =
                 Pinprobe::new(&["scan", "../bare.git", "--rev", "HEAD", "--format", "json"])
@@ -243,6 +284,14 @@ fn every_form_of_the_affected_pin_is_affected_in_scan_rev_and_diff() {
             assert!(staged.stdout.contains(&"1".repeat(40)), "{}", staged.stdout);
         }
     }
+    // 9 forms in tree, --rev and diff, and the submodule in a bare repository.
+    assert_eq!(cells, forms().len() * 3 + 1);
+    assert!(
+        failures.is_empty(),
+        "{} of {cells} cells fail:\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
 }
 
 #[test]
@@ -355,6 +404,77 @@ fn a_vllm_version_resolves_to_the_ledgers_pins_for_every_release() {
             "{text}: one pin per component"
         );
     }
+}
+
+/// Offline and with no clone, `vllm==V` gets, for every release V in the ledger, every verdict
+/// the ledger records for V's pins (the release's own data decides, not a clone), and the exit
+/// code follows: 1 when a finding is affected, else 3 while some rule stays undecided. vLLM 0.33.0's
+/// FA4 verdict is recorded (`not_affected`, from its wheel), so it is decided; the rules whose
+/// verdicts the ledger does not record for 0.33.0 (the clones lacked its pins) stay unknown.
+#[test]
+fn a_vllm_version_gets_the_ledgers_recorded_verdicts_offline() {
+    let (db, _) = pinprobe::rules::load(None).expect("rules load");
+    let mut checked = 0;
+    for release in &db.ledger().releases {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        write(
+            tmp.path(),
+            "requirements.txt",
+            &format!("vllm=={}\n", release.version),
+        );
+        let run = scan(tmp.path(), &[]);
+        let json = run.json();
+        let findings: Vec<&serde_json::Value> = json["targets"][0]["findings"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .collect();
+        let mut any_affected = false;
+        for lp in release
+            .pins
+            .iter()
+            .filter(|p| p.configurations.iter().any(|c| c == "cuda"))
+        {
+            let Some(component) = &lp.component else {
+                continue;
+            };
+            for v in &lp.verdicts {
+                let f = findings
+                    .iter()
+                    .find(|f| f["rule"] == v.rule.as_str() && f["component"] == component.as_str())
+                    .unwrap_or_else(|| {
+                        panic!(
+                            "vllm=={}: {} on {component}\n{}",
+                            release.version, v.rule, run.stdout
+                        )
+                    });
+                assert_eq!(
+                    f["status"],
+                    v.status.as_str(),
+                    "vllm=={}: {} on {component} as the ledger records it\n{f}",
+                    release.version,
+                    v.rule
+                );
+                any_affected |= v.status == "affected";
+                checked += 1;
+            }
+        }
+        // Other evidence (a version range, a known pin) may decide more rules affected.
+        let affected = findings.iter().any(|f| {
+            f["rule"]
+                .as_str()
+                .is_some_and(|r| r.starts_with("PINPROBE-"))
+                && f["status"] == "affected"
+        });
+        assert!(affected || !any_affected);
+        let want = if affected { 1 } else { 3 };
+        assert_eq!(run.code, want, "vllm=={}\n{}", release.version, run.all());
+    }
+    assert!(checked > 20, "the ledger records verdicts ({checked})");
+    // 0.33.0 in particular: FA4 decided from the ledger, not unknown.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    write(tmp.path(), "requirements.txt", "vllm==0.33.0\n");
+    scan(tmp.path(), &[]).assert_status(R1, "not_affected");
 }
 
 /// A range over known releases only: one value per release, judged over the set. `>=0.30.0,
@@ -522,10 +642,9 @@ fn a_vllm_bump_moves_each_kernel_pin_in_diff() {
     let run = Pinprobe::new(&["diff", &base, "HEAD", "--format", "json"])
         .dir(dir)
         .run();
-    // The base's 0.29.0 pin is undecided without a clone (its ledger verdicts are not used for
-    // a requirement yet), so the gate fails undecided (3) rather than introduced (1); either way
-    // the head's finding is affected and the gate does not pass.
-    assert!(matches!(run.code, 1 | 3), "{}", run.all());
+    // The base's 0.29.0 pin is decided `not_affected` by the ledger's recorded verdict (no
+    // clone): the head's affected pin is introduced, and the gate fails with 1.
+    assert_eq!(run.code, 1, "{}", run.all());
     let json = run.json();
     let r1 = json["changes"]
         .as_array()
@@ -542,4 +661,78 @@ fn a_vllm_bump_moves_each_kernel_pin_in_diff() {
         .unwrap_or_else(|| panic!("a flash-attention pin: {}", run.stdout));
     assert_eq!(fa["change"], "changed", "{fa}");
     assert_eq!(fa["head"]["commit"], AFFECTED);
+}
+
+/// A submodule's own submodules: a library added as a submodule pins FlashAttention as its
+/// submodule. The work tree reads the library's checkout (its `.gitmodules`, its index); a
+/// revision reads the commit the superproject records, from the library's repository under
+/// `.git/modules/`. A bare clone holds no submodule repositories: the nested pin cannot be
+/// read, the scan says so, and the target is undecided, never clean.
+#[test]
+fn nested_submodules_are_read_in_the_work_tree_and_at_a_revision() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let inner = tmp.path().join("library");
+    init(&inner);
+    write(
+        &inner,
+        ".gitmodules",
+        "[submodule \"attention\"]\n\tpath = third_party/attention\n\turl = https://github.com/vllm-project/flash-attention.git\n",
+    );
+    git(&inner, &["add", "-A"]);
+    let entry = format!("160000,{AFFECTED},third_party/attention");
+    git(&inner, &["update-index", "--add", "--cacheinfo", &entry]);
+    git(&inner, &["commit", "-q", "-m", "library pins attention"]);
+    let outer = tmp.path().join("app");
+    init(&outer);
+    write(&outer, "README.md", "an application\n");
+    let base = commit(&outer, "base");
+    git(
+        &outer,
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            &inner.display().to_string(),
+            "deps/library",
+        ],
+    );
+    git(&outer, &["commit", "-q", "-m", "add the library"]);
+    for (what, args) in [("work tree", vec![]), ("--rev", vec!["--rev", "HEAD"])] {
+        let run = scan(&outer, &args);
+        assert_eq!(run.code, 1, "{what}\n{}", run.all());
+        run.assert_status(R1, "affected");
+        let json = run.json();
+        let pin = json["targets"][0]["components"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|p| p["component"] == "flash-attention")
+            .unwrap_or_else(|| panic!("{what}: a flash-attention pin\n{}", run.stdout));
+        assert_eq!(pin["commit"], AFFECTED, "{what}");
+        assert_eq!(pin["file"], "deps/library/.gitmodules", "{what}");
+        assert_eq!(pin["found_by"], "git submodule", "{what}");
+    }
+    let diff = Pinprobe::new(&["diff", &base, "HEAD", "--format", "json"])
+        .dir(&outer)
+        .run();
+    assert_eq!(diff.code, 1, "diff\n{}", diff.all());
+    // A staged bump inside the library's checkout is what the work tree builds.
+    let checkout = outer.join("deps/library");
+    let moved = format!("160000,{},third_party/attention", "2".repeat(40));
+    git(&checkout, &["update-index", "--cacheinfo", &moved]);
+    let staged = scan(&outer, &[]);
+    assert_ne!(staged.code, 1, "{}", staged.all());
+    assert!(staged.stdout.contains(&"2".repeat(40)), "{}", staged.stdout);
+    // A bare clone has no submodule repositories.
+    git(tmp.path(), &["clone", "-q", "--bare", "app", "app.git"]);
+    let bare = tmp.path().join("app.git").display().to_string();
+    let run = Pinprobe::new(&["scan", &bare, "--rev", "HEAD", "--format", "json"]).run();
+    assert_eq!(run.code, 3, "bare\n{}", run.all());
+    assert!(
+        run.all().contains("deps/library") && run.all().contains("not read"),
+        "the scan names the submodule it could not read\n{}",
+        run.all()
+    );
 }

@@ -38,6 +38,7 @@ fn eval(
         sources_label: String::new(),
         binaries: None,
         packages: Vec::new(),
+        package_pins: Vec::new(),
         no_clone: None,
         recorded: Vec::new(),
         location: None,

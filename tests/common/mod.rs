@@ -7,6 +7,7 @@ pub mod artifact;
 pub mod elf;
 pub mod git_http;
 pub mod image;
+pub mod layouts;
 pub mod require;
 pub mod run;
 pub mod sarif;
