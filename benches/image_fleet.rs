@@ -10,8 +10,8 @@
 //! - (d) peak RSS (wait4 `ru_maxrss`) of the 20-image runs (target under 100 MB).
 //!
 //! Run: `cargo bench --bench image_fleet` (needs `docker-registry` and `skopeo`).
-//! `PINPROBE_BIN` times a copy of the binary, `PINPROBE_BASE_BIN` names the baseline (default
-//! `/work/bin/pinprobe-base`; without one the baseline is skipped), `PINPROBE_BENCH_BASE_MB`
+//! `PINPROBE_BIN` times a copy of the binary, `PINPROBE_BASE_BIN` names the baseline (without
+//! one the baseline is skipped), `PINPROBE_BENCH_BASE_MB`
 //! the base layer's size (2000). The images are generated into
 //! `$CARGO_TARGET_DIR/pinprobe-bench-fleet`, pushed, and the layout deleted again; the
 //! registry's storage lives there too while the benchmark runs.
@@ -399,8 +399,7 @@ fn main() {
         .collect();
     let bin =
         std::env::var("PINPROBE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_pinprobe").into());
-    let base_bin =
-        std::env::var("PINPROBE_BASE_BIN").unwrap_or_else(|_| "/work/bin/pinprobe-base".into());
+    let base_bin = std::env::var("PINPROBE_BASE_BIN").unwrap_or_default();
     let common = |cache: &Path| -> Vec<String> {
         vec![
             "scan".into(),
@@ -429,7 +428,7 @@ fn main() {
 
     // (b) The baseline: 20 sequential runs, one image each.
     let mut base_seconds = None;
-    if Path::new(&base_bin).exists() {
+    if !base_bin.is_empty() && Path::new(&base_bin).exists() {
         let copy = root.join("pinprobe-base");
         std::fs::copy(&base_bin, &copy).unwrap();
         let cache = root.join("cache-base");

@@ -48,83 +48,90 @@ headline says the verdict and the exit code.";
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The revision before the bump (commit, tag, branch), e.g. the pull request's base.
-    #[arg(value_name = "BASE")]
+    #[arg(help_heading = "Revisions", value_name = "BASE")]
     pub base: String,
 
     /// The revision after the bump, e.g. the pull request's head.
-    #[arg(value_name = "HEAD")]
+    #[arg(help_heading = "Revisions", value_name = "HEAD")]
     pub head: String,
 
     /// The vLLM source tree (a git work tree or bare repository).
-    #[arg(value_name = "PATH", default_value = ".")]
+    #[arg(help_heading = "Revisions", value_name = "PATH", default_value = ".")]
     pub path: PathBuf,
 
     /// A local clone of a pinned project, by component name (repeatable): ancestry and
     /// signature evidence, and a suggested GIT_TAG for what stays affected.
-    #[arg(long = "repo", value_name = "NAME=PATH", value_parser = super::scan::parse_repo)]
+    #[arg(help_heading = "Source trees", long = "repo", value_name = "NAME=PATH", value_parser = super::scan::parse_repo)]
     pub repos: Vec<(String, PathBuf)>,
 
     /// A directory of rule files layered over the built-in database (same id replaces). One
     /// inside the tree is read at BASE (see --allow-head-rules).
-    #[arg(long, value_name = "DIR")]
+    #[arg(help_heading = "Rules and policy", long, value_name = "DIR")]
     pub rules: Option<PathBuf>,
 
     /// A settings file you name (ignore list and settings) to use instead of BASE's
     /// `.pinprobe.yaml` and of the user-level `$XDG_CONFIG_HOME/pinprobe/config.yaml`. BASE's
     /// own file contributes only `ignore` entries; its settings are warned about and ignored.
-    #[arg(long, visible_alias = "config", value_name = "FILE")]
+    #[arg(
+        help_heading = "Rules and policy",
+        long,
+        visible_alias = "config",
+        value_name = "FILE"
+    )]
     pub ignore: Option<PathBuf>,
 
     /// Apply HEAD's `.pinprobe.yaml` (the entries the change adds or edits still show for
     /// review). For the workflow's author only: never set it from pull-request input.
-    #[arg(long)]
+    #[arg(help_heading = "Rules and policy", long)]
     pub allow_head_ignores: bool,
 
     /// Read a --rules directory inside the tree at HEAD (the rule files the change adds or
     /// edits still show for review). For the workflow's author only.
-    #[arg(long)]
+    #[arg(help_heading = "Rules and policy", long)]
     pub allow_head_rules: bool,
 
     /// An OpenVEX document whose `not_affected` statements suppress findings (as `scan --vex`).
     /// One inside the tree is read at BASE (see --allow-head-vex); one outside applies as read.
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = "Rules and policy", long, value_name = "FILE")]
     pub vex: Option<PathBuf>,
 
     /// Read a --vex document inside the tree at HEAD (the statements the change adds or edits
     /// still show for review). For the workflow's author only.
-    #[arg(long)]
+    #[arg(help_heading = "Rules and policy", long)]
     pub allow_head_vex: bool,
 
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Output")]
     pub output: OutputArgs,
 
     /// Exit 1 when the bump introduces a finding at or above this severity. [default: `fail_on`
     /// in --config FILE or the user-level config, else low; neither BASE's nor HEAD's
     /// `.pinprobe.yaml` sets the gate, the clones or the outputs]
-    #[arg(long, value_enum, value_name = "SEVERITY")]
+    #[arg(help_heading = "Gate", long, value_enum, value_name = "SEVERITY")]
     pub fail_on: Option<FailOn>,
 
     /// Exit 3 when the bump leaves a finding undecided at or above this severity; `never` lets
     /// an undecided bump pass while an introduced finding still fails. [default:
     /// `fail_on_unknown` in --config FILE or the user-level config, else the --fail-on value]
-    #[arg(long, value_enum, value_name = "SEVERITY")]
+    #[arg(help_heading = "Gate", long, value_enum, value_name = "SEVERITY")]
     pub fail_on_unknown: Option<FailOn>,
 
     /// The cache directory pinned history is fetched into; default `$PINPROBE_CACHE`,
     /// `$XDG_CACHE_HOME/pinprobe` or `~/.cache/pinprobe`.
-    #[arg(long, value_name = "DIR")]
+    #[arg(help_heading = "Cache", long, value_name = "DIR")]
     pub cache: Option<PathBuf>,
 
     /// A PEM file of root certificates trusted for fetches, besides the system's.
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = "Fetching pinned history", long, value_name = "FILE")]
     pub ca_file: Option<PathBuf>,
 
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Fetching pinned history")]
     pub fetching: super::fetch_args::FetchArgs,
 
-    /// Warn when the rule database in use is older than this many days (its date: the latest
-    /// `modified` of its rules); `pinprobe rules pull` brings a newer one.
-    #[arg(long, value_name = "DAYS")]
+    /// Fail (exit 2, before anything is scanned) when the rule database in use is older than
+    /// this many days, or has no date (its date: the latest `modified` of its rules). Without
+    /// it, a database older than 30 days is only warned about. A newer pinprobe or `pinprobe
+    /// rules pull` brings newer rules.
+    #[arg(help_heading = "Rules and policy", long, value_name = "DAYS")]
     pub max_db_age: Option<u32>,
 }
 
@@ -162,10 +169,20 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         }
     };
     super::fetch_args::print_downgrade_warning(&db);
+    crate::model::verbose::say(format_args!(
+        "rule database {} of {}: {} rules{}",
+        db.digest,
+        db.date.as_deref().unwrap_or("no date"),
+        db.rules.len(),
+        args.rules
+            .as_deref()
+            .map(|d| format!(", {} layered over the built-in ones", d.display()))
+            .unwrap_or_default()
+    ));
     for notice in notices {
         args.output.notice(notice);
     }
-    if let Some(warning) = super::fetch_args::db_age_warning(&db, args.max_db_age) {
+    if let Some(warning) = super::fetch_args::db_freshness(&db, args.max_db_age)? {
         args.output.notice(format_args!("warning: {warning}"));
     }
     for (name, _) in &args.repos {

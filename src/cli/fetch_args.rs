@@ -96,23 +96,46 @@ fn token_from_env() -> anyhow::Result<Option<Token>> {
     }
 }
 
-/// A warning when `db` is older than `max_age` days (undated: said so).
-pub fn db_age_warning(db: &crate::rules::Database, max_age: Option<u32>) -> Option<String> {
-    let max_age = max_age?;
+/// Past this many days the rule database in use is warned about on every run (`--max-db-age`
+/// turns an age past its own limit into an error).
+pub const DB_WARN_DAYS: i64 = 30;
+
+/// How to get newer rules, said with every freshness warning and error.
+const DB_UPDATE: &str =
+    "install a newer pinprobe, or `pinprobe rules pull REF --trust KEY.pub` for a signed database";
+
+/// The rule database's freshness: an error (exit 2) when `max_age` is given and the database is
+/// older than that many days, or has no date to check; a warning when it is older than
+/// [`DB_WARN_DAYS`]; else nothing. Today is the system clock's (`PINPROBE_TODAY` in tests).
+pub fn db_freshness(
+    db: &crate::rules::Database,
+    max_age: Option<u32>,
+) -> anyhow::Result<Option<String>> {
     let today = crate::model::Date::today();
     let Some(date) = db.date.as_deref().and_then(crate::model::Date::parse) else {
-        return Some(format!(
-            "the rule database in use ({}) has no date: its age against --max-db-age {max_age} is not known",
-            db.digest
-        ));
+        if let Some(max_age) = max_age {
+            bail!(
+                "the rule database in use ({}) has no date: its age cannot be checked against --max-db-age {max_age}",
+                db.digest
+            );
+        }
+        return Ok(None);
     };
     let age = today.to_days() - date.to_days();
-    (age > i64::from(max_age)).then(|| {
+    if let Some(max_age) = max_age
+        && age > i64::from(max_age)
+    {
+        bail!(
+            "the rule database in use ({}, dated {date}) is {age} days old, older than --max-db-age {max_age}: {DB_UPDATE}",
+            db.digest
+        );
+    }
+    Ok((age > DB_WARN_DAYS).then(|| {
         format!(
-            "the rule database in use ({}, dated {date}) is {age} days old, older than --max-db-age {max_age}: `pinprobe rules pull` brings a newer one",
+            "the rule database in use ({}, dated {date}) is {age} days old: bugs found since are not in it; {DB_UPDATE} (--max-db-age DAYS makes an old database an error)",
             db.digest
         )
-    })
+    }))
 }
 
 /// The loud warning for a database accepted with `--allow-rules-downgrade`, and for a pulled

@@ -121,7 +121,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
             db.digest
         );
     }
-    for w in report.targets.iter().flat_map(|t| t.warnings.iter()) {
+    for w in super::scan::warnings_once(&report) {
         args.output.notice(format_args!("warning: {w}"));
     }
     let gate = exit::Gate::new(args.fail_on, args.fail_on_unknown);

@@ -40,6 +40,11 @@ Exit codes: 0 clean, 1 findings (scan) or flat (verify), 2 usage/input/I-O error
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+
+    /// Say on stderr what is being read and evaluated: the rule database, the settings files,
+    /// each target and its kind, the pins found, the rules evaluated, every fetch.
+    #[arg(short, long, global = true, help_heading = "Output")]
+    pub verbose: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -67,10 +72,14 @@ pub enum Command {
     Completions(docs::CompletionsArgs),
     /// Print the manual page (roff), or write a page per subcommand with --dir.
     Man(docs::ManArgs),
+    /// Print the command-line reference as Markdown (docs/src/cli.md).
+    #[command(hide = true)]
+    CliReference(docs::ReferenceArgs),
 }
 
 /// Run one subcommand, writing its report to `out`.
 pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Exit> {
+    crate::model::verbose::enable(cli.verbose);
     match cli.command {
         Command::Scan(args) => scan::run(*args, out),
         Command::Diff(args) => diff::run(args, out),
@@ -81,5 +90,6 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Exit> {
         Command::Cache(args) => cache::run(args, out),
         Command::Completions(args) => docs::completions(args, out).map(|()| Exit::Clean),
         Command::Man(args) => docs::man(args, out).map(|()| Exit::Clean),
+        Command::CliReference(args) => docs::reference(args, out).map(|()| Exit::Clean),
     }
 }

@@ -34,6 +34,7 @@ pinprobe scan . --fail-on-unknown never              # undecided findings pass, 
 pinprobe scan docker://registry.example/team/vllm:0.30 --platform linux/arm64\n  \
 pinprobe scan oci:./image-layout:v1 --fast-layers\n  \
 pinprobe scan image.tar                              # docker save output\n  \
+pinprobe scan docker-daemon:vllm/vllm-openai:v0.30.0 # the local engine, through its socket\n  \
 pinprobe scan --targets-from fleet.txt --state fleet.state --format jsonl   # resumable\n  \
 pinprobe scan docker://registry.example/team/vllm --all-tags --format json  # every tag\n  \
 pinprobe scan --targets-from fleet.txt --shard 0/4 --format json=s0.json     # then merge\n\n\
@@ -45,7 +46,8 @@ Git credentials for private forks: PINPROBE_GIT_TOKEN for the one host PINPROBE_
 names (HOST or HOST:PORT; offered to no other, not after a redirect), else git's credential \
 helpers (`git credential fill`).\n\n\
 Registry credentials: PINPROBE_REGISTRY_USERNAME / PINPROBE_REGISTRY_PASSWORD for the registry \
-PINPROBE_REGISTRY_HOST names (sent to no other), else the Docker config.json (auths). A Bearer \
+PINPROBE_REGISTRY_HOST names (sent to no other), else the Docker config.json (credHelpers, \
+auths, credsStore; helpers run as `docker-credential-NAME get`). A Bearer \
 token realm on another host than the registry gets them only when PINPROBE_REGISTRY_REALM_HOST \
 names it (Docker Hub's own token service excepted).\n\n\
 Exit codes: 0 nothing at or above the thresholds, 1 affected findings at or above --fail-on, \
@@ -55,37 +57,43 @@ closed).";
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// What to scan: a vLLM source tree (directory or git work tree), a wheel (`.whl`), a
-    /// site-packages directory or virtual environment, or an image (`docker://REF`,
-    /// `oci:DIR[:TAG]`, a `docker save` tarball).
-    #[arg(required_unless_present = "targets_from", value_name = "TARGET")]
+    /// site-packages directory or virtual environment, or an image: `docker://REF` or
+    /// `registry:REF`, `oci:DIR[:TAG]`, `oci-archive:FILE[:TAG]`, `docker-archive:FILE[:REF]`
+    /// (or a plain `docker save` tarball), `docker-daemon:NAME` or `podman:NAME` (the local
+    /// engine's API socket).
+    #[arg(
+        help_heading = "Targets",
+        required_unless_present = "targets_from",
+        value_name = "TARGET"
+    )]
     pub targets: Vec<String>,
 
     /// Read more targets from FILE, one a line (`-`: stdin); blank lines and lines starting
     /// with `#` are skipped. They follow the TARGET arguments.
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = "Targets", long, value_name = "FILE")]
     pub targets_from: Option<PathBuf>,
 
     /// Targets scanned at once [default: the number of cores]. The report lists them in the
     /// order given whatever order they finish in; the exit code is the worst over all targets.
-    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(help_heading = "Targets", long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub jobs: Option<u32>,
 
     /// Scan only shard I of N (0 <= I < N) of the target list: the targets at positions I,
     /// I+N, I+2N, ... of the full list (arguments, then --targets-from). Every shard of the same
     /// list together covers each target exactly once (a CI matrix, a Kubernetes Indexed Job);
     /// the JSON reports say which shard they are, and `pinprobe merge` joins them.
-    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+    #[arg(help_heading = "Targets", long, value_name = "I/N", value_parser = parse_shard)]
     pub shard: Option<(usize, usize)>,
 
     /// Images: a `docker://HOST/REPO` without a tag or digest stands for every tag of the
     /// repository (the registry's tag list, sorted), each tag a target in its place in the
     /// list. Without it such a reference means `:latest`.
-    #[arg(long)]
+    #[arg(help_heading = "Images", long)]
     pub all_tags: bool,
 
     /// With --all-tags: a repository with more tags than this is an error rather than a sweep
     /// of that many images.
-    #[arg(long, value_name = "N", default_value_t = 1000, requires = "all_tags", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(help_heading = "Images", long, value_name = "N", default_value_t = 1000, requires = "all_tags", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_tags: u32,
 
     /// Resume a sweep: record each finished target in FILE (its content digest, the rule
@@ -93,45 +101,45 @@ pub struct Args {
     /// report of every target whose content, rules and settings are unchanged since. A run
     /// stopped at any point (even killed) loses only the targets in flight; the output is the
     /// same as an uninterrupted run's. One run at a time per FILE (it is locked).
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = "Targets", long, value_name = "FILE")]
     pub state: Option<PathBuf>,
 
     /// Registry images (`docker://`) downloaded at once, within --jobs.
-    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(help_heading = "Images", long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
     pub registry_jobs: u32,
 
     /// Read the tree at this git revision (commit, tag, branch) through git, without a checkout.
-    #[arg(long, value_name = "REV")]
+    #[arg(help_heading = "Source trees", long, value_name = "REV")]
     pub rev: Option<String>,
 
     /// A local clone of a pinned project, by component name (repeatable), e.g.
     /// `flash-attention=~/src/flash-attention`. Enables ancestry and signature evidence.
-    #[arg(long = "repo", value_name = "NAME=PATH", value_parser = parse_repo)]
+    #[arg(help_heading = "Source trees", long = "repo", value_name = "NAME=PATH", value_parser = parse_repo)]
     pub repos: Vec<(String, PathBuf)>,
 
     /// A directory of rule files layered over the built-in database (same id replaces).
-    #[arg(long, value_name = "DIR")]
+    #[arg(help_heading = "Rules and policy", long, value_name = "DIR")]
     pub rules: Option<PathBuf>,
 
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Output")]
     pub output: OutputArgs,
 
     /// A vLLM source tree whose declared pins the artifacts must match: each shipped
     /// FlashAttention copy is fingerprinted (needs `pinprobe index build`) and compared with
     /// the tree's pin; a difference is a `drift/pin-vs-artifact` finding.
-    #[arg(long, value_name = "TREE")]
+    #[arg(help_heading = "Source trees", long, value_name = "TREE")]
     pub expect: Option<String>,
 
     /// The cache directory holding fingerprint indexes (`pinprobe index build`); default
     /// `$PINPROBE_CACHE`, `$XDG_CACHE_HOME/pinprobe` or `~/.cache/pinprobe`.
-    #[arg(long, value_name = "DIR")]
+    #[arg(help_heading = "Cache", long, value_name = "DIR")]
     pub cache: Option<PathBuf>,
 
     /// Scan every wheel again, even one whose report the cache holds (kept for a wheel file
     /// scanned before and unchanged since: the same file, stamp and end records, under the
     /// same rules, pinprobe and settings). The cache's other entries (signature outcomes,
     /// library symbols, image layers) are still used.
-    #[arg(long)]
+    #[arg(help_heading = "Cache", long)]
     pub rescan: bool,
 
     /// A settings file you name (`.pinprobe.yaml`'s format: the ignore list and the settings
@@ -140,63 +148,79 @@ pub struct Args {
     /// `$XDG_CONFIG_HOME/pinprobe/config.yaml`. Flags override its settings. A scanned tree's
     /// own `.pinprobe.yaml` only ever contributes `ignore` entries: its settings are warned
     /// about and ignored.
-    #[arg(long, visible_alias = "config", value_name = "FILE")]
+    #[arg(
+        help_heading = "Rules and policy",
+        long,
+        visible_alias = "config",
+        value_name = "FILE"
+    )]
     pub ignore: Option<PathBuf>,
 
     /// An OpenVEX document whose `not_affected` statements suppress the findings they name
     /// (rule or alias, and the pin's package URL), like ignore-file entries.
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = "Rules and policy", long, value_name = "FILE")]
     pub vex: Option<PathBuf>,
 
     /// Exit 1 on affected findings at or above this severity (`never`: affected findings pass).
     /// [default: `fail_on` in --config FILE or the user-level config, else low]
-    #[arg(long, value_enum, value_name = "SEVERITY")]
+    #[arg(help_heading = "Gate", long, value_enum, value_name = "SEVERITY")]
     pub fail_on: Option<FailOn>,
 
     /// Exit 3 on unknown (undecided) findings at or above this severity; `never` lets a build
     /// whose only open findings are undecided pass while affected ones still fail.
     /// [default: `fail_on_unknown` in --config FILE or the user-level config, else the
     /// --fail-on value]
-    #[arg(long, value_enum, value_name = "SEVERITY")]
+    #[arg(help_heading = "Gate", long, value_enum, value_name = "SEVERITY")]
     pub fail_on_unknown: Option<FailOn>,
 
     /// Let pin-hygiene findings (fork, short-SHA, tag or branch pins) count for the exit code
     /// like kernel-bug findings. By default they are reported but never fail the scan.
-    #[arg(long)]
+    #[arg(help_heading = "Gate", long)]
     pub fail_on_hygiene: bool,
 
     /// Images: the platform to pick from a multi-arch index.
-    #[arg(long, value_name = "OS/ARCH[/VARIANT]", default_value = crate::view::image::DEFAULT_PLATFORM)]
+    #[arg(help_heading = "Images", long, value_name = "OS/ARCH[/VARIANT]", default_value = crate::view::image::DEFAULT_PLATFORM)]
     pub platform: String,
 
     /// Images: a PEM file of root certificates trusted for registries, besides the system's.
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = "Images", long, value_name = "FILE")]
     pub ca_file: Option<PathBuf>,
 
     /// Images: a registry (`host[:port]`) to reach over plain HTTP instead of HTTPS (repeatable).
-    #[arg(long = "insecure-registry", value_name = "HOST")]
+    #[arg(
+        help_heading = "Images",
+        long = "insecure-registry",
+        value_name = "HOST"
+    )]
     pub insecure_registries: Vec<String>,
 
     /// Images: read every layer (the default; kept for compatibility).
-    #[arg(long, conflicts_with = "fast_layers")]
+    #[arg(help_heading = "Images", long, conflicts_with = "fast_layers")]
     pub all_layers: bool,
 
     /// Images: stop once the newest deciding RECORD's files are resolved instead of reading
     /// every layer. Assumes that RECORD describes the install that matters and that older
     /// layers hold no other environment; the report says so.
-    #[arg(long)]
+    #[arg(help_heading = "Images", long)]
     pub fast_layers: bool,
 
     /// Images: seconds a registry connection or transfer may stall before it fails.
-    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    #[arg(
+        help_heading = "Images",
+        long,
+        value_name = "SECONDS",
+        default_value_t = 30.0
+    )]
     pub registry_timeout: f64,
 
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Fetching pinned history")]
     pub fetching: super::fetch_args::FetchArgs,
 
-    /// Warn when the rule database in use is older than this many days (its date: the latest
-    /// `modified` of its rules); `pinprobe rules pull` brings a newer one.
-    #[arg(long, value_name = "DAYS")]
+    /// Fail (exit 2, before anything is scanned) when the rule database in use is older than
+    /// this many days, or has no date (its date: the latest `modified` of its rules). Without
+    /// it, a database older than 30 days is only warned about. A newer pinprobe or `pinprobe
+    /// rules pull` brings newer rules.
+    #[arg(help_heading = "Rules and policy", long, value_name = "DAYS")]
     pub max_db_age: Option<u32>,
 }
 
@@ -350,10 +374,20 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     let (db, notices) =
         rules::load_in(cache_dir.as_deref(), args.rules.as_deref()).context("loading rules")?;
     super::fetch_args::print_downgrade_warning(&db);
+    crate::model::verbose::say(format_args!(
+        "rule database {} of {}: {} rules{}",
+        db.digest,
+        db.date.as_deref().unwrap_or("no date"),
+        db.rules.len(),
+        args.rules
+            .as_deref()
+            .map(|d| format!(", {} layered over the built-in ones", d.display()))
+            .unwrap_or_default()
+    ));
     for notice in notices {
         args.output.notice(notice);
     }
-    if let Some(warning) = super::fetch_args::db_age_warning(&db, args.max_db_age) {
+    if let Some(warning) = super::fetch_args::db_freshness(&db, args.max_db_age)? {
         args.output.notice(format_args!("warning: {warning}"));
     }
     for (name, _) in &args.repos {
@@ -450,8 +484,18 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     for n in report.targets.iter().flat_map(|t| t.notices.iter()) {
         args.output.notice(n);
     }
-    for w in report.targets.iter().flat_map(|t| t.warnings.iter()) {
-        args.output.notice(format_args!("warning: {w}"));
+    // Each warning once per run, with the targets it concerns; not again on stderr when the
+    // table that lists them is what the terminal shows.
+    let table_on_terminal = {
+        use is_terminal::IsTerminal;
+        plan.iter()
+            .any(|(f, d)| *f == report::Format::Table && *d == super::output::Destination::Stdout)
+            && std::io::stdout().is_terminal()
+    };
+    if !table_on_terminal {
+        for line in warnings_once(&report) {
+            args.output.notice(format_args!("warning: {line}"));
+        }
     }
     let gate = exit::Gate::new(
         args.fail_on.or(config.fail_on).unwrap_or(FailOn::Low),
@@ -491,4 +535,65 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         );
     }
     Ok(exit::for_scan(&report, gate, args.fail_on_hygiene))
+}
+
+/// The targets' warnings, each said once: a warning several targets share names them
+/// (`(targets: A, B)`, or `(all N targets)`), in the order first seen.
+pub fn warnings_once(report: &crate::model::Report) -> Vec<String> {
+    let mut seen: Vec<(&str, Vec<&str>)> = Vec::new();
+    for t in &report.targets {
+        for w in &t.warnings {
+            match seen.iter_mut().find(|(text, _)| text == w) {
+                Some((_, targets)) => {
+                    if !targets.contains(&t.target.as_str()) {
+                        targets.push(&t.target);
+                    }
+                }
+                None => seen.push((w, vec![&t.target])),
+            }
+        }
+    }
+    let many = report.targets.len() > 1;
+    seen.into_iter()
+        .map(|(text, targets)| match targets.len() {
+            _ if !many => text.to_string(),
+            n if n == report.targets.len() => format!("{text} (all {n} targets)"),
+            _ => format!("{text} (targets: {})", targets.join(", ")),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Report, TargetReport};
+
+    fn target(name: &str, warnings: &[&str]) -> TargetReport {
+        let mut t = TargetReport::new(name.to_string(), "wheel");
+        t.warnings = warnings.iter().map(|w| w.to_string()).collect();
+        t
+    }
+
+    #[test]
+    fn each_warning_is_said_once_with_the_targets_it_concerns() {
+        let mut report = Report::new("sha256:x".into(), Vec::new());
+        report.targets = vec![
+            target("a.whl", &["fetch failed", "only a"]),
+            target("b.whl", &["fetch failed"]),
+            target("c.whl", &["fetch failed", "b and c", "fetch failed"]),
+        ];
+        report.targets[1].warnings.push("b and c".into());
+        assert_eq!(
+            warnings_once(&report),
+            [
+                "fetch failed (all 3 targets)",
+                "only a (targets: a.whl)",
+                "b and c (targets: b.whl, c.whl)",
+            ]
+        );
+        // One target: the warning as it is, once.
+        report.targets.truncate(1);
+        report.targets[0].warnings.push("fetch failed".into());
+        assert_eq!(warnings_once(&report), ["fetch failed", "only a"]);
+    }
 }

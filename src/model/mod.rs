@@ -15,6 +15,7 @@ mod rule_id;
 pub mod schema;
 mod status;
 pub mod text;
+pub mod verbose;
 
 pub use date::Date;
 pub use diff::{

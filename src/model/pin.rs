@@ -303,32 +303,94 @@ impl Pin {
 }
 
 impl Pin {
-    /// The package URL of this pin: `pkg:github/OWNER/REPO@SHA` for a GitHub repository at a
-    /// resolved full commit (without `@SHA` when the commit is not known); `pkg:pypi/vllm@VERSION`
-    /// for a shipped vLLM; `pkg:generic/NAME[@REF]` otherwise. Owner and name are lower-cased
-    /// (purl's github type).
+    /// The package URL of this pin, built by the `packageurl` crate (the purl specification's
+    /// encoding and per-type rules):
+    ///
+    /// - a repository on a forge with a purl type (`github`, `gitlab`, `bitbucket`) at its
+    ///   resolved full commit, else at the tag or branch the pin names:
+    ///   `pkg:github/vllm-project/flash-attention@506341a1...`, `pkg:github/triton-lang/triton@v3.5.1`;
+    /// - an installed or shipped vLLM, by its distribution version: `pkg:pypi/vllm@0.30.0`;
+    /// - a copy shipped inside a Python distribution whose commit is not known, as a path in
+    ///   that distribution: `pkg:pypi/vllm@0.30.0#vllm/third_party/tml_fa4`;
+    /// - anything else `pkg:generic/NAME[@REF]`, with the repository as `vcs_url`.
     pub fn purl(&self) -> String {
-        let commit = self.full_commit();
-        let at = |v: Option<&str>| {
-            v.map(|v| format!("@{}", purl_encode(v)))
-                .unwrap_or_default()
-        };
-        match self.github() {
-            Some((owner, name)) => format!(
-                "pkg:github/{}/{}{}",
-                purl_encode(&owner.to_ascii_lowercase()),
-                purl_encode(&name.to_ascii_lowercase()),
-                at(commit.as_deref())
-            ),
-            None if self.component == "vllm" && commit.is_none() => {
-                format!("pkg:pypi/vllm{}", at(self.reference.as_deref()))
-            }
-            None => format!(
-                "pkg:generic/{}{}",
-                purl_encode(&self.component),
-                at(commit.as_deref().or(self.reference.as_deref()))
-            ),
+        self.package_url()
+            .map(|p| p.to_string())
+            .unwrap_or_else(|| format!("pkg:generic/{}", purl_encode(&self.component)))
+    }
+
+    /// The version a package URL gives this pin: the full commit, else the reference as the
+    /// pin names it (a tag, a branch, a short SHA), never a description of a shipped copy.
+    pub fn purl_version(&self) -> Option<String> {
+        if let Some(commit) = self.full_commit() {
+            return Some(commit);
         }
+        match self.found_by {
+            FoundBy::ShippedFiles | FoundBy::ExpectedCopy | FoundBy::DistInfo => None,
+            _ => self.reference.clone().filter(|r| !r.trim().is_empty()),
+        }
+    }
+
+    /// The Python distribution (name, version) that ships this pin's files: vLLM's own
+    /// dist-info, or the distribution a shipped copy belongs to (`shipped in NAME VERSION`, as
+    /// `scan::artifact` writes it).
+    pub fn shipped_by(&self) -> Option<(&str, &str)> {
+        let reference = self.reference.as_deref()?;
+        let named = match self.found_by {
+            FoundBy::DistInfo => reference,
+            FoundBy::ShippedFiles | FoundBy::ExpectedCopy => reference
+                .strip_prefix("shipped in ")?
+                .trim_end_matches(" (not found)"),
+            _ => return None,
+        };
+        named
+            .rsplit_once(' ')
+            .filter(|(name, version)| !name.is_empty() && !version.is_empty())
+    }
+
+    fn package_url(&self) -> Option<packageurl::PackageUrl<'static>> {
+        use packageurl::PackageUrl;
+        let shipped_copy = matches!(self.found_by, FoundBy::ShippedFiles | FoundBy::ExpectedCopy);
+        // A shipped copy is named by its repository only at a known commit: a versionless
+        // repository purl would stand for every version of it.
+        let forge = self
+            .forge()
+            .filter(|_| !shipped_copy || self.full_commit().is_some());
+        if let Some((ty, namespace, name)) = forge {
+            let mut p = PackageUrl::new(ty.to_string(), name.to_string()).ok()?;
+            p.with_namespace(namespace.to_string()).ok()?;
+            if let Some(v) = self.purl_version() {
+                p.with_version(v).ok()?;
+            }
+            return Some(p);
+        }
+        if let Some((dist, version)) = self.shipped_by() {
+            let mut p = PackageUrl::new("pypi", dist.to_string()).ok()?;
+            p.with_version(version.to_string()).ok()?;
+            if shipped_copy {
+                // The path inside the distribution: below the environment's site directory.
+                let inside = ["site-packages/", "dist-packages/"]
+                    .iter()
+                    .filter_map(|site| self.file.rfind(site).map(|at| at + site.len()))
+                    .max()
+                    .map_or(self.file.as_str(), |at| &self.file[at..]);
+                p.with_subpath(inside.to_string()).ok()?;
+            }
+            return Some(p);
+        }
+        let mut p = PackageUrl::new("generic", self.component.clone()).ok()?;
+        if let Some(v) = self.purl_version() {
+            p.with_version(v).ok()?;
+        }
+        if let Some(repo) = self.repo.as_deref().or(self.canonical_repo()) {
+            let url = if repo.contains("://") {
+                repo.to_string()
+            } else {
+                format!("https://{repo}")
+            };
+            p.add_qualifier("vcs_url", format!("git+{url}")).ok()?;
+        }
+        Some(p)
     }
 
     /// The resolved commit when it is a full SHA, lower-cased.
@@ -346,11 +408,18 @@ impl Pin {
             .or(self.component_repo.as_deref())
     }
 
-    fn github(&self) -> Option<(&str, &str)> {
-        self.canonical_repo()
-            .and_then(|c| c.strip_prefix("github.com/"))
-            .and_then(|path| path.split_once('/'))
-            .filter(|(owner, name)| !owner.is_empty() && !name.is_empty() && !name.contains('/'))
+    /// The purl type, owner and name of the pin's repository on a forge that has a purl type.
+    fn forge(&self) -> Option<(&'static str, &str, &str)> {
+        let canonical = self.canonical_repo()?;
+        let (host, path) = canonical.split_once('/')?;
+        let ty = match host {
+            "github.com" => "github",
+            "gitlab.com" => "gitlab",
+            "bitbucket.org" => "bitbucket",
+            _ => return None,
+        };
+        let (owner, name) = path.split_once('/')?;
+        (!owner.is_empty() && !name.is_empty() && !name.contains('/')).then_some((ty, owner, name))
     }
 }
 

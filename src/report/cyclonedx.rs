@@ -1,9 +1,14 @@
 //! CycloneDX 1.6 JSON: an SBOM of what the scanned builds pin, with pinprobe's findings as
 //! vulnerabilities.
 //!
-//! Components: one `application` per target (vLLM: its version or commit when the target ships
-//! one, else the tree) and one `library` per pinned kernel project, whose `purl` carries the
-//! pinned commit (`pkg:github/OWNER/REPO@SHA`); `dependencies` says which target pins what.
+//! Components: the scanned target is `metadata.component` (one target), or each target is an
+//! `application` (`container` for an image) under a `scan` subject. A wheel or a source tree is
+//! vLLM itself (`pkg:pypi/vllm@VERSION` when it ships a version); an environment or an image
+//! holds vLLM as a component of its own. Each pinned kernel project is a `library` whose purl
+//! carries the pinned commit (`pkg:github/OWNER/REPO@SHA`), else the tag it pins; a copy
+//! shipped without a known commit is a path in its distribution (`pkg:pypi/vllm@0.30.0#...`).
+//! `dependencies` is the graph: target -> vLLM -> its kernel pins (purls from
+//! [`crate::model::Pin::purl`], built by the `packageurl` crate).
 //! Vulnerabilities: one per (rule, product), `analysis.state` `exploitable` (affected),
 //! `not_affected` (with `code_not_present`, or `code_not_reachable` when a `requires`
 //! condition rules it out) or `in_triage` (unknown), the deciding evidence as `analysis.detail`.
@@ -20,7 +25,7 @@ use std::io::Write;
 pub fn render(report: &Report, db: &Database, out: &mut dyn Write) -> std::io::Result<()> {
     let mut components: Vec<Value> = Vec::new();
     let mut refs: Vec<String> = Vec::new();
-    let mut dependencies: Vec<Value> = Vec::new();
+    let mut graph = Graph::default();
     let library = |p: &Product, refs: &mut Vec<String>, components: &mut Vec<Value>| {
         if !refs.contains(&p.purl) {
             refs.push(p.purl.clone());
@@ -28,44 +33,93 @@ pub fn render(report: &Report, db: &Database, out: &mut dyn Write) -> std::io::R
         }
         p.purl.clone()
     };
+    // Per target: the target itself (`target-N`); where the target holds vLLM rather than
+    // being it (an environment, an image), vLLM as a component of its own; and vLLM's kernel
+    // pins, which vLLM depends on.
+    let mut subjects: Vec<Value> = Vec::new();
+    let mut vllm_refs: Vec<String> = Vec::new();
     for (i, target) in report.targets.iter().enumerate() {
-        let vllm = target.components.iter().find(|p| p.component == "vllm");
-        let app_ref = format!("target-{i}");
-        let mut app = Map::new();
-        app.insert("type".into(), json!("application"));
-        app.insert("bom-ref".into(), json!(app_ref));
-        app.insert("name".into(), json!("vllm"));
-        if let Some(pin) = vllm {
-            let p = exchange::product(pin);
-            if let Some(v) = p.version.as_ref().or(p.commit.as_ref()) {
-                app.insert("version".into(), json!(v));
+        let vllm = target
+            .components
+            .iter()
+            .find(|p| p.component == "vllm")
+            .map(exchange::product);
+        let target_ref = format!("target-{i}");
+        let holds_vllm = matches!(target.kind.as_str(), "installed" | "image");
+        let mut subject = Map::new();
+        subject.insert(
+            "type".into(),
+            json!(if target.kind == "image" {
+                "container"
+            } else {
+                "application"
+            }),
+        );
+        subject.insert("bom-ref".into(), json!(target_ref));
+        if holds_vllm {
+            subject.insert("name".into(), json!(target.target));
+        } else {
+            subject.insert("name".into(), json!("vllm"));
+            if let Some(p) = &vllm {
+                if let Some(v) = &p.version {
+                    subject.insert("version".into(), json!(v));
+                }
+                subject.insert("purl".into(), json!(p.purl));
             }
-            app.insert("purl".into(), json!(p.purl));
         }
-        app.insert(
+        subject.insert(
             "properties".into(),
             json!([
                 {"name": "pinprobe:target", "value": target.target},
                 {"name": "pinprobe:kind", "value": target.kind},
             ]),
         );
-        components.push(Value::Object(app));
-        let mut depends = Vec::new();
+        subjects.push(Value::Object(subject));
+        // Who depends on the kernel pins: vLLM (the target itself, or its component).
+        let vllm_ref = match (&vllm, holds_vllm) {
+            (Some(p), true) => {
+                let r = library(p, &mut refs, &mut components);
+                graph.edge(&target_ref, &r);
+                r
+            }
+            _ => target_ref.clone(),
+        };
+        vllm_refs.push(vllm_ref.clone());
         for pin in target.components.iter().filter(|p| p.component != "vllm") {
             let r = library(&exchange::product(pin), &mut refs, &mut components);
-            if !depends.contains(&r) {
-                depends.push(r);
-            }
+            graph.edge(&vllm_ref, &r);
         }
-        dependencies.push(json!({"ref": app_ref, "dependsOn": depends}));
+        graph.node(&target_ref);
     }
+    for r in &refs {
+        graph.node(r);
+    }
+    // The document's subject: the one target, or the scan of several.
+    let subject = if subjects.len() == 1 {
+        subjects.remove(0)
+    } else {
+        let scan = json!({
+            "type": "application",
+            "bom-ref": "scan",
+            "name": format!("pinprobe scan of {} targets", subjects.len()),
+        });
+        for i in 0..subjects.len() {
+            graph.edge("scan", &format!("target-{i}"));
+        }
+        components.splice(0..0, subjects);
+        scan
+    };
 
     // (rule, product) -> the least reassuring finding, as in the OpenVEX document.
     let mut chosen: Vec<(&Finding, String)> = Vec::new();
     for (target, finding) in exchange::vulnerability_findings(report, db) {
         let product = exchange::product_of(target, finding);
         let r = if finding.component == "vllm" {
-            format!("target-{}", target_index(report, &target.target))
+            let at = target_index(report, &target.target);
+            vllm_refs
+                .get(at)
+                .cloned()
+                .unwrap_or_else(|| format!("target-{at}"))
         } else {
             library(&product, &mut refs, &mut components)
         };
@@ -102,14 +156,50 @@ pub fn render(report: &Report, db: &Database, out: &mut dyn Write) -> std::io::R
                 "name": report.tool.name,
                 "version": report.tool.version,
             }]},
+            "component": subject,
             "properties": rules_properties(report),
         },
         "components": components,
-        "dependencies": dependencies,
+        "dependencies": graph.render(),
         "vulnerabilities": vulnerabilities,
     });
     serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)
+}
+
+/// The dependency graph: every component once, with what it depends on (in first-seen order).
+#[derive(Default)]
+struct Graph {
+    edges: Vec<(String, Vec<String>)>,
+}
+
+impl Graph {
+    fn node(&mut self, from: &str) -> &mut Vec<String> {
+        let at = match self.edges.iter().position(|(r, _)| r == from) {
+            Some(at) => at,
+            None => {
+                self.edges.push((from.to_string(), Vec::new()));
+                self.edges.len() - 1
+            }
+        };
+        &mut self.edges[at].1
+    }
+
+    fn edge(&mut self, from: &str, to: &str) {
+        let depends = self.node(from);
+        if !depends.iter().any(|d| d == to) {
+            depends.push(to.to_string());
+        }
+    }
+
+    fn render(&self) -> Value {
+        Value::Array(
+            self.edges
+                .iter()
+                .map(|(r, d)| json!({"ref": r, "dependsOn": d}))
+                .collect(),
+        )
+    }
 }
 
 fn rules_properties(report: &Report) -> Value {

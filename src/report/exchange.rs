@@ -17,7 +17,7 @@ pub(crate) struct Product {
     pub commit: Option<String>,
     /// `https://github.com/OWNER/REPO` (or the repository as written).
     pub repo_url: Option<String>,
-    /// The version or reference, for a component without a commit.
+    /// The commit, else the tag or branch the pin names, else (vLLM) its distribution's version.
     pub version: Option<String>,
 }
 
@@ -31,7 +31,12 @@ pub(crate) fn product(pin: &Pin) -> Product {
             .canonical_repo()
             .map(|c| format!("https://{c}"))
             .or(pin.repo.clone()),
-        version: pin.reference.clone(),
+        version: pin.purl_version().or_else(|| {
+            // vLLM's own distribution: its version.
+            (pin.component == "vllm")
+                .then(|| pin.shipped_by().map(|(_, v)| v.to_string()))
+                .flatten()
+        }),
     }
 }
 
@@ -125,11 +130,56 @@ mod tests {
             Some("0a1b2c3d4"),
         ));
         assert_eq!(p.purl, "pkg:github/vllm-project/flashmla");
-        let mut v = pin("vllm", None, None);
-        v.reference = Some("0.30.0".into());
+        // vLLM from its dist-info: the PyPI version, not the reference's words.
+        let mut v = pin("vllm", None, Some("ced6857af"));
+        v.found_by = crate::model::FoundBy::DistInfo;
+        v.reference = Some("vllm 0.30.0".into());
         assert_eq!(product(&v).purl, "pkg:pypi/vllm@0.30.0");
+        assert_eq!(product(&v).version.as_deref(), Some("0.30.0"));
+        // A copy shipped in vLLM with no known commit: a path in vLLM's distribution.
+        let mut copy = pin("tml_fa4", None, None);
+        copy.found_by = crate::model::FoundBy::ShippedFiles;
+        copy.file = "vllm/third_party/tml_fa4".into();
+        copy.reference = Some("shipped in vllm 0.30.0".into());
+        assert_eq!(
+            product(&copy).purl,
+            "pkg:pypi/vllm@0.30.0#vllm/third_party/tml_fa4"
+        );
+        // In an environment: the path inside the distribution, below the site directory.
+        copy.file = "venv/lib/python3.12/site-packages/vllm/third_party/tml_fa4".into();
+        assert_eq!(
+            product(&copy).purl,
+            "pkg:pypi/vllm@0.30.0#vllm/third_party/tml_fa4"
+        );
+        // The same copy at a commit the ledger names: the repository at that commit.
+        let mut fa = pin(
+            "flash-attention",
+            Some("github.com/vllm-project/flash-attention"),
+            Some(sha),
+        );
+        fa.found_by = crate::model::FoundBy::ShippedFiles;
+        fa.reference = Some("shipped in vllm 0.30.0".into());
+        assert_eq!(
+            product(&fa).purl,
+            format!("pkg:github/vllm-project/flash-attention@{sha}")
+        );
+        // A shipped copy whose commit is unknown is never the versionless repository purl.
+        fa.commit = None;
+        assert_eq!(product(&fa).purl, "pkg:pypi/vllm@0.30.0#f");
+        // A tag pin: the tag is the version.
+        let mut tag = pin(
+            "triton-kernels",
+            Some("github.com/triton-lang/triton"),
+            None,
+        );
+        tag.reference = Some("v3.5.1".into());
+        assert_eq!(product(&tag).purl, "pkg:github/triton-lang/triton@v3.5.1");
+        assert_eq!(product(&tag).version.as_deref(), Some("v3.5.1"));
         let p = product(&pin("odd name", Some("gitlab.example/x/y"), None));
-        assert_eq!(p.purl, "pkg:generic/odd%20name");
+        assert_eq!(
+            p.purl,
+            "pkg:generic/odd%20name?vcs_url=git%2Bhttps:%2F%2Fgitlab.example%2Fx%2Fy"
+        );
     }
 
     #[test]

@@ -43,6 +43,20 @@ impl Fetches {
             return None;
         };
         let also = rule_commits(db, component, pinned);
+        crate::model::verbose::say(format_args!(
+            "{component}: the pinned history ({} commit{}) from {url}, cache first{}",
+            pinned.len() + also.len(),
+            if pinned.len() + also.len() == 1 {
+                ""
+            } else {
+                "s"
+            },
+            if settings.offline {
+                " (offline: the cache only)"
+            } else {
+                ""
+            }
+        ));
         match fetch::ensure(settings, url, &canonical, pinned, &also) {
             Ok(fetch::Fetched::Ready(repo)) => Some(repo),
             Ok(fetch::Fetched::WouldFetch { url, cached }) => {

@@ -161,7 +161,9 @@ pub fn run_streaming(
             jobs,
             || Clones::open(&paths),
             |clones, target| {
-                let _permit = target.starts_with("docker://").then(|| registry.take());
+                let _permit = crate::view::image::reference::canonical(target)
+                    .starts_with("docker://")
+                    .then(|| registry.take());
                 one(clones, target)
             },
             Result::is_err,
@@ -279,7 +281,18 @@ pub fn scan_target(
     db: &Database,
     clones: &Clones,
 ) -> Result<TargetReport, ScanError> {
-    match view::classify(target) {
+    let kind = view::classify(target);
+    crate::model::verbose::say(format_args!(
+        "{target}: reading it as {}",
+        match (&kind, opts.rev.as_deref()) {
+            (_, Some(rev)) => format!("a source tree at revision {rev}, through git"),
+            (view::TargetKind::SourceTree(_), None) => "a source tree".to_string(),
+            (view::TargetKind::Wheel(_), None) => "a wheel".to_string(),
+            (view::TargetKind::Installed(_), None) => "an installed environment".to_string(),
+            (view::TargetKind::Image(_), None) => "a container image".to_string(),
+        }
+    ));
+    match kind {
         // --rev always means a source tree read through git.
         _ if opts.rev.is_some() => scan_source(Path::new(target), opts, db, clones),
         view::TargetKind::SourceTree(path) => scan_source(&path, opts, db, clones),
@@ -396,6 +409,10 @@ fn scan_source_view(
     own: &[OtherPin],
     fetch_settings: Option<&fetch::Settings>,
 ) -> Result<TargetReport, ScanError> {
+    crate::model::verbose::say(format_args!(
+        "{}: evaluating its CMake code from the top-level CMakeLists.txt",
+        view.describe()
+    ));
     let mut found = pin::from_cmake(view, &db.registry)?;
     let mut report = TargetReport::new(view.describe(), view.kind());
     forms::add(view, db, own, &mut found, &mut report)?;
@@ -476,6 +493,17 @@ fn scan_source_view(
         release: release.as_ref(),
         others: &others,
     };
+    for pin in &pins {
+        crate::model::verbose::say(format_args!(
+            "{}: {} pinned at {} ({}:{}, {}); judging it against the rule database",
+            view.describe(),
+            pin.component,
+            pin.reference.as_deref().unwrap_or("no reference"),
+            pin.file,
+            pin.line,
+            pin.found_by.as_str(),
+        ));
+    }
     for pin in &mut pins {
         for var in &pin.overrides {
             if std::env::var_os(var).is_some() {

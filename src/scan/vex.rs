@@ -160,7 +160,10 @@ pub fn parse(file: &str, text: &str) -> Result<Statements, String> {
 /// Whether a statement's product `stated` names the pin whose purl is `purl`: equal, or equal
 /// without its version.
 fn names(stated: &str, purl: &str) -> bool {
+    // Qualifiers and subpath aside: a statement about a package covers the paths in it (a copy
+    // shipped inside vLLM is `pkg:pypi/vllm@VERSION#PATH`).
     let stated = stated.split(['?', '#']).next().unwrap_or(stated);
+    let purl = purl.split(['?', '#']).next().unwrap_or(purl);
     stated.eq_ignore_ascii_case(purl)
         || (!stated.contains('@')
             && purl
@@ -290,6 +293,11 @@ mod tests {
         assert!(names("pkg:github/vllm-project/flash-attention", p));
         assert!(!names("pkg:github/vllm-project/flash-attention@6d11b3c", p));
         assert!(!names("pkg:github/vllm-project/flash", p));
+        // A statement about vLLM covers a copy shipped inside it.
+        let copy = "pkg:pypi/vllm@0.30.0#vllm/third_party/tml_fa4";
+        assert!(names("pkg:pypi/vllm@0.30.0", copy));
+        assert!(names("pkg:pypi/vllm", copy));
+        assert!(!names("pkg:pypi/vllm@0.31.0", copy));
         assert!(!names(
             "pkg:github/vllm-project/flash-attention",
             "pkg:github/vllm-project/flash-attention-2@x"

@@ -46,7 +46,11 @@ pub fn of(target: &str, rev: Option<&str>, images: &image::Options) -> Option<Id
                 stamp: None,
             }),
         super::TargetKind::Image(image) => match reference::parse(&image).ok()? {
-            reference::ImageRef::Archive(path) => file(&path),
+            reference::ImageRef::Archive(path) | reference::ImageRef::ArchiveImage { path, .. } => {
+                file(&path)
+            }
+            // What the engine holds can change under the same name: scanned every run.
+            reference::ImageRef::Daemon { .. } => None,
             reference::ImageRef::OciDir { dir, .. } => {
                 let index = crate::input::read_file(&dir.join("index.json"), 64 << 20).ok()?;
                 Some(Identity {

@@ -27,7 +27,9 @@ pub enum TargetKind {
     Wheel(PathBuf),
     /// A site-packages directory or a virtual environment.
     Installed(PathBuf),
-    /// A container image: `docker://REF`, `oci:DIR[:TAG]`, or a `docker save` tarball.
+    /// A container image: `docker://REF` (`registry:REF`), `oci:DIR[:TAG]`,
+    /// `oci-archive:PATH[:TAG]`, `docker-archive:PATH[:REF]`, `docker-daemon:NAME`,
+    /// `podman:NAME`, or a `docker save` tarball.
     Image(String),
 }
 
@@ -36,7 +38,7 @@ pub enum TargetKind {
 /// `conda-meta/`, `*.dist-info`, or an environment at any depth below: an installed
 /// environment, or a prefix or filesystem holding them).
 pub fn classify(target: &str) -> TargetKind {
-    if target.starts_with("docker://") || target.starts_with("oci:") {
+    if image::reference::has_prefix(target) {
         return TargetKind::Image(target.to_string());
     }
     let path = PathBuf::from(target);

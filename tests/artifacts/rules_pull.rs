@@ -1,7 +1,7 @@
 //! `pinprobe rules push` / `rules pull` against a real registry (Debian's `docker-registry`, as
 //! the image tests use): a whole rule database published as a signed OCI artifact, pulled into
 //! the cache with its signature, digests, media types and rules checked, then used by scans
-//! instead of the built-in database; `--max-db-age` warns when the database in use is old.
+//! instead of the built-in database; `--max-db-age` fails when the database in use is old.
 //! (The feed's trust cases, rollbacks and bad signatures: tests/artifacts/rule_feed.rs.)
 //!
 //! Needs docker-registry (`.ci/run` installs it); skips visibly without (fails under CI).
@@ -133,7 +133,7 @@ fn pushed_database_is_pulled_checked_and_used_by_scans() {
         pulled.stdout
     );
 
-    // --max-db-age: quiet while the database is young, a warning once it is older.
+    // --max-db-age: quiet while the database is young, an error (exit 2) once it is older.
     let young = Pinprobe::new(&["scan", &tree, "--format", "json", "--max-db-age", "30"])
         .cache(&cache)
         .run();
@@ -142,6 +142,7 @@ fn pushed_database_is_pulled_checked_and_used_by_scans() {
         .cache(&cache)
         .env("PINPROBE_TODAY", "2099-01-01")
         .run();
+    assert_eq!(old.code, 2, "{}", old.stderr);
     assert!(
         old.stderr.contains("older than --max-db-age 30") && old.stderr.contains(&digest),
         "{}",

@@ -1043,23 +1043,32 @@ fn without_a_release_or_when_asked_the_action_builds_from_source() {
     assert!(step.stdout.contains("HTTP 500"), "{}", step.stdout);
 }
 
-/// The README's copy-paste workflows are the files actionlint checks in CI
-/// (examples/workflows/), byte for byte: one per use (pull request, pre-deploy, image scan).
+/// The copy-paste workflows of the book's CI chapter (docs/src/ci.md) and the README's ten-line
+/// one are the files actionlint checks in CI (examples/workflows/), byte for byte: one per use
+/// (pull request, pre-deploy, image scan; the minimal pull-request gate).
 #[test]
-fn the_readme_workflows_are_the_linted_examples() {
-    let readme = std::fs::read_to_string(Path::new(ROOT).join("README.md")).expect("README");
-    let blocks: Vec<&str> = readme
-        .split("```yaml\n")
-        .skip(1)
-        .filter_map(|b| b.split_once("```").map(|(code, _)| code))
-        .collect();
-    for example in ["pull-request.yml", "pre-deploy.yml", "image-scan.yml"] {
+fn the_documented_workflows_are_the_linted_examples() {
+    let yaml_blocks = |doc: &str| -> Vec<String> {
+        let text = std::fs::read_to_string(Path::new(ROOT).join(doc)).expect("doc");
+        text.split("```yaml\n")
+            .skip(1)
+            .filter_map(|b| b.split_once("```").map(|(code, _)| code.to_string()))
+            .collect()
+    };
+    let book = yaml_blocks("docs/src/ci.md");
+    let readme = yaml_blocks("README.md");
+    for (doc, blocks, example) in [
+        ("docs/src/ci.md", &book, "pull-request.yml"),
+        ("docs/src/ci.md", &book, "pre-deploy.yml"),
+        ("docs/src/ci.md", &book, "image-scan.yml"),
+        ("README.md", &readme, "minimal.yml"),
+    ] {
         let text =
             std::fs::read_to_string(Path::new(ROOT).join("examples/workflows").join(example))
                 .expect("example");
         assert!(
-            blocks.contains(&text.as_str()),
-            "README has no copy of examples/workflows/{example}"
+            blocks.contains(&text),
+            "{doc} has no copy of examples/workflows/{example}"
         );
     }
 }

@@ -10,7 +10,9 @@
 //!   typed model written from the specification (every struct `deny_unknown_fields`, enums for
 //!   status and justification), plus the specification's rules a schema cannot say (an
 //!   `affected` statement needs an `action_statement`; `not_affected` a justification or an
-//!   impact statement).
+//!   impact statement); and, under `PINPROBE_SCHEMAS=1`, by an independent implementation,
+//!   `vexipy` (pydantic models of the specification, installed with pip at test time):
+//!   `vexipy.Document.model_validate_json` must accept it.
 //! - SARIF: serde-sarif's typed model (tests/cli/sarif.rs validates against the schema).
 
 use crate::common;
@@ -24,6 +26,8 @@ const FIX: &str = "6d11b3c1b6ca7dac0b111bb0db63ca16eeb19a46";
 const AFFECTED: &str = "506341a143fcabd4bb79052a7605ada727d6b3f5";
 /// The cyclonedx-python-lib release whose wheel provides the schema files.
 const CYCLONEDX_LIB: &str = "cyclonedx-python-lib==11.12.0";
+/// An independent OpenVEX 0.2.0 implementation (pydantic models of the specification).
+const VEXIPY: &str = "vexipy==0.3.0";
 
 // ---- OpenVEX 0.2.0, from the specification (openvex/spec, OPENVEX-SPEC.md v0.2.0) ----
 
@@ -129,7 +133,74 @@ fn is_rfc3339_utc(s: &str) -> bool {
             .all(|r| b[r].iter().all(u8::is_ascii_digit))
 }
 
+/// The directory `vexipy` and its dependencies are installed into (kept with
+/// `PINPROBE_SCHEMA_DIR`), or why not.
+fn vexipy_dir() -> Result<PathBuf, String> {
+    if std::env::var("PINPROBE_SCHEMAS").as_deref() != Ok("1") {
+        return Err(format!(
+            "set PINPROBE_SCHEMAS=1 to install {VEXIPY} with pip"
+        ));
+    }
+    let dir = match std::env::var_os("PINPROBE_SCHEMA_DIR") {
+        Some(d) => PathBuf::from(d).join("vexipy"),
+        None => std::env::temp_dir().join(format!("pinprobe-vexipy-{}", std::process::id())),
+    };
+    if !dir.join("vexipy").is_dir() {
+        let out = std::process::Command::new("python3")
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--only-binary",
+                ":all:",
+                "--target",
+            ])
+            .arg(&dir)
+            .arg(VEXIPY)
+            .output()
+            .map_err(|e| format!("python3 -m pip: {e}"))?;
+        assert!(
+            out.status.success(),
+            "pip install {VEXIPY}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok(dir)
+}
+
+/// `vexipy` reads the document (an OpenVEX implementation other than this test's model).
+fn check_openvex_with_vexipy(text: &str) {
+    let dir = match vexipy_dir() {
+        Ok(dir) => dir,
+        Err(why) => {
+            eprintln!("skipped: OpenVEX check with vexipy: {why}");
+            return;
+        }
+    };
+    let file = tempfile::NamedTempFile::new().expect("tmp");
+    std::fs::write(file.path(), text).expect("write");
+    let out = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(
+            "import sys; sys.path.insert(0, sys.argv[1]); import vexipy; \
+             d = vexipy.Document.model_validate_json(open(sys.argv[2]).read()); \
+             print(len(d.statements))",
+        )
+        .arg(&dir)
+        .arg(file.path())
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "vexipy rejects the OpenVEX document: {}\n{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn check_openvex(text: &str) -> VexDocument {
+    check_openvex_with_vexipy(text);
     let doc: VexDocument = serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"));
     assert_eq!(doc.context, "https://openvex.dev/ns/v0.2.0");
     assert!(doc.id.starts_with("https://"), "{}", doc.id);
@@ -540,4 +611,206 @@ fn pinprobes_own_openvex_round_trips_as_suppressions() {
     assert_eq!(run.code, doc.code, "{}", run.stderr);
     assert!(!run.stderr.contains("matches no finding"), "{}", run.stderr);
     assert!(fa4_finding(&run).get("suppressed").is_some());
+}
+
+// ---- every target kind: real-shaped scans, both documents checked, every purl parsed ----
+
+/// A package URL, parsed back by the `packageurl` crate (the purl specification's parser):
+/// it must round-trip to the same text, carry no description words as a version, and, for a
+/// repository on GitHub, name owner and repository.
+fn parsed_purl(purl: &str) -> packageurl::PackageUrl<'static> {
+    let parsed: packageurl::PackageUrl<'static> = purl
+        .parse()
+        .unwrap_or_else(|e| panic!("{purl} is not a package URL: {e}"));
+    assert_eq!(parsed.to_string(), purl, "{purl} does not round-trip");
+    if let Some(v) = parsed.version() {
+        assert!(
+            !v.contains(' ') && !v.starts_with("vllm") && !v.starts_with("shipped"),
+            "{purl}: `{v}` is not a version"
+        );
+    }
+    if parsed.ty() == "github" {
+        assert!(parsed.namespace().is_some(), "{purl}: no owner");
+    }
+    parsed
+}
+
+/// The component with `bom-ref` `r` (metadata's subject included).
+fn cdx_component<'a>(cdx: &'a serde_json::Value, r: &str) -> &'a serde_json::Value {
+    std::iter::once(&cdx["metadata"]["component"])
+        .chain(cdx["components"].as_array().expect("components"))
+        .find(|c| c["bom-ref"] == r)
+        .unwrap_or_else(|| panic!("no component {r}"))
+}
+
+fn depends_on<'a>(cdx: &'a serde_json::Value, r: &str) -> Vec<&'a str> {
+    cdx["dependencies"]
+        .as_array()
+        .expect("dependencies")
+        .iter()
+        .find(|d| d["ref"] == r)
+        .unwrap_or_else(|| panic!("no dependency entry for {r}"))["dependsOn"]
+        .as_array()
+        .expect("dependsOn")
+        .iter()
+        .map(|v| v.as_str().expect("ref"))
+        .collect()
+}
+
+/// Scan `target` into both exchange documents, check them against their specifications and
+/// every purl with the parser; returns (CycloneDX, OpenVEX).
+fn exchange_of(target: &str, label: &str) -> (serde_json::Value, String) {
+    let out = tempfile::tempdir().expect("tempdir");
+    let cdx_path = out.path().join("r.cdx.json");
+    let vex_path = out.path().join("r.vex.json");
+    let run = pinprobe(&[
+        "scan",
+        target,
+        "--format",
+        &format!("cyclonedx={}", cdx_path.display()),
+        "--format",
+        &format!("openvex={}", vex_path.display()),
+    ]);
+    assert!(matches!(run.code, 0 | 1 | 3), "{label}: {}", run.stderr);
+    let cdx: serde_json::Value = serde_json::from_str(&read(&cdx_path)).expect("CycloneDX JSON");
+    check_cyclonedx(&cdx, label);
+    let vex = read(&vex_path);
+    let doc = check_openvex(&vex);
+    // Every purl, in both documents, parses and round-trips; bom-refs are unique; every
+    // dependency and `affects` reference names a component.
+    let mut refs = vec![
+        cdx["metadata"]["component"]["bom-ref"]
+            .as_str()
+            .expect("subject ref"),
+    ];
+    for c in cdx["components"].as_array().expect("components") {
+        let r = c["bom-ref"].as_str().expect("bom-ref");
+        assert!(!refs.contains(&r), "{label}: bom-ref {r} twice");
+        refs.push(r);
+    }
+    for c in std::iter::once(&cdx["metadata"]["component"])
+        .chain(cdx["components"].as_array().expect("components"))
+    {
+        if let Some(p) = c["purl"].as_str() {
+            parsed_purl(p);
+        }
+    }
+    for d in cdx["dependencies"].as_array().expect("dependencies") {
+        for r in std::iter::once(&d["ref"]).chain(d["dependsOn"].as_array().expect("dependsOn")) {
+            assert!(refs.contains(&r.as_str().expect("ref")), "{label}: {r}");
+        }
+    }
+    for v in cdx["vulnerabilities"].as_array().expect("vulnerabilities") {
+        for a in v["affects"].as_array().expect("affects") {
+            assert!(
+                refs.contains(&a["ref"].as_str().expect("ref")),
+                "{label}: {a}"
+            );
+        }
+    }
+    for s in &doc.statements {
+        for p in &s.products {
+            if let Some(purl) = p.identifiers.as_ref().and_then(|i| i.purl.as_deref()) {
+                parsed_purl(purl);
+            }
+        }
+    }
+    (cdx, vex)
+}
+
+#[test]
+fn every_target_kind_gets_matchable_purls_and_a_dependency_graph() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    let vllm_030 = || {
+        artifact::with_dist_info(
+            "vllm",
+            "0.30.0",
+            artifact::vllm_files("0.30.0", Sm90Call::Buggy),
+        )
+    };
+
+    // A source tree pinning the affected commit, and one pinning a tag.
+    let tree = root.join("tree");
+    vllm_tree(&tree, FA_REPO, AFFECTED);
+    let (cdx, vex) = exchange_of(tree.to_str().expect("utf-8"), "tree");
+    let fa = format!("pkg:github/vllm-project/flash-attention@{AFFECTED}");
+    assert_eq!(cdx["metadata"]["component"]["name"], "vllm");
+    assert_eq!(depends_on(&cdx, "target-0"), [fa.as_str()]);
+    assert_eq!(cdx_component(&cdx, &fa)["version"], AFFECTED);
+    assert!(vex.contains(&fa), "{vex}");
+    let tagged = root.join("tagged");
+    vllm_tree(&tagged, FA_REPO, "v2.7.4");
+    let (cdx, _) = exchange_of(tagged.to_str().expect("utf-8"), "tag pin");
+    let fa_tag = "pkg:github/vllm-project/flash-attention@v2.7.4";
+    assert_eq!(depends_on(&cdx, "target-0"), [fa_tag]);
+    assert_eq!(cdx_component(&cdx, fa_tag)["version"], "v2.7.4");
+
+    // A wheel: the target is vLLM itself, by its PyPI version; vLLM depends on its FA copy.
+    let wheel = root.join("vllm-0.30.0-cp38-abi3-manylinux_2_28_x86_64.whl");
+    artifact::write_wheel(&wheel, &vllm_030());
+    let (cdx, vex) = exchange_of(wheel.to_str().expect("utf-8"), "wheel");
+    let subject = &cdx["metadata"]["component"];
+    assert_eq!(subject["purl"], "pkg:pypi/vllm@0.30.0");
+    assert_eq!(subject["version"], "0.30.0");
+    let copies = depends_on(&cdx, "target-0");
+    assert_eq!(copies.len(), 1, "{copies:?}");
+    let copy = parsed_purl(copies[0]);
+    // The release ledger names 0.30.0's pin, or (another build) the copy is a path in vLLM.
+    match copy.ty() {
+        "github" => assert_eq!(copies[0], fa),
+        _ => assert_eq!(copies[0], "pkg:pypi/vllm@0.30.0#vllm/vllm_flash_attn/cute"),
+    }
+    assert!(vex.contains(copies[0]), "{vex}");
+
+    // An installed environment: the environment holds vLLM, vLLM depends on its copy.
+    let env = root.join("venv/lib/python3.12/site-packages");
+    artifact::write_tree(&env, &vllm_030());
+    let (cdx, _) = exchange_of(root.join("venv").to_str().expect("utf-8"), "environment");
+    assert_eq!(cdx["metadata"]["component"]["type"], "application");
+    assert_eq!(depends_on(&cdx, "target-0"), ["pkg:pypi/vllm@0.30.0"]);
+    assert_eq!(depends_on(&cdx, "pkg:pypi/vllm@0.30.0"), copies);
+
+    // An image (`docker save`, OCI form): a container holding vLLM.
+    let image = root.join("image.tar");
+    let install = image::vllm_install(
+        image::SITE,
+        "0.30.0",
+        &block_info_new(),
+        &fwd_sm90(Sm90Call::Buggy),
+    );
+    image::write_docker_save_oci(
+        &image,
+        &image::Image::new(vec![
+            image::Layer::new("RUN pip install vllm", image::Compression::Gzip).files(install),
+        ]),
+    );
+    let (cdx, _) = exchange_of(image.to_str().expect("utf-8"), "image");
+    assert_eq!(cdx["metadata"]["component"]["type"], "container");
+    assert_eq!(depends_on(&cdx, "target-0"), ["pkg:pypi/vllm@0.30.0"]);
+    let in_image = depends_on(&cdx, "pkg:pypi/vllm@0.30.0");
+    assert_eq!(in_image.len(), 1, "{in_image:?}");
+    parsed_purl(in_image[0]);
+
+    // All four in one run: a `scan` subject over the targets, each with its own graph.
+    let out = tempfile::tempdir().expect("tempdir");
+    let cdx_path = out.path().join("all.cdx.json");
+    let run = pinprobe(&[
+        "scan",
+        tree.to_str().expect("utf-8"),
+        wheel.to_str().expect("utf-8"),
+        root.join("venv").to_str().expect("utf-8"),
+        image.to_str().expect("utf-8"),
+        "--format",
+        &format!("cyclonedx={}", cdx_path.display()),
+    ]);
+    assert!(matches!(run.code, 1 | 3), "{}", run.stderr);
+    let cdx: serde_json::Value = serde_json::from_str(&read(&cdx_path)).expect("JSON");
+    check_cyclonedx(&cdx, "four targets");
+    assert_eq!(cdx["metadata"]["component"]["bom-ref"], "scan");
+    assert_eq!(
+        depends_on(&cdx, "scan"),
+        ["target-0", "target-1", "target-2", "target-3"]
+    );
+    assert_eq!(depends_on(&cdx, "target-0"), [fa.as_str()]);
 }

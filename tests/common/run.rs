@@ -90,6 +90,9 @@ pub struct Pinprobe {
     _scratch: tempfile::TempDir,
 }
 
+/// The day every run believes it is, unless its test says otherwise.
+pub const TODAY: &str = "2026-12-01";
+
 impl Pinprobe {
     pub fn new<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Pinprobe {
         let scratch = tempfile::tempdir().expect("tempdir");
@@ -107,6 +110,10 @@ impl Pinprobe {
             .env("XDG_CONFIG_HOME", scratch.path().join("config"))
             // No test reaches the internet: fetch tests opt back in with env_remove.
             .env("PINPROBE_OFFLINE", "1")
+            // The clock is pinned (ignore-entry expiry, the rule database's age): a day after
+            // the built-in database's date, so no run warns that it is old, whatever the day
+            // the suite runs. Tests of dates set their own.
+            .env("PINPROBE_TODAY", TODAY)
             // Tables are laid out for COLUMNS (else 100 when piped): the same in every shell.
             .env_remove("COLUMNS");
         Pinprobe {

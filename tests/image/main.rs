@@ -24,6 +24,7 @@ mod python_path;
 mod reference;
 mod registry;
 mod resume;
+mod sources;
 mod tags;
 
 use build::{Compression, Image, Layer, SITE};

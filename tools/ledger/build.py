@@ -5,7 +5,7 @@
     tools/ledger/build.py [--cache DIR] [--pinprobe BIN] [--repo NAME=DIR ...] [--out rules/ledger.yaml]
 
 Input: the unpacked vLLM sdists under CACHE/sdist/vllm-VERSION/ (tools/ledger/fetch.sh; CACHE
-defaults to $PINPROBE_REAL_DATA_DIR, else /work/realdata). Every release that ships
+defaults to $PINPROBE_REAL_DATA_DIR, else target/realdata in the checkout). Every release that ships
 `cmake/external_projects/` gets one ledger entry. Nothing from the sdists is copied into the
 repository: the ledger holds facts only (versions, SHAs, URLs, file names, line numbers).
 
@@ -803,7 +803,7 @@ def version_key(v: str):
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cache", default=os.environ.get("PINPROBE_REAL_DATA_DIR", "/work/realdata"))
+    ap.add_argument("--cache", default=os.environ.get("PINPROBE_REAL_DATA_DIR", "target/realdata"))
     ap.add_argument("--out", default=str(REPO_ROOT / "rules" / "ledger.yaml"))
     ap.add_argument("--cmake", default=shutil.which("cmake") or "cmake")
     ap.add_argument("--pinprobe", help="pinprobe binary used for the recorded verdicts")

@@ -4,7 +4,7 @@
 #
 #   tools/ledger/fetch.sh [CACHE_DIR] [VERSION...]
 #
-# CACHE_DIR defaults to $PINPROBE_REAL_DATA_DIR, else /work/realdata. Versions default to every
+# CACHE_DIR defaults to $PINPROBE_REAL_DATA_DIR, else target/realdata in the checkout. Versions default to every
 # vLLM release 0.26.0-0.33.0. Layout written:
 #   CACHE_DIR/sdist/vllm-VERSION/   the sdist, unpacked by pip (what `cmake` would configure)
 #   CACHE_DIR/wheel/vllm-VERSION-*.whl
@@ -15,7 +15,7 @@
 # torch, so the download "fails" after unpacking. --no-clean keeps pip's unpacked tree, which is
 # byte for byte the sdist's content; nothing of vLLM's build runs beyond that metadata hook.
 set -euo pipefail
-cache=${1:-${PINPROBE_REAL_DATA_DIR:-/work/realdata}}
+cache=${1:-${PINPROBE_REAL_DATA_DIR:-target/realdata}}
 shift || true
 versions=("$@")
 [ ${#versions[@]} -gt 0 ] || versions=(0.26.0 0.27.0 0.27.1 0.28.0 0.29.0 0.30.0 0.31.0 0.32.0 0.33.0)

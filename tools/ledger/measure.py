@@ -5,7 +5,7 @@
 
 Runs `PINPROBE_BIN scan TARGET --format json` (plus any `--repo` given) on every unpacked sdist
 under CACHE_DIR/sdist/ and every wheel under CACHE_DIR/wheel/ (tools/ledger/fetch.sh lays them
-out; CACHE_DIR defaults to $PINPROBE_REAL_DATA_DIR, else /work/realdata) and prints one Markdown
+out; CACHE_DIR defaults to $PINPROBE_REAL_DATA_DIR, else target/realdata in the checkout) and prints one Markdown
 table: exit code, findings by status, split into kernel-rule findings (PINPROBE-*) and hygiene /
 drift findings, the FA4 rule's (PINPROBE-2026-0001) status, and the components found.
 Nothing is decided here: it only tallies what the binary printed.
@@ -23,7 +23,7 @@ def main() -> int:
         print(__doc__, file=sys.stderr)
         return 2
     binary = args.pop(0)
-    cache = Path(os.environ.get("PINPROBE_REAL_DATA_DIR", "/work/realdata"))
+    cache = Path(os.environ.get("PINPROBE_REAL_DATA_DIR", "target/realdata"))
     if args and not args[0].startswith("--"):
         cache = Path(args.pop(0))
     extra = args

@@ -2,10 +2,12 @@
 //!
 //! Credentials come from `PINPROBE_REGISTRY_USERNAME` / `PINPROBE_REGISTRY_PASSWORD` for the
 //! registry `PINPROBE_REGISTRY_HOST` names (and only that one), else from
-//! the Docker `config.json` (`$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`,
-//! `auths.<host>.auth` = base64 of `user:pass`, or `username` / `password`). Credential helpers
-//! (`credsStore`, `credHelpers`) are not run. Credentials are never printed: [`Credentials`]'
-//! `Debug` is redacted and no error message carries them.
+//! the Docker `config.json` (`$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`), as
+//! Docker reads it: the registry's `credHelpers` entry, else its `auths` entry (`auth` = base64
+//! of `user:pass`, or `username` / `password`), else the `credsStore`. A helper is run as Docker
+//! runs it: `docker-credential-NAME get` from `PATH`, the registry's server URL on stdin, JSON
+//! `{"Username", "Secret"}` on stdout (Docker Desktop's keychain, ECR, GCR, pass). Credentials
+//! are never printed: [`Credentials`]' `Debug` is redacted and no error message carries them.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
@@ -77,6 +79,12 @@ impl Credentials {
 struct DockerConfig {
     #[serde(default)]
     auths: BTreeMap<String, AuthEntry>,
+    /// A helper per registry (`"gcr.io": "gcloud"` runs `docker-credential-gcloud`).
+    #[serde(default, rename = "credHelpers")]
+    cred_helpers: BTreeMap<String, String>,
+    /// The helper for every registry without its own.
+    #[serde(default, rename = "credsStore")]
+    creds_store: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -94,6 +102,8 @@ struct AuthEntry {
 pub enum Origin {
     Env,
     DockerConfig,
+    /// `docker-credential-NAME`, named by the Docker config.
+    Helper,
 }
 
 /// Credentials for `registry` (`host[:port]`, `docker.io` for Docker Hub), if any are set.
@@ -128,10 +138,28 @@ pub fn lookup(registry: &str) -> (Option<(Credentials, Origin)>, Option<String>)
         return (None, warning);
     };
     match serde_json::from_slice::<DockerConfig>(&text) {
-        Ok(config) => (
-            from_config(&config, registry).map(|c| (c, Origin::DockerConfig)),
-            warning,
-        ),
+        Ok(config) => {
+            let helper = config
+                .cred_helpers
+                .iter()
+                .find_map(|(key, helper)| same_registry(key, registry).then_some(helper));
+            if let Some(helper) = helper {
+                return match run_helper(helper, registry) {
+                    Ok(found) => (found.map(|c| (c, Origin::Helper)), warning),
+                    Err(why) => (None, Some(why)),
+                };
+            }
+            if let Some(found) = from_config(&config, registry) {
+                return (Some((found, Origin::DockerConfig)), warning);
+            }
+            match config.creds_store.as_deref().filter(|s| !s.is_empty()) {
+                Some(store) => match run_helper(store, registry) {
+                    Ok(found) => (found.map(|c| (c, Origin::Helper)), warning),
+                    Err(why) => (None, Some(why)),
+                },
+                None => (None, warning),
+            }
+        }
         Err(_) => (
             None,
             Some(format!(
@@ -159,6 +187,89 @@ fn same_registry(configured: &str, registry: &str) -> bool {
                 host.as_str(),
                 "index.docker.io" | "registry-1.docker.io" | "docker.io"
             ))
+}
+
+/// How long a credential helper may take (it may wait on a keychain or a cloud API).
+const HELPER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Ask `docker-credential-NAME get` for `registry`'s credentials: `Ok(None)` when the helper
+/// has none for it (Docker's "credentials not found"), `Err` with a warning (never the
+/// helper's output, which may hold a secret) when it cannot be run or answers nonsense.
+fn run_helper(name: &str, registry: &str) -> Result<Option<Credentials>, String> {
+    use std::io::{Read as _, Write as _};
+    use std::process::{Command, Stdio};
+    if name.is_empty()
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+    {
+        return Err(format!(
+            "Docker config names the credential helper `{}`, which is not a helper name: not run",
+            name.escape_default()
+        ));
+    }
+    let program = format!("docker-credential-{name}");
+    // The server URL Docker gives a helper: Docker Hub's legacy index URL, else the host.
+    let server = if registry == "docker.io" {
+        "https://index.docker.io/v1/".to_string()
+    } else {
+        registry.to_string()
+    };
+    let mut child = Command::new(&program)
+        .arg("get")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("{program} (the Docker config's credential helper for {registry}): {e}; no credentials sent"))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        let _ = stdin.write_all(server.as_bytes());
+    }
+    let started = std::time::Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if started.elapsed() > HELPER_TIMEOUT => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "{program} get did not answer within {} s: no credentials sent to {registry}",
+                    HELPER_TIMEOUT.as_secs()
+                ));
+            }
+            Ok(None) => std::thread::sleep(std::time::Duration::from_millis(20)),
+            Err(e) => return Err(format!("{program} get: {e}")),
+        }
+    };
+    let mut out = Vec::new();
+    if let Some(stdout) = child.stdout.take() {
+        let _ = stdout.take(1 << 20).read_to_end(&mut out);
+    }
+    if !status.success() {
+        // Docker's helpers print "credentials not found in native keychain" and exit 1.
+        if String::from_utf8_lossy(&out).contains("credentials not found") {
+            return Ok(None);
+        }
+        return Err(format!(
+            "{program} get failed ({status}) for {registry}: no credentials sent"
+        ));
+    }
+    #[derive(Deserialize)]
+    struct Answer {
+        #[serde(rename = "Username", default)]
+        username: String,
+        #[serde(rename = "Secret", default)]
+        secret: String,
+    }
+    let answer: Answer = serde_json::from_slice(&out)
+        .map_err(|_| format!("{program} get answered something other than its JSON for {registry}: no credentials sent"))?;
+    if answer.secret.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(Credentials {
+        username: answer.username,
+        password: answer.secret,
+    }))
 }
 
 fn docker_config_path() -> Option<PathBuf> {

@@ -65,6 +65,17 @@ impl Source for OciDir {
     }
 }
 
+/// Whether a `RepoTags` entry names `wanted`: the same, or the same once Docker Hub's implied
+/// `docker.io/` and `library/` are dropped from both (`ubuntu:24.04` is
+/// `docker.io/library/ubuntu:24.04`).
+fn same_name(tag: &str, wanted: &str) -> bool {
+    let short = |s: &str| -> String {
+        let s = s.strip_prefix("docker.io/").unwrap_or(s);
+        s.strip_prefix("library/").unwrap_or(s).to_string()
+    };
+    tag == wanted || short(tag) == short(wanted)
+}
+
 /// Pick the manifest an `index.json` names for `tag` (or its only one, or `platform`).
 fn choose(
     index: &[u8],
@@ -129,6 +140,9 @@ pub struct Archive {
     members: HashMap<String, Member>,
     /// Small members (JSON) of a gzip-compressed archive, kept from the first pass.
     small: HashMap<String, Vec<u8>>,
+    /// The image wanted, in an archive of several: a `RepoTags` name (`manifest.json`) or an
+    /// index tag (`index.json`).
+    select: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -153,6 +167,13 @@ const SMALL: u64 = 1 << 20;
 const SMALL_TOTAL: u64 = 64 << 20;
 
 impl Archive {
+    /// Read the image named `select` (a `RepoTags` name, or an index tag) rather than the
+    /// archive's only or first one.
+    pub fn select(mut self, select: Option<String>) -> Archive {
+        self.select = select;
+        self
+    }
+
     pub fn open(path: PathBuf) -> Result<Archive, Fault> {
         let io_err = |e| Fault::io(&path, e);
         let mut file = crate::input::open_file(&path).map_err(io_err)?;
@@ -210,6 +231,7 @@ impl Archive {
             gzip,
             members,
             small,
+            select: None,
         })
     }
 
@@ -304,14 +326,33 @@ impl Source for Archive {
             let bytes = self.read_member("manifest.json")?;
             let images: Vec<SaveManifest> = serde_json::from_slice(&bytes)
                 .map_err(|e| Fault::malformed(format!("{what}: manifest.json"), e))?;
-            let Some(image) = images.first() else {
+            let wanted = match self.select.as_deref() {
+                Some(select) => Some(
+                    images
+                        .iter()
+                        .find(|i| i.repo_tags.iter().flatten().any(|t| same_name(t, select)))
+                        .ok_or_else(|| {
+                            Fault::NotFound(format!(
+                                "{what}: no image named `{select}` (RepoTags: {})",
+                                images
+                                    .iter()
+                                    .flat_map(|i| i.repo_tags.iter().flatten())
+                                    .cloned()
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ))
+                        })?,
+                ),
+                None => None,
+            };
+            let Some(image) = wanted.or(images.first()) else {
                 return Err(Fault::malformed(
                     format!("{what}: manifest.json"),
                     "lists no images",
                 ));
             };
             let mut warnings = Vec::new();
-            if images.len() > 1 {
+            if images.len() > 1 && self.select.is_none() {
                 warnings.push(format!(
                     "{what} holds {} images; scanned the first ({})",
                     images.len(),
@@ -357,7 +398,8 @@ impl Source for Archive {
         if self.members.contains_key("index.json") {
             let index = self.read_member("index.json")?;
             let mut warnings = Vec::new();
-            let desc = choose(&index, None, platform, &mut warnings)?;
+            let select = self.select.clone();
+            let desc = choose(&index, select.as_deref(), platform, &mut warnings)?;
             let mut resolved = manifest::resolve(desc, platform, &mut |digest, kind| {
                 let bytes = self.read_member(&Archive::blob_name(digest))?;
                 manifest::verify(&bytes, digest, kind)?;

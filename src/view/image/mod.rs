@@ -1,5 +1,7 @@
-//! Container images: `docker save` tarballs (legacy `manifest.json` and OCI forms), OCI
-//! image-layout directories (`oci:DIR[:TAG]`) and registries (`docker://HOST/REPO:TAG`).
+//! Container images: `docker save` tarballs (legacy `manifest.json` and OCI forms,
+//! `docker-archive:PATH[:REF]`), OCI image layouts (`oci:DIR[:TAG]`, `oci-archive:PATH[:TAG]`),
+//! registries (`docker://HOST/REPO:TAG`, `registry:`) and the local engine
+//! (`docker-daemon:NAME`, `podman:NAME`, through its API socket).
 //!
 //! An image becomes an in-memory [`MemView`] of the files an artifact scan needs
 //! ([`crate::view::is_interesting`]), merged from its layers with whiteout semantics, plus the
@@ -18,6 +20,7 @@
 //! - [`provenance`]: layers aligned with the image history.
 
 pub mod auth;
+pub mod daemon;
 pub mod extract;
 pub mod layer;
 pub mod layout;
@@ -223,5 +226,21 @@ fn open_source(target: &str, opts: &Options) -> Result<Box<dyn Source>, Fault> {
         reference::ImageRef::Registry(r) => Box::new(registry::Registry::new(r, opts)?),
         reference::ImageRef::OciDir { dir, tag } => Box::new(layout::OciDir::new(dir, tag)),
         reference::ImageRef::Archive(path) => Box::new(layout::Archive::open(path)?),
+        reference::ImageRef::ArchiveImage { path, select } => {
+            Box::new(layout::Archive::open(path)?.select(Some(select)))
+        }
+        reference::ImageRef::Daemon { engine, name } => {
+            Box::new(daemon::export(engine, &name, opts.timeout)?)
+        }
     })
+}
+
+impl Source for daemon::Exported {
+    fn resolve(&mut self, platform: &Platform) -> Result<Resolved, Fault> {
+        self.archive.resolve(platform)
+    }
+
+    fn open_layer(&mut self, layer: &LayerRef) -> Result<Box<dyn Read + '_>, Fault> {
+        self.archive.open_layer(layer)
+    }
 }

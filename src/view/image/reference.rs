@@ -1,8 +1,16 @@
 //! Image references: what an image target string names.
 //!
-//! - `docker://[HOST[:PORT]/]REPO[:TAG][@sha256:HEX]`: a registry. A first component without a
-//!   `.` or `:` (and not `localhost`) is a Docker Hub repository, as `docker pull` reads it.
+//! The forms Skopeo, Syft and Trivy users type:
+//!
+//! - `docker://[HOST[:PORT]/]REPO[:TAG][@sha256:HEX]` (also `registry:`): a registry. A first
+//!   component without a `.` or `:` (and not `localhost`) is a Docker Hub repository, as
+//!   `docker pull` reads it.
 //! - `oci:DIR[:TAG]`: an OCI image-layout directory.
+//! - `oci-archive:PATH[:TAG]`: an OCI image layout in a tar file.
+//! - `docker-archive:PATH[:REF]`: a `docker save` archive (`REF` picks one of several images by
+//!   its `RepoTags` name).
+//! - `docker-daemon:NAME[:TAG]`, `podman:NAME[:TAG]`: an image in the local engine, exported
+//!   through its API socket (see [`super::daemon`]).
 //! - any other string (a `.tar`, `.tar.gz` or `.tgz` path): a `docker save` archive.
 
 use super::Fault;
@@ -12,8 +20,46 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ImageRef {
     Registry(RegistryRef),
-    OciDir { dir: PathBuf, tag: Option<String> },
+    OciDir {
+        dir: PathBuf,
+        tag: Option<String>,
+    },
     Archive(PathBuf),
+    /// An archive holding several images, and the one wanted (`docker-archive:PATH:REF` by its
+    /// `RepoTags` name, `oci-archive:PATH:TAG` by its index tag).
+    ArchiveImage {
+        path: PathBuf,
+        select: String,
+    },
+    /// An image the local engine holds.
+    Daemon {
+        engine: super::daemon::Engine,
+        name: String,
+    },
+}
+
+/// The prefixes that name an image, whatever follows them.
+pub const PREFIXES: &[&str] = &[
+    "docker://",
+    "registry:",
+    "oci:",
+    "oci-archive:",
+    "docker-archive:",
+    "docker-daemon:",
+    "podman:",
+];
+
+/// Whether `target` names an image by one of [`PREFIXES`].
+pub fn has_prefix(target: &str) -> bool {
+    PREFIXES.iter().any(|p| target.starts_with(p))
+}
+
+/// A registry reference in its one spelling: `registry:X` is `docker://X`.
+pub fn canonical(target: &str) -> std::borrow::Cow<'_, str> {
+    match target.strip_prefix("registry:") {
+        Some(rest) => format!("docker://{}", rest.trim_start_matches("//")).into(),
+        None => target.into(),
+    }
 }
 
 /// A repository in a registry and the manifest wanted from it.
@@ -47,6 +93,36 @@ impl RegistryRef {
 
 /// Parse an image target string.
 pub fn parse(target: &str) -> Result<ImageRef, Fault> {
+    let target = &*canonical(target);
+    if let Some(rest) = target.strip_prefix("docker-archive:") {
+        return archive_path(rest, "docker-archive");
+    }
+    if let Some(rest) = target.strip_prefix("oci-archive:") {
+        return archive_path(rest, "oci-archive");
+    }
+    for (prefix, engine) in [
+        ("docker-daemon:", super::daemon::Engine::Docker),
+        ("podman:", super::daemon::Engine::Podman),
+    ] {
+        if let Some(name) = target.strip_prefix(prefix) {
+            let name = name.trim_start_matches("//");
+            // The name as the engine knows it: `[HOST/]REPO[:TAG]` or an image id.
+            if name.is_empty()
+                || !name.bytes().all(|b| {
+                    b.is_ascii_alphanumeric()
+                        || matches!(b, b'/' | b':' | b'.' | b'_' | b'-' | b'@')
+                })
+            {
+                return Err(Fault::Reference(format!(
+                    "{prefix}{name}: an image name is [HOST/]REPO[:TAG] (letters, digits, `/`, `:`, `.`, `_`, `-`)"
+                )));
+            }
+            return Ok(ImageRef::Daemon {
+                engine,
+                name: name.to_string(),
+            });
+        }
+    }
     if let Some(rest) = target.strip_prefix("docker://") {
         return parse_registry(rest).map(ImageRef::Registry);
     }
@@ -76,10 +152,36 @@ pub fn parse(target: &str) -> Result<ImageRef, Fault> {
     Ok(ImageRef::Archive(PathBuf::from(target)))
 }
 
+/// `PATH` or `PATH:REF` after an archive prefix: the whole string when it is a file; else the
+/// longest prefix that is a file, with what follows as the image wanted (`REF` may hold a `:`
+/// itself: `img.tar:team/vllm:0.30`); else the part before the last `:`.
+fn archive_path(rest: &str, prefix: &str) -> Result<ImageRef, Fault> {
+    if rest.is_empty() {
+        return Err(Fault::Reference(format!("{prefix}: needs a file")));
+    }
+    if Path::new(rest).is_file() {
+        return Ok(ImageRef::Archive(PathBuf::from(rest)));
+    }
+    let colons: Vec<usize> = rest.match_indices(':').map(|(at, _)| at).collect();
+    let at = colons
+        .iter()
+        .rev()
+        .find(|at| Path::new(&rest[..**at]).is_file())
+        .or(colons.last());
+    match at {
+        Some(&at) if at > 0 && at + 1 < rest.len() => Ok(ImageRef::ArchiveImage {
+            path: PathBuf::from(&rest[..at]),
+            select: rest[at + 1..].to_string(),
+        }),
+        _ => Ok(ImageRef::Archive(PathBuf::from(rest))),
+    }
+}
+
 /// `target` with any user information (`user:pass@`) in a `docker://` reference's host part
 /// replaced by `<redacted>@`, for every message that names the target.
 pub fn redact_userinfo(target: &str) -> std::borrow::Cow<'_, str> {
-    let Some(rest) = target.strip_prefix("docker://") else {
+    let canonical = canonical(target);
+    let Some(rest) = canonical.strip_prefix("docker://") else {
         return target.into();
     };
     let host_end = rest.find('/').unwrap_or(rest.len());
@@ -234,6 +336,63 @@ mod tests {
             "docker://h/r@sha256:ab"
         );
         assert_eq!(redact_userinfo("oci:a@b"), "oci:a@b");
+    }
+
+    #[test]
+    fn every_prefix_users_type() {
+        // registry: is docker://.
+        assert_eq!(
+            parse("registry:127.0.0.1:5000/team/vllm:0.30").unwrap(),
+            parse("docker://127.0.0.1:5000/team/vllm:0.30").unwrap()
+        );
+        assert_eq!(
+            redact_userinfo("registry:u:p@h/r:t"),
+            "docker://<redacted>@h/r:t"
+        );
+        // Archives: the path, or the path and the image wanted (a REF may hold `:` and `/`).
+        assert_eq!(
+            parse("docker-archive:/nonexistent/x.tar").unwrap(),
+            ImageRef::Archive("/nonexistent/x.tar".into())
+        );
+        assert_eq!(
+            parse("oci-archive:/nonexistent/x.tar:v1").unwrap(),
+            ImageRef::ArchiveImage {
+                path: "/nonexistent/x.tar".into(),
+                select: "v1".into()
+            }
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.tar");
+        std::fs::write(&file, b"").unwrap();
+        assert_eq!(
+            parse(&format!("docker-archive:{}:team/vllm:0.30", file.display())).unwrap(),
+            ImageRef::ArchiveImage {
+                path: file.clone(),
+                select: "team/vllm:0.30".into()
+            }
+        );
+        assert!(parse("docker-archive:").is_err());
+        // The engines.
+        assert_eq!(
+            parse("docker-daemon:vllm/vllm-openai:v0.30.0").unwrap(),
+            ImageRef::Daemon {
+                engine: crate::view::image::daemon::Engine::Docker,
+                name: "vllm/vllm-openai:v0.30.0".into()
+            }
+        );
+        assert!(matches!(
+            parse("podman:localhost/vllm").unwrap(),
+            ImageRef::Daemon {
+                engine: crate::view::image::daemon::Engine::Podman,
+                ..
+            }
+        ));
+        assert!(parse("docker-daemon:a b").is_err());
+        assert!(parse("podman:").is_err());
+        for p in PREFIXES {
+            assert!(has_prefix(&format!("{p}x")), "{p}");
+        }
+        assert!(!has_prefix("image.tar"));
     }
 
     #[test]

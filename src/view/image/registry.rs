@@ -223,17 +223,24 @@ impl Registry {
     fn unauthorized(&self, what: &str) -> Fault {
         Fault::Auth(match &self.credentials {
             None => format!(
-                "{what}: 401 Unauthorized: the registry needs credentials (set {} and {} with {}={}, or log in with docker login)",
+                "{what}: 401 Unauthorized: the registry needs credentials (set {} and {} with {}={}, or log in with docker login){}",
                 auth::ENV_USERNAME,
                 auth::ENV_PASSWORD,
                 auth::ENV_HOST,
-                self.reference.registry
+                self.reference.registry,
+                // Why none were found, when a lookup said so (a helper that failed).
+                self.warnings
+                    .iter()
+                    .find(|w| w.contains("docker-credential-") || w.contains(auth::ENV_HOST))
+                    .map(|w| format!("; {w}"))
+                    .unwrap_or_default()
             ),
             Some((_, origin)) => format!(
                 "{what}: 401 Unauthorized: the credentials from {} were rejected",
                 match origin {
                     Origin::Env => "the environment",
                     Origin::DockerConfig => "the Docker config",
+                    Origin::Helper => "the Docker config's credential helper",
                 }
             ),
         })
