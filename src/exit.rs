@@ -354,6 +354,7 @@ mod tests {
             tool: Report::new(String::new(), Vec::new()).tool,
             rules_digest: String::new(),
             rules_date: None,
+            rules_source: None,
             base: side("BASE"),
             head: side("HEAD"),
             counts: Counts::default(),

@@ -138,9 +138,18 @@ pub fn db_freshness(
     }))
 }
 
-/// The loud warning for a database accepted with `--allow-rules-downgrade`: printed on every
-/// run that uses it, `--quiet` or not.
+/// The loud warning for a database accepted with `--allow-rules-downgrade`, and for a pulled
+/// database refused for this run: printed on every run, `--quiet` or not.
 pub fn print_downgrade_warning(db: &crate::rules::Database) {
+    // A pulled database refused for this run: never hidden either.
+    if let Some(why) = &db.source.refused {
+        eprintln!(
+            "pinprobe: warning: rules: {}; using the built-in database ({}, serial {})",
+            crate::model::text::printable(why),
+            db.digest,
+            db.serial
+        );
+    }
     if db.downgraded {
         eprintln!(
             "pinprobe: warning: the rule database in use ({}, serial {}) was accepted with --allow-rules-downgrade: it is older than, or drops rules of, a database trusted before",

@@ -162,9 +162,10 @@ pub fn merge(files: &[PathBuf], inputs: Vec<Input>) -> anyhow::Result<Report> {
         );
     };
     let this = Tool::this();
-    let (digest, date, first_file) = (
+    let (digest, date, source, first_file) = (
         first.doc.rules_digest.clone(),
         first.doc.rules_date.clone(),
+        first.doc.rules_source.clone(),
         first.file,
     );
     let sharded = first.doc.shard.is_some();
@@ -212,6 +213,8 @@ pub fn merge(files: &[PathBuf], inputs: Vec<Input>) -> anyhow::Result<Report> {
     };
     let mut report = Report::new(digest, targets);
     report.rules_date = date;
+    // The scans' database (the same digest in every input), as the first names it.
+    report.rules_source = source;
     Ok(report)
 }
 

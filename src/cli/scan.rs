@@ -457,6 +457,7 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     let header = {
         let mut header = crate::model::Report::new(db.digest.clone(), Vec::new());
         header.rules_date = db.date.clone();
+        header.rules_source = Some(db.source.clone());
         header.shard = shard;
         header
     };

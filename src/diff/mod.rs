@@ -279,6 +279,7 @@ pub fn review(req: &Request, db: &Database, clones: &Clones) -> Result<Review, R
         tool: Tool::this(),
         rules_digest: db.digest.clone(),
         rules_date: db.date.clone(),
+        rules_source: Some(db.source.clone()),
         base: Side {
             rev: req.base.to_string(),
             target: base.target.clone(),

@@ -176,6 +176,9 @@ pub struct Review {
     /// The rule database's date (its latest rule change, `YYYY-MM-DD`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rules_date: Option<String>,
+    /// Which rule database that is (built in or pulled, its serial and signing key).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rules_source: Option<super::RulesSource>,
     pub base: Side,
     pub head: Side,
     pub counts: Counts,

@@ -28,6 +28,8 @@ pub use gate::{GateVerdict, GateView, Tally};
 pub use pin::{
     CommitId, Fingerprint, FoundBy, PackagePin, Pin, Possible, is_full_sha, purl_encode,
 };
-pub use report::{ImageInfo, LayerInfo, Report, SCHEMA, Shard, TargetReport, Tool, VersionControl};
+pub use report::{
+    ImageInfo, LayerInfo, Report, RulesSource, SCHEMA, Shard, TargetReport, Tool, VersionControl,
+};
 pub use rule_id::{FindingKind, RuleId};
 pub use status::{Severity, Status};

@@ -24,6 +24,10 @@ pub struct Report {
     /// The rule database's date (its latest rule change, `YYYY-MM-DD`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rules_date: Option<String>,
+    /// Which rule database that is: built in, or pulled from a signed feed into the cache (its
+    /// serial, the key that signed it), and a user directory layered over it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules_source: Option<RulesSource>,
     /// `scan --shard I/N`: which shard of the target list this report covers (absent for an
     /// unsharded run), so `pinprobe merge` can put the targets back in the list's order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -37,6 +41,77 @@ pub struct Report {
     /// stay out of the alert stream).
     #[serde(skip)]
     pub sarif_unknown: bool,
+}
+
+/// Where the rule database a report used came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RulesSource {
+    /// `built-in` (compiled into pinprobe) or `pulled` (a signed feed `rules pull` accepted
+    /// into the cache).
+    pub origin: String,
+    /// The feed serial (higher is newer).
+    pub serial: u64,
+    /// The id of the key that signed a pulled database.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// Where a pulled database was pulled from (the artifact reference), when recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feed: Option<String>,
+    /// The cache directory a pulled database is read from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// A directory of rules (`--rules DIR`) layered over the database.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_rules: Option<String>,
+    /// Accepted with `--allow-rules-downgrade` (older than, or dropping rules of, a database
+    /// trusted before).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub downgraded: bool,
+    /// A pulled database that was refused for this run (why), so the built-in one was used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
+}
+
+impl RulesSource {
+    /// The database built into this binary, at `serial`.
+    pub fn builtin(serial: u64) -> RulesSource {
+        RulesSource {
+            origin: "built-in".into(),
+            serial,
+            key: None,
+            feed: None,
+            path: None,
+            user_rules: None,
+            downgraded: false,
+            refused: None,
+        }
+    }
+
+    /// One line for text reports: `built-in, serial N` or `pulled from REF, serial N, signed
+    /// by key ID`, then the user directory and a downgrade.
+    pub fn describe(&self) -> String {
+        let mut out = self.origin.clone();
+        if let Some(feed) = &self.feed {
+            out.push_str(&format!(" from {feed}"));
+        }
+        out.push_str(&format!(", serial {}", self.serial));
+        if let Some(key) = &self.key {
+            out.push_str(&format!(", signed by key {key}"));
+        }
+        if let Some(path) = &self.path {
+            out.push_str(&format!(", cached in {path}"));
+        }
+        if let Some(dir) = &self.user_rules {
+            out.push_str(&format!(", with --rules {dir}"));
+        }
+        if self.downgraded {
+            out.push_str(", ACCEPTED WITH --allow-rules-downgrade");
+        }
+        if let Some(why) = &self.refused {
+            out.push_str(&format!(" (REFUSED: {why})"));
+        }
+        out
+    }
 }
 
 /// The shard of a target list one sharded run scanned: the targets at positions `index`,
@@ -185,6 +260,7 @@ impl Report {
             tool: Tool::this(),
             rules_digest,
             rules_date: None,
+            rules_source: None,
             shard: None,
             targets,
             gate: super::GateView::default(),

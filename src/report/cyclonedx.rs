@@ -207,6 +207,13 @@ fn rules_properties(report: &Report) -> Value {
     if let Some(date) = &report.rules_date {
         props.push(json!({"name": "pinprobe:rules_date", "value": date}));
     }
+    if let Some(source) = &report.rules_source {
+        props.push(json!({"name": "pinprobe:rules_source", "value": source.describe()}));
+        props.push(json!({"name": "pinprobe:rules_serial", "value": source.serial.to_string()}));
+        if let Some(key) = &source.key {
+            props.push(json!({"name": "pinprobe:rules_key", "value": key}));
+        }
+    }
     Value::Array(props)
 }
 

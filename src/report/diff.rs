@@ -32,6 +32,7 @@ pub fn render(
                 tool: review.tool.clone(),
                 rules_digest: review.rules_digest.clone(),
                 rules_date: review.rules_date.clone(),
+                rules_source: review.rules_source.clone(),
                 shard: None,
                 targets: vec![review.head_report.clone()],
                 gate: review.gate,
@@ -332,11 +333,12 @@ fn markdown(r: &Review, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out)?;
     writeln!(
         out,
-        "**{}** in {}. Rules `{}`{}.",
+        "**{}** in {}. Rules `{}`{}{}.",
         summary_line(r),
         code(&r.head.target),
         r.rules_digest,
-        super::of_date(r.rules_date.as_deref())
+        super::of_date(r.rules_date.as_deref()),
+        super::source_note(r.rules_source.as_ref())
     )?;
     if !r.pins.is_empty() {
         writeln!(out)?;
@@ -497,10 +499,11 @@ fn table(r: &Review, out: &mut dyn Write) -> std::io::Result<()> {
     }
     writeln!(
         out,
-        "{} (rules {}{})",
+        "{} (rules {}{}{})",
         summary_line(r),
         short_digest(&r.rules_digest),
-        super::of_date(r.rules_date.as_deref())
+        super::of_date(r.rules_date.as_deref()),
+        super::source_note(r.rules_source.as_ref())
     )
 }
 

@@ -28,6 +28,7 @@ pub fn render_line(
         tool: report.tool.clone(),
         rules_digest: report.rules_digest.clone(),
         rules_date: report.rules_date.clone(),
+        rules_source: report.rules_source.clone(),
         shard: report.shard,
         targets: vec![target.clone()],
         gate: report.gate,

@@ -27,12 +27,13 @@ pub fn render(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out)?;
     writeln!(
         out,
-        "**{}** (exit {}): {}. Rules `{}`{}.",
+        "**{}** (exit {}): {}. Rules `{}`{}{}.",
         verdict.word(),
         verdict.code(),
         tally.line(),
         report.rules_digest,
-        super::of_date(report.rules_date.as_deref())
+        super::of_date(report.rules_date.as_deref()),
+        super::source_note(report.rules_source.as_ref())
     )?;
     for target in &report.targets {
         writeln!(out)?;

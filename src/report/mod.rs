@@ -71,6 +71,14 @@ pub(crate) fn of_date(date: Option<&str>) -> String {
     date.map(|d| format!(" of {d}")).unwrap_or_default()
 }
 
+/// `, built-in, serial N` (or the pulled feed, its key and cache) after the rule database's
+/// digest and date, when the report says which database it is.
+pub(crate) fn source_note(source: Option<&crate::model::RulesSource>) -> String {
+    source
+        .map(|s| format!(", {}", s.describe()))
+        .unwrap_or_default()
+}
+
 /// Run a JSON renderer into a buffer and write it with DEL and the C1 controls (which serde
 /// leaves raw: they are legal in JSON strings) as `\u00XX` escapes, so JSON shown on a terminal
 /// cannot carry a C1 CSI either. Outside strings JSON has no such characters, so the value is

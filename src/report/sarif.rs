@@ -328,7 +328,7 @@ pub(crate) fn write(items: &[Item], run: &Run, out: &mut dyn Write) -> std::io::
         }
         results.push(result);
     }
-    let mut run_properties = json!({"rulesDigest": run.digest});
+    let mut run_properties = json!({"rulesDigest": run.digest, "rulesSource": run.db.source});
     if let Some(date) = &run.db.date {
         run_properties["rulesDate"] = json!(date);
     }

@@ -253,9 +253,10 @@ pub fn render_at(report: &Report, width: u16, out: &mut dyn Write) -> std::io::R
     )?;
     writeln!(
         out,
-        "rules {}{}",
+        "rules {}{}{}",
         short_digest(&report.rules_digest),
-        super::of_date(report.rules_date.as_deref())
+        super::of_date(report.rules_date.as_deref()),
+        super::source_note(report.rules_source.as_ref())
     )
 }
 

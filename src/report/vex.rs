@@ -57,11 +57,12 @@ pub fn render(report: &Report, db: &Database, out: &mut dyn Write) -> std::io::R
         "timestamp": exchange::timestamp(),
         "version": 1,
         "tooling": format!(
-            "{} {} (rules {}{})",
+            "{} {} (rules {}{}{})",
             report.tool.name,
             report.tool.version,
             report.rules_digest,
-            super::of_date(report.rules_date.as_deref())
+            super::of_date(report.rules_date.as_deref()),
+            super::source_note(report.rules_source.as_ref())
         ),
         "statements": statements,
     });

@@ -327,6 +327,12 @@ pub struct TrustState {
     /// Whether `current` was accepted with --allow-rules-downgrade below `highest` or the
     /// built-in database.
     pub downgraded: bool,
+    /// The id of the key that signed `current` (reports name it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keyid: Option<String>,
+    /// The artifact `current` was pulled from, credentials redacted (reports name it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feed: Option<String>,
 }
 
 /// The newest database already trusted: the built-in one's serial and rule ids, or the

@@ -42,6 +42,9 @@ pub struct Database {
     /// Whether it is a pulled database accepted with --allow-rules-downgrade (below a newer one
     /// trusted before): every run says so, even with --quiet.
     pub downgraded: bool,
+    /// Where it came from, as reports name it (built in or pulled, the signing key, a user
+    /// directory over it).
+    pub source: crate::model::RulesSource,
     /// The ids of the rules it withdraws (OSV `withdrawn`): recorded, never judged, and not in
     /// `rules`.
     pub withdrawn: Vec<String>,
@@ -226,6 +229,9 @@ pub fn load_in(
     let user = user_dir.map(read_dir).transpose()?;
     let user = user_dir.zip(user.as_ref());
     let mut notices = Vec::new();
+    // A pulled database not used for this run, and why: the report names it and the command
+    // line says it on stderr whatever `--quiet` says.
+    let mut refused = None;
     let state = cache.and_then(trust_state);
     let mut chosen = None;
     if let (Some(cache), Some(state)) = (cache, &state) {
@@ -255,15 +261,16 @@ pub fn load_in(
         };
         match checked {
             Ok(dir) => chosen = Some(dir),
-            Err(why) => notices.push(format!(
-                "the pulled rule database {} is not used: {why}",
-                dir.display()
-            )),
+            Err(why) => {
+                refused = Some(format!(
+                    "the pulled rule database {} is not used: {why}",
+                    dir.display()
+                ))
+            }
         }
     } else if !pulled_dirs(cache).is_empty() {
-        notices.push(
-            "rules: databases pulled without a signed feed record are not used (pull again)"
-                .to_string(),
+        refused = Some(
+            "databases pulled without a signed feed record are not used (pull again)".to_string(),
         );
     }
     let (db, more) = match (chosen, &state) {
@@ -272,6 +279,16 @@ pub fn load_in(
             let (mut db, more) = load_layers(Some((&dir, &base)), user)?;
             db.serial = state.statement.serial;
             db.downgraded = state.downgraded;
+            db.source = crate::model::RulesSource {
+                origin: "pulled".into(),
+                serial: db.serial,
+                key: state.keyid.clone(),
+                feed: state.feed.clone(),
+                path: Some(dir.display().to_string()),
+                user_rules: db.source.user_rules.clone(),
+                downgraded: state.downgraded,
+                refused: None,
+            };
             notices.push(format!(
                 "rules: the database pulled into {} ({}, serial {}, dated {})",
                 dir.display(),
@@ -283,6 +300,8 @@ pub fn load_in(
         }
         _ => load_layers(None, user)?,
     };
+    let mut db = db;
+    db.source.refused = refused;
     notices.extend(more);
     Ok((db, notices))
 }
@@ -445,6 +464,10 @@ pub fn load_layers(
             date,
             serial: embedded::SERIAL,
             downgraded: false,
+            source: crate::model::RulesSource {
+                user_rules: user_dir.map(|d| d.display().to_string()),
+                ..crate::model::RulesSource::builtin(embedded::SERIAL)
+            },
             withdrawn,
             ledger,
         },
@@ -494,6 +517,8 @@ mod tests {
             highest: serial,
             highest_rules: Vec::new(),
             downgraded,
+            keyid: Some("0123456789abcdef".into()),
+            feed: None,
         };
         std::fs::write(
             cache.join(PULLED_DIR).join(TRUST_FILE),
@@ -502,13 +527,22 @@ mod tests {
         .expect("write");
     }
 
+    /// Whether the pulled database is used, and the refusal and notices the load gave.
     fn used(cache: &Path) -> (bool, Vec<String>) {
         let (db, notices) = load_in(Some(cache), None).expect("loads");
         let pulled = db
             .rules
             .iter()
             .all(|r| matches!(r.origin, Origin::Pulled(_)));
-        (pulled, notices)
+        // What reports name: the pulled database and its key, or the built-in one and why.
+        assert_eq!(db.source.origin, if pulled { "pulled" } else { "built-in" });
+        assert_eq!(db.source.serial, db.serial);
+        assert_eq!(db.source.key.is_some(), pulled);
+        assert_eq!(db.source.refused.is_some(), !pulled);
+        (
+            pulled,
+            db.source.refused.into_iter().chain(notices).collect(),
+        )
     }
 
     #[test]

@@ -287,6 +287,8 @@ pub fn pull(target: &str, cache: &Path, opts: &Options, trust: &Trust) -> Result
         highest,
         highest_rules,
         downgraded: !warnings.is_empty(),
+        keyid: Some(keyid.clone()).filter(|k| !k.is_empty()),
+        feed: Some(shown.clone()),
     };
     write_trust(cache, &record)?;
     Ok(Pulled {

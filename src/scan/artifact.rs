@@ -13,6 +13,7 @@ use crate::model::{EvidenceKind, Location};
 use crate::pin::fingerprint::Index;
 use crate::pin::shipped::elf::{self, DynamicSymbol, ElfError};
 use crate::pin::shipped::env::{self, Env};
+use crate::pin::shipped::import_path;
 use crate::pin::shipped::library_cache;
 use crate::pin::shipped::record::{Check, Record};
 use crate::pin::shipped::{self, FileRead, ShippedCopy, ShippedFiles};
@@ -64,7 +65,7 @@ pub(crate) fn scan(
         }
     }
     for env in &envs {
-        scan_env(view, env, db, cx, &covered, &mut report)?;
+        scan_env(view, env, &envs, db, cx, &covered, &mut report)?;
     }
     cx.fetches.borrow().annotate(&mut report);
     if report.components.is_empty() {
@@ -86,6 +87,7 @@ fn record_of(view: &dyn View, dist: &env::Dist) -> Result<Option<Record>, Target
 fn scan_env(
     view: &dyn View,
     env: &Env,
+    envs: &[Env],
     db: &Database,
     cx: &Context,
     covered: &std::collections::BTreeSet<String>,
@@ -128,7 +130,7 @@ fn scan_env(
             },
             None => None,
         };
-        scan_copy(view, env, &copy, record, db, cx, report)?;
+        scan_copy(view, env, envs, &copy, record, db, cx, report)?;
     }
     Ok(())
 }
@@ -217,9 +219,11 @@ fn missing_copy(
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn scan_copy(
     view: &dyn View,
     env: &Env,
+    envs: &[Env],
     copy: &ShippedCopy,
     record: Option<&Record>,
     db: &Database,
@@ -340,7 +344,8 @@ fn scan_copy(
     };
     // Code Python runs at startup could import another copy than this one: no clean answer.
     let mut recorded = recorded;
-    if let Some(e) = env::startup_evidence(&env::startup_code_for(view, env)?) {
+    let package = copy.module.split('.').next().unwrap_or("vllm");
+    if let Some(e) = import_path::evidence(&import_path::concerns(view, env, package, envs)?) {
         recorded.extend(db.rules.iter().map(|r| (r.rule.id.clone(), e.clone())));
     }
     for loaded in &db.rules {

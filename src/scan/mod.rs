@@ -189,6 +189,7 @@ pub fn run_streaming(
     }
     let mut report = Report::new(db.digest.clone(), targets);
     report.rules_date = db.date.clone();
+    report.rules_source = Some(db.source.clone());
     Ok(report)
 }
 

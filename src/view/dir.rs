@@ -131,7 +131,16 @@ impl View for DirView {
         let abs = self.root.join(dir);
         let entries = match std::fs::read_dir(&abs) {
             Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            // A path that is not there, or is a file (a `.pth` entry naming one), has no
+            // children.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
+                return Ok(Vec::new());
+            }
             Err(e) => return Err(self.io(abs, e)),
         };
         let mut out = Vec::new();

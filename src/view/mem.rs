@@ -1,6 +1,6 @@
 //! An in-memory [`View`]: files collected from somewhere else (an image's layers, a test).
 
-use super::{TargetError, View, elf};
+use super::{Runtime, TargetError, View, elf};
 use std::collections::BTreeMap;
 
 /// Files held in memory, by `/`-separated relative path.
@@ -13,6 +13,8 @@ pub struct MemView {
     unreadable: BTreeMap<String, String>,
     /// Shared libraries held only as their dynamic symbols (or why they could not be read).
     libraries: BTreeMap<String, Result<elf::Library, elf::ElfError>>,
+    /// What the image's processes start with (its config's `Env`, `Volumes`, `WorkingDir`).
+    runtime: Option<Runtime>,
 }
 
 impl MemView {
@@ -23,7 +25,13 @@ impl MemView {
             files: BTreeMap::new(),
             unreadable: BTreeMap::new(),
             libraries: BTreeMap::new(),
+            runtime: None,
         }
+    }
+
+    /// What the target's processes start with (an image config's `Env`, `Volumes`, ...).
+    pub fn set_runtime(&mut self, runtime: Runtime) {
+        self.runtime = Some(runtime);
     }
 
     /// A shared library held as its dynamic symbols only: listed, [`View::library_symbols`]
@@ -108,6 +116,10 @@ impl View for MemView {
         out.sort();
         out.dedup();
         Ok(out)
+    }
+
+    fn runtime(&self) -> Option<&Runtime> {
+        self.runtime.as_ref()
     }
 
     fn resolve_absolute(&self, abs: &str) -> Option<String> {

@@ -108,8 +108,10 @@ fn holds_environment(view: &dyn View) -> bool {
 }
 
 /// Whether a path (relative to a filesystem or archive root) can matter to an artifact scan:
-/// package metadata (`*.dist-info/METADATA`, `RECORD`), `vllm/_version.py`, and the Python
-/// sources of bundled or standalone FlashAttention copies. Image scanners keep only these.
+/// package metadata (`*.dist-info/METADATA`, `RECORD`), `vllm/_version.py`, the Python
+/// sources of bundled or standalone FlashAttention copies, and what decides where Python
+/// imports them from (`.pth` files, `sitecustomize.py` / `usercustomize.py` anywhere, a
+/// venv's `pyvenv.cfg`, the packages' `__init__.py`). Image scanners keep only these.
 pub fn is_interesting(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
     let in_dist_info = path
@@ -121,6 +123,10 @@ pub fn is_interesting(path: &str) -> bool {
         // Editable installs: `.pth` path files of an environment.
         || (name.ends_with(".pth") && matches!(parent, "site-packages" | "dist-packages"))
         || path.ends_with("vllm/_version.py")
+        // Python's import path: startup modules (Debian links the interpreter's to /etc),
+        // venv settings, and the packages themselves wherever a path entry puts them.
+        || matches!(name, "sitecustomize.py" | "usercustomize.py" | "pyvenv.cfg")
+        || (name == "__init__.py" && matches!(parent, "vllm" | "flash_attn"))
         || (name.ends_with(".py")
             && (path.contains("vllm/vllm_flash_attn/")
                 || path.contains("flash_attn/cute/")
@@ -141,6 +147,31 @@ pub struct ArchiveEntry {
     pub crc32: u32,
     pub compressed: u64,
     pub size: u64,
+}
+
+/// What a target's processes start with, as a container image's config says (`config.Env`,
+/// `config.Volumes`, `config.WorkingDir`): Python reads `PYTHONPATH` and friends from it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Runtime {
+    /// `KEY=VALUE` pairs, in the config's order (a later duplicate wins, as in a process).
+    pub env: Vec<(String, String)>,
+    /// Mount points (absolute) whose contents come from outside the image at run time.
+    pub volumes: Vec<String>,
+    pub working_dir: Option<String>,
+    /// Why the config's process settings could not be read (an `Env` that is not a list of
+    /// strings): nothing that depends on them can be decided.
+    pub malformed: Option<String>,
+}
+
+impl Runtime {
+    /// The value of `key`, the last one set.
+    pub fn var(&self, key: &str) -> Option<&str> {
+        self.env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
 }
 
 /// A read-only view of a target's files.
@@ -206,6 +237,11 @@ pub trait View {
     /// could not be read. `None` when the view holds no such reading of `path` (then
     /// [`View::read_stream`] hands over the bytes).
     fn library_symbols(&self, _path: &str) -> Option<Result<elf::Library, elf::ElfError>> {
+        None
+    }
+    /// What the target's processes start with, where the target says (a container image's
+    /// config: `Env`, `Volumes`, `WorkingDir`); `None` for targets that say nothing of it.
+    fn runtime(&self) -> Option<&Runtime> {
         None
     }
     /// The immediate children of `dir` (names; directories end in `/`), sorted.

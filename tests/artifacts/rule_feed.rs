@@ -204,6 +204,25 @@ fn rollbacks_replays_and_dropped_rules_are_refused_and_a_withdrawal_is_not() {
         "{}",
         scan.stdout
     );
+    // The report names the database it used: pulled, its serial, the key that signed it.
+    let source = &scan.json()["rules_source"];
+    assert_eq!(source["origin"], "pulled", "{source}");
+    assert_eq!(source["serial"], BASE_SERIAL + 10, "{source}");
+    assert_eq!(source["key"], f.secret().public().id.as_str(), "{source}");
+    assert_eq!(source["feed"], f.target("v2").as_str(), "{source}");
+    let table = Pinprobe::new(&["scan", tree.to_str().expect("utf-8")])
+        .cache(&f.cache)
+        .run();
+    assert!(
+        table.stdout.contains(&format!(
+            "pulled from {}, serial {}, signed by key {}",
+            f.target("v2"),
+            BASE_SERIAL + 10,
+            f.secret().public().id
+        )),
+        "{}",
+        table.stdout
+    );
     let record = f.trust_record();
 
     // A replayed old feed: validly signed, lower serial. Refused, nothing changes.
@@ -264,8 +283,46 @@ fn rollbacks_replays_and_dropped_rules_are_refused_and_a_withdrawal_is_not() {
         "-q never hides it: {}",
         quiet.stderr
     );
+    assert_eq!(quiet.json()["rules_source"]["downgraded"], true);
     // The high-water mark stays: a pull of the v2 feed is still below it.
     f.pull("v2", &[]).assert_error("older than serial");
+}
+
+#[test]
+fn a_pulled_database_refused_at_scan_time_is_said_under_quiet_and_named_in_the_report() {
+    if !registry::available() {
+        return;
+    }
+    let f = Feed::start();
+    let tree = f.tmp.path().join("vllm");
+    vllm_tree(&tree, FA_REPO, "506341a143fcabd4bb79052a7605ada727d6b3f5");
+    let v2 = database(f.tmp.path(), "v2", true);
+    f.push(&v2, "v2", BASE_SERIAL + 10);
+    assert_eq!(f.pull("v2", &[]).code, 0);
+    // A rule file changed in the cache after the pull: no longer the signed database.
+    let record: serde_json::Value = serde_json::from_str(&f.trust_record()).expect("json");
+    let dir = f
+        .cache
+        .join("rules")
+        .join(record["current"].as_str().expect("current"));
+    let file = dir.join(format!("{EXTRA}.yaml"));
+    let text = std::fs::read_to_string(&file).expect("rule");
+    std::fs::write(&file, format!("{text}\n# changed\n")).expect("write");
+    let quiet = f.scan(&tree, &["-q"]);
+    assert!(
+        quiet.stderr.contains("is not used") && quiet.stderr.contains("built-in database"),
+        "-q never hides a refusal: {}",
+        quiet.stderr
+    );
+    let source = &quiet.json()["rules_source"];
+    assert_eq!(source["origin"], "built-in", "{source}");
+    assert!(
+        source["refused"]
+            .as_str()
+            .is_some_and(|r| r.contains("the signed statement names")),
+        "{source}"
+    );
+    quiet.assert_fa4_affected();
 }
 
 #[test]

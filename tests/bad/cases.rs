@@ -579,6 +579,80 @@ pub fn generate(name: &str, dir: &Path) -> PathBuf {
             std::fs::write(site.join(file), text).unwrap();
             site
         }
+        // A .pth file site reads differently from a naive line split: an import line after a
+        // lone CR, an import line in a dot-file (Pythons before 3.13 read them), bytes that are
+        // not UTF-8, and a path entry naming a file.
+        "env-pth-cr-import-line"
+        | "env-pth-dotfile-import-line"
+        | "env-pth-not-utf8"
+        | "env-pth-entry-is-a-file" => {
+            let site = dir.join("site-packages");
+            // The entry naming a file: the package is not in site-packages, only its metadata.
+            let package = if name == "env-pth-entry-is-a-file" {
+                Vec::new()
+            } else {
+                vllm_files("0.33.0", Sm90Call::Fixed)
+            };
+            crate::common::artifact::write_tree(&site, &with_dist_info("vllm", "0.33.0", package));
+            let (file, bytes): (&str, &[u8]) = match name {
+                "env-pth-cr-import-line" => (
+                    "paths.pth",
+                    b"/opt/none\rimport sys; sys.path.insert(0, '/opt/elsewhere')\r",
+                ),
+                "env-pth-dotfile-import-line" => (
+                    ".first.pth",
+                    b"import sys; sys.path.insert(0, '/opt/elsewhere')\n",
+                ),
+                "env-pth-not-utf8" => ("paths.pth", b"/opt/\xff\xfe\n"),
+                _ => ("paths.pth", b"vllm-0.33.0.dist-info/METADATA\n"),
+            };
+            std::fs::write(site.join(file), bytes).unwrap();
+            site
+        }
+        // An image whose config sets PYTHONPATH where the scan cannot follow it, or whose
+        // config.Env is not a list, or whose interpreter has its own sitecustomize.py.
+        "image-pythonpath-volume"
+        | "image-pythonpath-relative"
+        | "image-config-env-not-a-list"
+        | "image-interpreter-sitecustomize" => {
+            let mut layers = vec![
+                Layer::new("ADD rootfs.tar /", Compression::Gzip)
+                    .file("etc/os-release", "ID=debian\n"),
+                Layer::new("RUN pip install vllm==0.33.0", Compression::Gzip).files(
+                    build::vllm_install(
+                        SITE,
+                        "0.33.0",
+                        &block_info_new(),
+                        &fwd_sm90(Sm90Call::Fixed),
+                    ),
+                ),
+            ];
+            if name == "image-interpreter-sitecustomize" {
+                layers.push(Layer::new("COPY sitecustomize.py", Compression::Gzip).file(
+                    "usr/local/lib/python3.12/sitecustomize.py",
+                    "import sys\nsys.path.insert(0, '/srv/other')\n",
+                ));
+            }
+            let mut image = Image::new(layers);
+            image = match name {
+                "image-pythonpath-volume" => image
+                    .env(&["PYTHONPATH=/models/vllm"])
+                    .volumes(&["/models"]),
+                "image-pythonpath-relative" => image.env(&["PYTHONPATH=vllm-src"]),
+                "image-config-env-not-a-list" => {
+                    image.process = serde_json::json!({"Env": "PYTHONPATH=/opt/vllm"});
+                    image
+                }
+                _ => image,
+            };
+            oci_target(dir, &image.build())
+        }
+        // A cache holding a pulled database without a trust record: refused, said under -q.
+        "feed-pulled-without-record-quiet" => {
+            let cache = dir.join("cache");
+            std::fs::create_dir_all(cache.join("rules/sha256-00")).unwrap();
+            cache
+        }
         // ---- CMake ----
         "cmake-100mb-file" => {
             let mut text = Vec::with_capacity(100 << 20);

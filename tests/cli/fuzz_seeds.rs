@@ -196,6 +196,23 @@ fn feed_seeds(out: &Path) {
     );
 }
 
+/// `.pth` files as pip, setuptools, virtualenv and editable installs write them, and the line
+/// endings and marks `site` reads differently from a plain line split.
+fn pth_seeds(out: &Path) {
+    for (name, text) in [
+        ("paths", &b"# comment\n../src\n/opt/vllm\n\n"[..]),
+        ("distutils", b"import os; var = 'SETUPTOOLS_USE_DISTUTILS'; enabled = os.environ.get(var, 'local') == 'local'; enabled and __import__('_distutils_hack').add_shim(); \n"),
+        ("virtualenv", b"import _virtualenv\n"),
+        ("editable", b"import __editable___vllm_0_1_finder; __editable___vllm_0_1_finder.install()\n"),
+        ("insert", b"import sys; sys.path.insert(0, '/opt/elsewhere')\n"),
+        ("cr", b"/opt/a\rimport\tsys\r\n/opt/b"),
+        ("bom", "\u{feff}import sys\n".as_bytes()),
+        ("latin1", b"/opt/\xe9t\xe9\n"),
+    ] {
+        put(out, "pth_file", name, text);
+    }
+}
+
 fn image_seeds(out: &Path) {
     let install = build::vllm_install(
         SITE,
@@ -410,6 +427,7 @@ fn fuzz_seeds_are_written() {
     write_seeds(&out);
     image_seeds(&out);
     feed_seeds(&out);
+    pth_seeds(&out);
     for target in [
         "cmake",
         "wheel",
@@ -425,6 +443,7 @@ fn fuzz_seeds_are_written() {
         "registry_client",
         "tar_headers",
         "rule_feed",
+        "pth_file",
     ] {
         let n = std::fs::read_dir(out.join(target)).expect(target).count();
         assert!(n > 0, "no seeds for {target}");

@@ -1,7 +1,7 @@
 //! A scanned tree's `.pinprobe.yaml` is data, not orders (src/cli/config.rs): traced with
 //! strace, a scan of a hostile tree (formats writing outside it, clones, mirrors, a loosened
-//! gate) writes nothing but the report the command line asks for and the cache, and says once
-//! per key that it ignored the tree's setting.
+//! gate) writes nothing but the report the command line asks for and the cache, connects to
+//! nothing the tree names, and says once per key that it ignored the tree's setting.
 //!
 //! Needs strace (`.ci/run` installs it); skips visibly without (fails under CI).
 
@@ -49,14 +49,28 @@ fn a_hostile_trees_settings_write_nothing_outside_the_requested_report_and_the_c
     let out = root.join("out");
     std::fs::create_dir_all(&out).expect("mkdir");
     let report = out.join("report.json");
-    let (run, written) = Pinprobe::new(&[
+    // Online, with the command line's own mirror (nothing listens on 127.0.0.1:10), so a fetch
+    // happens and stays on this machine: the tree's `offline: false` and mirror are ignored.
+    let (run, written, connects) = Pinprobe::new(&[
         "scan",
         tree.to_str().expect("utf-8"),
         "--format",
         &format!("json={}", report.display()),
+        "--mirror",
+        "https://github.com/=http://127.0.0.1:10/own-mirror/",
     ])
     .cache(&cache)
-    .traced();
+    .env("PINPROBE_OFFLINE", "0")
+    .traced_with_connects();
+    assert!(
+        connects.iter().any(|c| c == "127.0.0.1:10"),
+        "the command line's mirror is tried: {connects:?}"
+    );
+    // The tree's mirror (127.0.0.1:9) is never reached: its settings fetch nothing.
+    assert!(
+        !connects.iter().any(|c| c.ends_with(":9")),
+        "the tree's mirror was contacted: {connects:?}"
+    );
     assert_eq!(run.code, 1, "the tree's gate is not used: {}", run.all());
     for key in [
         "fail_on",
@@ -91,8 +105,9 @@ fn a_hostile_trees_settings_write_nothing_outside_the_requested_report_and_the_c
     assert!(!run.stderr.contains("attacker"), "{}", run.stderr);
 }
 
-/// The tracer itself sees a write outside the cache when one happens: a `--format FILE` the
-/// user names anywhere is written, and shows up.
+/// The tracer itself sees a write outside the cache when one happens (a `--format FILE` the
+/// user names anywhere is written, and shows up) and a connection (to a `--mirror` the user
+/// names).
 #[test]
 fn the_trace_sees_writes_the_command_line_asks_for() {
     if !strace_available() {
@@ -103,18 +118,27 @@ fn the_trace_sees_writes_the_command_line_asks_for() {
     let tree = root.join("tree");
     vllm_tree(&tree, FA_REPO, "506341a143fcabd4bb79052a7605ada727d6b3f5");
     let elsewhere = root.join("elsewhere.sarif");
-    let (run, written) = Pinprobe::new(&[
+    let (run, written, connects) = Pinprobe::new(&[
         "scan",
         "tree",
         "--format",
         "table",
         "--format",
         "sarif=elsewhere.sarif",
+        "--mirror",
+        "https://github.com/=http://127.0.0.1:9/mirror/",
     ])
     .dir(&root)
     .cache(&root.join("cache"))
-    .traced();
+    .env("PINPROBE_OFFLINE", "0")
+    .traced_with_connects();
     assert_eq!(run.code, 1, "{}", run.all());
+    // The command line's mirror is tried (nothing listens there): the trace sees connects.
+    assert!(
+        connects.iter().any(|c| c == "127.0.0.1:9"),
+        "{connects:?}: {}",
+        run.all()
+    );
     assert!(elsewhere.is_file());
     assert!(written.contains(&elsewhere), "{written:?}");
     assert!(Path::new(&elsewhere).starts_with(&root));

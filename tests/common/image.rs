@@ -163,6 +163,8 @@ pub struct Image {
     pub layers: Vec<Layer>,
     pub os: String,
     pub arch: String,
+    /// The config's `config` object (`Env`, `Volumes`, `WorkingDir`); `{}` by default.
+    pub process: serde_json::Value,
 }
 
 impl Image {
@@ -171,7 +173,24 @@ impl Image {
             layers,
             os: "linux".into(),
             arch: "amd64".into(),
+            process: serde_json::json!({}),
         }
+    }
+
+    /// The config's `Env` (`KEY=VALUE` strings, as `ENV` steps leave them).
+    pub fn env(mut self, env: &[&str]) -> Self {
+        self.process["Env"] = serde_json::json!(env);
+        self
+    }
+
+    /// The config's `Volumes` (`VOLUME` steps).
+    pub fn volumes(mut self, volumes: &[&str]) -> Self {
+        let map: serde_json::Map<String, serde_json::Value> = volumes
+            .iter()
+            .map(|v| (v.to_string(), serde_json::json!({})))
+            .collect();
+        self.process["Volumes"] = serde_json::Value::Object(map);
+        self
     }
 
     pub fn arch(mut self, arch: &str) -> Self {
@@ -193,7 +212,7 @@ impl Image {
                 created_by: l.created_by.clone(),
             });
         }
-        built_from(&self.os, &self.arch, layers)
+        built_with(&self.os, &self.arch, layers, self.process.clone())
     }
 }
 
@@ -222,6 +241,16 @@ pub struct Built {
 /// Assemble config and manifest around built layers. The history interleaves `empty_layer`
 /// steps (ENV) so provenance must skip them.
 pub fn built_from(os: &str, arch: &str, layers: Vec<BuiltLayer>) -> Built {
+    built_with(os, arch, layers, serde_json::json!({}))
+}
+
+/// [`built_from`] with the config's `config` object (`Env`, `Volumes`, ...).
+pub fn built_with(
+    os: &str,
+    arch: &str,
+    layers: Vec<BuiltLayer>,
+    process: serde_json::Value,
+) -> Built {
     let mut history = Vec::new();
     for (i, l) in layers.iter().enumerate() {
         history.push(serde_json::json!({"created_by": l.created_by}));
@@ -231,7 +260,7 @@ pub fn built_from(os: &str, arch: &str, layers: Vec<BuiltLayer>) -> Built {
     let config = serde_json::to_vec(&serde_json::json!({
         "architecture": arch,
         "os": os,
-        "config": {},
+        "config": process,
         "rootfs": {"type": "layers", "diff_ids": layers.iter().map(|l| l.diff_id.clone()).collect::<Vec<_>>()},
         "history": history,
     }))

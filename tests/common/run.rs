@@ -204,6 +204,13 @@ impl Pinprobe {
     /// Run under `strace -f` (every process the binary starts too); returns the run and every
     /// path written to ([`written_paths`]). Needs strace (`.ci/run` installs it).
     pub fn traced(self) -> (Run, Vec<PathBuf>) {
+        let (run, written, _) = self.traced_with_connects();
+        (run, written)
+    }
+
+    /// [`Pinprobe::traced`], plus every network address the process tried to connect to
+    /// (`ADDR:PORT` of each `connect` to an IPv4 or IPv6 socket, whether it succeeded or not).
+    pub fn traced_with_connects(self) -> (Run, Vec<PathBuf>, Vec<String>) {
         let log = tempfile::tempdir().expect("tempdir");
         let prefix = log.path().join("trace");
         let mut cmd = Command::new("strace");
@@ -249,13 +256,32 @@ impl Pinprobe {
             text.push_str(&std::fs::read_to_string(&path).expect("trace log"));
             text.push('\n');
         }
-        (run, written_paths(&text, &cwd))
+        (run, written_paths(&text, &cwd), connects(&text))
     }
 }
 
+/// The `ADDR:PORT` of every `connect` call to an IPv4 or IPv6 address in an strace log.
+pub fn connects(log: &str) -> Vec<String> {
+    let field = |line: &str, key: &str| {
+        let rest = &line[line.find(key)? + key.len()..];
+        let end = rest.find(['"', ')'])?;
+        Some(rest[..end].to_string())
+    };
+    log.lines()
+        .filter(|l| l.trim_start().starts_with("connect(") && l.contains("AF_INET"))
+        .filter_map(|l| {
+            let port = field(l, "sin6_port=htons(").or_else(|| field(l, "sin_port=htons("))?;
+            let addr = field(l, "inet_addr(\"")
+                .or_else(|| field(l, "inet_pton(AF_INET6, \""))
+                .unwrap_or_default();
+            Some(format!("{addr}:{port}"))
+        })
+        .collect()
+}
+
 /// The system calls [`Pinprobe::traced`] records: every way a process creates, changes or
-/// removes a name in the file system.
-const TRACED_CALLS: &str = "trace=open,openat,openat2,creat,rename,renameat,renameat2,mkdir,mkdirat,unlink,unlinkat,rmdir,link,linkat,symlink,symlinkat,truncate,chmod,fchmodat,utimensat";
+/// removes a name in the file system, and `connect` (where it reaches on the network).
+const TRACED_CALLS: &str = "trace=open,openat,openat2,creat,rename,renameat,renameat2,mkdir,mkdirat,unlink,unlinkat,rmdir,link,linkat,symlink,symlinkat,truncate,chmod,fchmodat,utimensat,connect";
 
 /// The paths an strace log (`-y`, one call a line) shows written: opened with `O_WRONLY`,
 /// `O_RDWR`, `O_CREAT` or `O_TRUNC`, or created, renamed (both names), linked, removed,

@@ -20,6 +20,7 @@ mod fault;
 mod fleet_cache;
 mod front;
 mod image_elf;
+mod python_path;
 mod reference;
 mod registry;
 mod resume;

@@ -50,6 +50,15 @@ pub struct Env {
 }
 
 impl Env {
+    /// The directory `root` as an environment of its own (no distributions read).
+    pub fn at(root: &str) -> Env {
+        Env {
+            root: root.to_string(),
+            dists: Vec::new(),
+            editable_of: None,
+        }
+    }
+
     /// A path inside the environment, relative to the view root.
     pub fn join(&self, rel: &str) -> String {
         if self.root.is_empty() {
@@ -178,14 +187,10 @@ fn editable_dirs(view: &dyn View, env: &Env) -> Result<Vec<String>, TargetError>
         let Ok(Some(bytes)) = view.read(&env.join(&child)) else {
             continue;
         };
-        for line in String::from_utf8_lossy(&bytes).lines() {
-            let line = line.trim_end();
-            if line.is_empty() || line.starts_with('#') || line.starts_with("import") {
-                continue;
-            }
+        for (_, line) in super::pth::Pth::parse(&bytes).paths() {
             if line.starts_with('/') {
                 candidates.push(line.to_string());
-            } else if let Some(rel) = relative_in(&env.root, line) {
+            } else if let Some(rel) = super::pth::join_relative(&env.root, line) {
                 // site.addpackage joins a relative line to the site directory.
                 if holds_packages(view, &rel)? && !relative.contains(&rel) && rel != env.root {
                     relative.push(rel);
@@ -216,149 +221,6 @@ fn editable_dirs(view: &dyn View, env: &Env) -> Result<Vec<String>, TargetError>
         }
     }
     Ok(out)
-}
-
-/// Where code that runs when Python starts could change which copy of a package is imported
-/// from an environment, as CPython's `site` builds `sys.path`: an `import` line of a `.pth`
-/// file (run as code, `site.addpackage`), or a `sitecustomize.py` / `usercustomize.py` in the
-/// environment. A few `.pth` import lines are known not to touch `sys.path` for the packages
-/// judged here (setuptools' `distutils-precedence.pth`, virtualenv's `_virtualenv`, a setuptools
-/// editable finder whose mapping names neither `vllm` nor `flash_attn`) and are not counted.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StartupCode {
-    /// The file, relative to the view root.
-    pub file: String,
-    /// Its line (1-based) for a `.pth` line; `None` for a whole module.
-    pub line: Option<u32>,
-    pub what: String,
-}
-
-/// The packages whose import location the scan judges.
-const JUDGED_PACKAGES: &[&str] = &["vllm", "flash_attn"];
-
-/// The startup code of `env` ([`StartupCode`]); `.pth` files in name order, as `site` reads them.
-pub fn startup_code(view: &dyn View, env: &Env) -> Result<Vec<StartupCode>, TargetError> {
-    let mut out = Vec::new();
-    let mut children = view.children(&env.root)?;
-    children.sort();
-    for child in &children {
-        if matches!(child.as_str(), "sitecustomize.py" | "usercustomize.py") {
-            out.push(StartupCode {
-                file: env.join(child),
-                line: None,
-                what: format!("{child} runs when Python starts"),
-            });
-            continue;
-        }
-        // `site` skips `.pth` files whose names start with a dot.
-        if !child.ends_with(".pth") || child.starts_with('.') {
-            continue;
-        }
-        let file = env.join(child);
-        let Some(bytes) = view.read(&file)? else {
-            continue;
-        };
-        for (i, line) in String::from_utf8_lossy(&bytes).lines().enumerate() {
-            // site.addpackage: a line starting with `import ` or `import\t` is executed.
-            if !(line.starts_with("import ") || line.starts_with("import\t")) {
-                continue;
-            }
-            if harmless_import_line(view, env, line)? {
-                continue;
-            }
-            out.push(StartupCode {
-                file: file.clone(),
-                line: Some(i as u32 + 1),
-                what: format!(
-                    "{child}:{} is an `import` line, run when Python starts",
-                    i + 1
-                ),
-            });
-        }
-    }
-    Ok(out)
-}
-
-/// The startup code of `env` and, for an editable install's source directory, of the
-/// environment that installed it (whose `site` runs for it).
-pub fn startup_code_for(view: &dyn View, env: &Env) -> Result<Vec<StartupCode>, TargetError> {
-    let mut out = startup_code(view, env)?;
-    if let Some(root) = &env.editable_of {
-        let installer = Env {
-            root: root.clone(),
-            dists: Vec::new(),
-            editable_of: None,
-        };
-        out.extend(startup_code(view, &installer)?);
-    }
-    Ok(out)
-}
-
-/// The evidence startup code gives: `unknown`, naming the first file (and line) and how many
-/// there are; `None` without any.
-pub fn startup_evidence(code: &[StartupCode]) -> Option<crate::model::Evidence> {
-    let first = code.first()?;
-    let more = match code.len() {
-        1 => String::new(),
-        n => format!(" (and {} more)", n - 1),
-    };
-    Some(crate::model::Evidence {
-        kind: crate::model::EvidenceKind::ImportPath,
-        status: crate::model::Status::Unknown,
-        detail: format!(
-            "{}{more}: it can change sys.path, so which copy Python imports cannot be told without running it",
-            first.what
-        ),
-        file: Some(first.file.clone()),
-        line: first.line,
-    })
-}
-
-/// `.pth` import lines known not to change where `vllm` or `flash_attn` is imported from.
-fn harmless_import_line(view: &dyn View, env: &Env, line: &str) -> Result<bool, TargetError> {
-    let line = line.trim();
-    // setuptools' distutils-precedence.pth: a meta-path shim for `distutils` only.
-    if line.starts_with("import os; var = 'SETUPTOOLS_USE_DISTUTILS'; enabled = os.environ.get(var, 'local') == 'local'; enabled and __import__('_distutils_hack').add_shim();")
-        && line.len() < 160
-    {
-        return Ok(true);
-    }
-    // virtualenv's `_virtualenv.pth`: patches distutils' install schemes.
-    if line == "import _virtualenv" {
-        return Ok(true);
-    }
-    // A setuptools editable install: `import __editable___NAME_finder;
-    // __editable___NAME_finder.install()`; the finder maps the packages it serves.
-    if let Some(rest) = line.strip_prefix("import __editable___")
-        && let Some((module, call)) = rest.split_once(';')
-        && call.trim() == format!("__editable___{}.install()", module.trim())
-        && module
-            .trim()
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
-    {
-        let finder = env.join(&format!("__editable___{}.py", module.trim()));
-        if let Some(text) = view.read(&finder)? {
-            let text = String::from_utf8_lossy(&text);
-            return Ok(!JUDGED_PACKAGES.iter().any(|p| text.contains(p)));
-        }
-    }
-    Ok(false)
-}
-
-/// `line` (a relative `.pth` path) joined to `root`, normalised, while it stays inside the view.
-fn relative_in(root: &str, line: &str) -> Option<String> {
-    let mut parts: Vec<&str> = root.split('/').filter(|p| !p.is_empty()).collect();
-    for part in line.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                parts.pop()?;
-            }
-            p => parts.push(p),
-        }
-    }
-    Some(parts.join("/"))
 }
 
 /// A directory that is an importable package (has `__init__.py`): not worth descending into
@@ -420,94 +282,6 @@ pub fn vllm_commit(text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn startup_code_is_import_lines_and_customize_modules_not_known_harmless_lines() {
-        use crate::view::MemView;
-        let mut view = MemView::new("env", "site-packages");
-        let site = "lib/python3.11/site-packages";
-        let put = |view: &mut MemView, rel: &str, text: &str| {
-            view.insert(format!("{site}/{rel}"), text.as_bytes().to_vec());
-        };
-        put(&mut view, "vllm/__init__.py", "");
-        put(
-            &mut view,
-            "distutils-precedence.pth",
-            "import os; var = 'SETUPTOOLS_USE_DISTUTILS'; enabled = os.environ.get(var, 'local') == 'local'; enabled and __import__('_distutils_hack').add_shim(); \n",
-        );
-        put(&mut view, "_virtualenv.pth", "import _virtualenv\n");
-        put(
-            &mut view,
-            "__editable__.other-1.0.pth",
-            "import __editable___other_1_0_finder; __editable___other_1_0_finder.install()\n",
-        );
-        put(
-            &mut view,
-            "__editable___other_1_0_finder.py",
-            "MAPPING = {'other': '/src/other'}\n",
-        );
-        put(
-            &mut view,
-            "paths.pth",
-            "# a comment\n../../../src\n/abs/dir\n",
-        );
-        put(
-            &mut view,
-            ".hidden.pth",
-            "import sys; sys.path.insert(0, '/x')\n",
-        );
-        let env = Env {
-            root: site.into(),
-            dists: Vec::new(),
-            editable_of: None,
-        };
-        assert_eq!(startup_code(&view, &env).expect("reads"), []);
-
-        put(
-            &mut view,
-            "__editable__.vllm-0.1.pth",
-            "import __editable___vllm_0_1_finder; __editable___vllm_0_1_finder.install()\n",
-        );
-        put(
-            &mut view,
-            "__editable___vllm_0_1_finder.py",
-            "MAPPING = {'vllm': '/src/vllm/vllm'}\n",
-        );
-        put(
-            &mut view,
-            "zz.pth",
-            "/abs\nimport\tsys; sys.path.insert(0, '/x')\n",
-        );
-        put(&mut view, "sitecustomize.py", "import sys\n");
-        let found = startup_code(&view, &env).expect("reads");
-        let at: Vec<(String, Option<u32>)> =
-            found.iter().map(|c| (c.file.clone(), c.line)).collect();
-        assert_eq!(
-            at,
-            [
-                (format!("{site}/__editable__.vllm-0.1.pth"), Some(1)),
-                (format!("{site}/sitecustomize.py"), None),
-                (format!("{site}/zz.pth"), Some(2)),
-            ]
-        );
-        let e = startup_evidence(&found).expect("evidence");
-        assert_eq!(e.status, crate::model::Status::Unknown);
-        assert!(e.detail.contains("(and 2 more)"), "{}", e.detail);
-        assert!(startup_evidence(&[]).is_none());
-    }
-
-    #[test]
-    fn relative_pth_lines_join_the_site_directory_and_stay_inside() {
-        assert_eq!(
-            relative_in("a/b/site", "../src").as_deref(),
-            Some("a/b/src")
-        );
-        assert_eq!(
-            relative_in("a/site", "./x/./y").as_deref(),
-            Some("a/site/x/y")
-        );
-        assert_eq!(relative_in("a/site", "../../.."), None);
-    }
 
     #[test]
     fn names_normalise() {

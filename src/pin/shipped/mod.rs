@@ -8,7 +8,9 @@
 /// reads a library once, from its layer); signatures use it from here.
 pub use crate::view::elf;
 pub mod env;
+pub mod import_path;
 pub mod library_cache;
+pub mod pth;
 pub mod record;
 
 use crate::view::SourceFiles;

@@ -24,7 +24,9 @@ use serde::{Deserialize, Serialize};
 use std::io::{self, Read};
 
 /// The extract format's version: part of every key.
-pub const FORMAT: &str = "2";
+// 3: the merge keeps `sitecustomize.py`, `usercustomize.py`, `pyvenv.cfg` and the packages'
+// `__init__.py` (Python's import path).
+pub const FORMAT: &str = "3";
 
 /// The entries of one layer the merge reads, and what the layer was read from.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -229,6 +229,11 @@ pub struct ImageConfig {
     pub history: Vec<History>,
     #[serde(default)]
     pub rootfs: Option<RootFs>,
+    /// The process settings (`Env`, `Volumes`, `WorkingDir`), read leniently by
+    /// [`ImageConfig::runtime`]: a malformed one makes what depends on it undecidable, not the
+    /// image unreadable.
+    #[serde(default)]
+    pub config: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -252,6 +257,41 @@ impl ImageConfig {
 
     pub fn diff_ids(&self) -> &[String] {
         self.rootfs.as_ref().map_or(&[], |r| &r.diff_ids)
+    }
+
+    /// What the image's processes start with.
+    pub fn runtime(&self) -> crate::view::Runtime {
+        let mut out = crate::view::Runtime::default();
+        let Some(config) = self.config.as_ref().filter(|c| !c.is_null()) else {
+            return out;
+        };
+        match &config["Env"] {
+            serde_json::Value::Null => {}
+            serde_json::Value::Array(items) => {
+                for item in items {
+                    match item.as_str() {
+                        // `KEY=VALUE`; a bare `KEY` sets nothing in a process.
+                        Some(kv) => {
+                            if let Some((k, v)) = kv.split_once('=') {
+                                out.env.push((k.to_string(), v.to_string()));
+                            }
+                        }
+                        None => {
+                            out.malformed = Some(format!("config.Env holds {item}, not a string"))
+                        }
+                    }
+                }
+            }
+            other => out.malformed = Some(format!("config.Env is {other}, not a list")),
+        }
+        if let Some(volumes) = config["Volumes"].as_object() {
+            out.volumes = volumes.keys().cloned().collect();
+        }
+        out.working_dir = config["WorkingDir"]
+            .as_str()
+            .filter(|d| !d.is_empty())
+            .map(String::from);
+        out
     }
 
     /// `os/arch[/variant]`, when the config says.

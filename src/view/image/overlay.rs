@@ -130,7 +130,8 @@ pub fn run(
         }
     }
     bar.finish_and_clear();
-    let (view, files, more) = merger.finish(target);
+    let (mut view, files, more) = merger.finish(target);
+    view.set_runtime(resolved.config.runtime());
     info.files = files;
     warnings.extend(more);
     Ok(Merged {
