@@ -98,6 +98,14 @@ pub const RULES: &[(&str, &str)] = &[
         "PINPROBE-2026-0021.yaml",
         include_str!("../../rules/PINPROBE-2026-0021.yaml"),
     ),
+    (
+        "PINPROBE-2026-0022.yaml",
+        include_str!("../../rules/PINPROBE-2026-0022.yaml"),
+    ),
+    (
+        "PINPROBE-2026-0023.yaml",
+        include_str!("../../rules/PINPROBE-2026-0023.yaml"),
+    ),
 ];
 
 #[cfg(test)]
