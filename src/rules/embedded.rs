@@ -74,6 +74,38 @@ pub const RULES: &[(&str, &str)] = &[
         "PINPROBE-2026-0015.yaml",
         include_str!("../../rules/PINPROBE-2026-0015.yaml"),
     ),
+    (
+        "PINPROBE-2026-0016.yaml",
+        include_str!("../../rules/PINPROBE-2026-0016.yaml"),
+    ),
+    (
+        "PINPROBE-2026-0017.yaml",
+        include_str!("../../rules/PINPROBE-2026-0017.yaml"),
+    ),
+    (
+        "PINPROBE-2026-0018.yaml",
+        include_str!("../../rules/PINPROBE-2026-0018.yaml"),
+    ),
+    (
+        "PINPROBE-2026-0019.yaml",
+        include_str!("../../rules/PINPROBE-2026-0019.yaml"),
+    ),
+    (
+        "PINPROBE-2026-0020.yaml",
+        include_str!("../../rules/PINPROBE-2026-0020.yaml"),
+    ),
+    (
+        "PINPROBE-2026-0021.yaml",
+        include_str!("../../rules/PINPROBE-2026-0021.yaml"),
+    ),
+    (
+        "PINPROBE-2026-0022.yaml",
+        include_str!("../../rules/PINPROBE-2026-0022.yaml"),
+    ),
+    (
+        "PINPROBE-2026-0023.yaml",
+        include_str!("../../rules/PINPROBE-2026-0023.yaml"),
+    ),
 ];
 
 #[cfg(test)]
