@@ -350,6 +350,15 @@ impl Pin {
 
     fn package_url(&self) -> Option<packageurl::PackageUrl<'static>> {
         use packageurl::PackageUrl;
+        // A package requirement (`flash-attn==2.8.3`): the distribution, at the one version it
+        // allows; a range gives no version (any of them).
+        if let Some(package) = &self.package {
+            let mut p = PackageUrl::new("pypi", package.name.to_ascii_lowercase()).ok()?;
+            if let Some(version) = package.allowed.as_singleton() {
+                p.with_version(version.to_string()).ok()?;
+            }
+            return Some(p);
+        }
         let shipped_copy = matches!(self.found_by, FoundBy::ShippedFiles | FoundBy::ExpectedCopy);
         // A shipped copy is named by its repository only at a known commit: a versionless
         // repository purl would stand for every version of it.
@@ -472,5 +481,43 @@ mod commit_id_tests {
         assert_eq!(back, short);
         assert_eq!(back, "ced6857af");
         assert_eq!(String::from("ced6857af"), back);
+    }
+}
+
+#[cfg(test)]
+mod purl_tests {
+    use super::*;
+    use pep508_rs::pep440_rs::Version;
+    use std::str::FromStr;
+
+    fn package_pin(allowed: version_ranges::Ranges<Version>) -> Pin {
+        let mut pin = Pin::shipped(
+            "flash-attention-upstream",
+            "requirements.txt",
+            None,
+            None,
+            FoundBy::Python,
+        );
+        pin.package = Some(PackagePin {
+            name: "flash-attn".into(),
+            allowed,
+            written: "flash-attn".into(),
+        });
+        pin
+    }
+
+    #[test]
+    fn a_package_requirement_is_its_distribution_at_the_version_it_pins() {
+        let Ok(v) = Version::from_str("2.8.3") else {
+            unreachable!("a literal version parses")
+        };
+        let exact = package_pin(version_ranges::Ranges::singleton(v.clone()));
+        assert_eq!(exact.purl(), "pkg:pypi/flash-attn@2.8.3");
+        let range = package_pin(version_ranges::Ranges::higher_than(v));
+        assert_eq!(
+            range.purl(),
+            "pkg:pypi/flash-attn",
+            "a range names no one version"
+        );
     }
 }
