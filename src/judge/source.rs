@@ -642,4 +642,55 @@ mod tests {
                 .is_empty()
         );
     }
+
+    /// What the release ledger could not be used for is said, once per pin: for
+    /// flash-attention whenever a release was named and its ledger entry not used, and for any
+    /// component whose declared patches are not the release's.
+    #[test]
+    fn an_unused_ledger_is_a_warning() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let view = crate::view::open(tmp.path(), None).expect("view");
+        let db = db();
+        let release = |version: &str| ledger::ReleaseId {
+            version: version.into(),
+            commit: None,
+            file: "vllm/_version.py".into(),
+        };
+        let warnings = |release: Option<&ledger::ReleaseId>, p: &Pin| {
+            let judge = Judge {
+                view: view.as_ref(),
+                db: &db,
+                release,
+                others: &[],
+            };
+            judge.pin(p, None).expect("judged").warnings
+        };
+        let fa = pin("flash-attention", Some(KNOWN));
+        let unknown_release = release("9.9.9");
+        assert_eq!(
+            warnings(Some(&unknown_release), &fa),
+            [
+                "release ledger not used for flash-attention: vLLM 9.9.9 (vllm/_version.py) is not in the release ledger"
+            ]
+        );
+        // No release named, or another component: nothing to say.
+        assert!(warnings(None, &fa).is_empty());
+        assert!(warnings(Some(&unknown_release), &pin("flashmla", Some(KNOWN))).is_empty());
+        // The release's own pin, without its patches (one declared, not in the tree).
+        let own = release("0.30.0");
+        assert!(
+            warnings(Some(&own), &fa).is_empty(),
+            "the release's own pin"
+        );
+        let mut patched = fa.clone();
+        patched.patches = vec!["patches/x.patch".into()];
+        let found = warnings(Some(&own), &patched);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].starts_with(
+                "release ledger verdicts not used for flash-attention: the tree's flash-attention patches (patches/x.patch (not in the tree)) are not the release's"
+            ),
+            "{found:?}"
+        );
+    }
 }

@@ -44,7 +44,7 @@ pub struct Database {
     pub downgraded: bool,
     /// The ids of the rules it withdraws (OSV `withdrawn`): recorded, never judged, and not in
     /// `rules`.
-    pub withdrawn: Vec<String>,
+    pub withdrawn: Vec<crate::model::RuleId>,
     /// The release ledger: the user directory's `ledger.yaml` if it has one, else the built-in
     /// one ([`Database::ledger`]).
     ledger: LedgerCell,
