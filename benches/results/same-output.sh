@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Behaviour unchanged (issue 36): run two pinprobe binaries on the same targets with every report
-# format and compare the bytes of each output, the exit code and stderr.
+# Behaviour unchanged (issue 36): run two pinprobe binaries on the same targets, every report
+# format written by one scan per binary and target, and compare each output byte for byte, with
+# the exit code and stderr.
 #
 #   benches/results/same-output.sh BASE_BINARY NEW_BINARY TARGET...
 #
@@ -13,25 +14,32 @@ base=$1 new=$2
 shift 2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+formats="json jsonl table markdown sarif openvex cyclonedx"
 status=0
 for target in "$@"; do
-  for format in json jsonl table markdown sarif openvex cyclonedx; do
-    for side in base new; do
-      bin=$base
-      [ "$side" = new ] && bin=$new
-      mkdir -p "$work/$side/cache" "$work/$side/config"
-      SOURCE_DATE_EPOCH=1764720000 XDG_CONFIG_HOME="$work/$side/config" XDG_CACHE_HOME="$work/$side/cache" \
-        "$bin" scan --offline --cache "$work/$side/cache" --format "$format" "$target" \
-        >"$work/$side.out" 2>"$work/$side.err"
-      echo $? >"$work/$side.rc"
+  for side in base new; do
+    bin=$base
+    [ "$side" = new ] && bin=$new
+    rm -rf "${work:?}/$side"
+    mkdir -p "$work/$side/cache" "$work/$side/config"
+    args=()
+    for format in $formats; do
+      args+=(--format "$format=$work/$side/$format")
     done
-    if cmp -s "$work/base.out" "$work/new.out" && cmp -s "$work/base.rc" "$work/new.rc" \
-      && cmp -s "$work/base.err" "$work/new.err"; then
-      echo "same     $format $target (exit $(cat "$work/new.rc"), $(wc -c <"$work/new.out") bytes)"
+    SOURCE_DATE_EPOCH=1764720000 XDG_CONFIG_HOME="$work/$side/config" \
+      XDG_CACHE_HOME="$work/$side/cache" \
+      "$bin" scan --offline --cache "$work/$side/cache" "${args[@]}" "$target" \
+      >"$work/$side/stdout" 2>"$work/$side/stderr"
+    echo $? >"$work/$side/rc"
+    # stderr names the output files, which differ between the two sides by their folder.
+    sed -i "s|$work/$side/|OUT/|g" "$work/$side/stderr"
+  done
+  for what in rc stdout stderr $formats; do
+    if cmp -s "$work/base/$what" "$work/new/$what"; then
+      echo "same     $what $target (exit $(cat "$work/new/rc"), $(wc -c <"$work/new/$what") bytes)"
     else
-      echo "DIFFERS  $format $target"
-      diff <(cat "$work/base.rc" "$work/base.err" "$work/base.out") \
-        <(cat "$work/new.rc" "$work/new.err" "$work/new.out") | head -20
+      echo "DIFFERS  $what $target"
+      diff "$work/base/$what" "$work/new/$what" | head -20
       status=1
     fi
   done
