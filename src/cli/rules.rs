@@ -372,7 +372,7 @@ fn list(dir: Option<PathBuf>, json: bool, out: &mut dyn Write) -> anyhow::Result
     for r in &db.rules {
         let s = &r.rule.database_specific;
         table.add_row([
-            r.rule.id.clone(),
+            r.rule.id.to_string(),
             s.severity.to_string(),
             s.kind.clone(),
             s.arch.join(","),
@@ -497,7 +497,7 @@ fn lint(dir: Option<PathBuf>, out: &mut dyn Write) -> anyhow::Result<Exit> {
             problems.append(&mut d);
         }
     }
-    let mut ids: Vec<(String, String)> = Vec::new();
+    let mut ids: Vec<(crate::model::RuleId, String)> = Vec::new();
     for (path, text) in &files {
         let file = path.display().to_string();
         match rules::load::parse(&file, text, &registry) {

@@ -40,7 +40,7 @@ pub fn ignore_edits(
             } else {
                 EditKind::Added
             },
-            rule: e.rule.clone(),
+            rule: e.rule.to_string(),
             at: format!("{}:{}", head.file, e.line),
             matches: Some(policy::count_matches(e, head_report)),
             allowed,

@@ -6,7 +6,7 @@
 
 use crate::model::Status;
 use crate::model::TargetReport;
-use crate::model::{Pin, Suggestion};
+use crate::model::{Pin, RuleId, Suggestion};
 use crate::resolve::Clones;
 use crate::resolve::{Answer, Repo};
 use crate::rules::Database;
@@ -21,7 +21,7 @@ pub fn for_head(head: &TargetReport, db: &Database, clones: &Clones) -> Vec<Sugg
         let Some(clone) = clones.get(&pin.component) else {
             continue;
         };
-        let open: Vec<&str> = head
+        let open: Vec<&RuleId> = head
             .findings
             .iter()
             .filter(|f| {
@@ -29,7 +29,7 @@ pub fn for_head(head: &TargetReport, db: &Database, clones: &Clones) -> Vec<Sugg
                     && f.status == Status::Affected
                     && f.suppressed.is_none()
             })
-            .map(|f| f.rule.as_str())
+            .map(|f| &f.rule)
             .collect();
         if open.is_empty() {
             continue;
@@ -40,7 +40,7 @@ pub fn for_head(head: &TargetReport, db: &Database, clones: &Clones) -> Vec<Sugg
 }
 
 /// The earliest default-branch commit containing `pin` and the fixes of `rules`.
-pub fn suggest(clone: &Repo, pin: &Pin, rules: &[&str], db: &Database) -> Suggestion {
+pub fn suggest(clone: &Repo, pin: &Pin, rules: &[&RuleId], db: &Database) -> Suggestion {
     let mut s = Suggestion {
         component: pin.component.clone(),
         file: pin.file.clone(),
@@ -53,7 +53,7 @@ pub fn suggest(clone: &Repo, pin: &Pin, rules: &[&str], db: &Database) -> Sugges
         commit: None,
         git_tag: None,
         branch: None,
-        rules: rules.iter().map(|r| r.to_string()).collect(),
+        rules: rules.iter().map(|r| (*r).clone()).collect(),
         fixes: Vec::new(),
         absent: Vec::new(),
         note: String::new(),

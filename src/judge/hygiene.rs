@@ -194,4 +194,67 @@ mod tests {
             })
         );
     }
+
+    fn git(dir: &std::path::Path, args: &[&str]) -> String {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_AUTHOR_NAME", "Test")
+            .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
+            .env("GIT_COMMITTER_NAME", "Test")
+            .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", dir)
+            .output()
+            .expect("git runs (a test prerequisite)");
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// A real clone: `main` at `tip`, and `wip` one commit off it that `main` does not reach.
+    #[test]
+    fn a_commit_off_the_default_branch_is_unreachable_one_on_it_is_not() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path();
+        git(dir, &["init", "-q", "-b", "main"]);
+        std::fs::write(dir.join("a"), "a").expect("write");
+        git(dir, &["add", "-A"]);
+        git(dir, &["commit", "-q", "-m", "one"]);
+        let first = git(dir, &["rev-parse", "HEAD"]);
+        git(dir, &["checkout", "-q", "-b", "wip"]);
+        std::fs::write(dir.join("b"), "b").expect("write");
+        git(dir, &["add", "-A"]);
+        git(dir, &["commit", "-q", "-m", "wip"]);
+        let wip = git(dir, &["rev-parse", "HEAD"]);
+        git(dir, &["checkout", "-q", "main"]);
+        std::fs::write(dir.join("c"), "c").expect("write");
+        git(dir, &["add", "-A"]);
+        git(dir, &["commit", "-q", "-m", "two"]);
+        let tip = git(dir, &["rev-parse", "HEAD"]);
+        let clone = Repo::open(dir).expect("opens");
+        let r = registry();
+        let id = |hex: &str| gix::ObjectId::from_hex(hex.as_bytes()).expect("hex");
+        let full = |c: &str| pin(Some(c), OWN);
+        // On the default branch (its tip, or an ancestor of it): nothing to say.
+        assert!(check(&full(&tip), &r, Some((&clone, id(&tip)))).is_empty());
+        assert!(check(&full(&first), &r, Some((&clone, id(&first)))).is_empty());
+        let found = check(&full(&wip), &r, Some((&clone, id(&wip))));
+        assert_eq!(rules(&found), [UNREACHABLE]);
+        let f = &found[0];
+        assert_eq!(
+            (f.status, f.decided_by, f.severity),
+            (Status::Affected, Some(EvidenceKind::Hygiene), Severity::Low)
+        );
+        assert_eq!(
+            f.evidence[0].detail,
+            format!(
+                "{wip} is not reachable from main ({}) in the clone {}; a squash-merged pull request's head stays off the default branch, and a branch can be deleted",
+                &tip[..12],
+                clone.path().display()
+            )
+        );
+        assert_eq!(f.component, "flash-attention");
+        // Without the clone, reachability is not asked.
+        assert!(check(&full(&wip), &r, None).is_empty());
+    }
 }

@@ -63,7 +63,7 @@ pub struct Resolution {
     /// `(ecosystem, name, version)` for version ranges: set only when the pin is the release's.
     pub packages: Vec<(String, String, String)>,
     /// Verdicts recorded for this pin, by rule id.
-    pub recorded: Vec<(String, Evidence)>,
+    pub recorded: Vec<(crate::model::RuleId, Evidence)>,
     /// The patch files the release applies to this pin (`None`: the ledger does not say), for
     /// [`recorded_for_tree`].
     pub release_patches: Option<Vec<LedgerPatch>>,
@@ -551,5 +551,144 @@ releases:
             "{}",
             e.detail
         );
+    }
+
+    /// A resolution that has a recorded verdict and the release's version range, with the
+    /// release's patches as the ledger records them (`None`: not recorded).
+    fn resolved(release_patches: Option<Vec<LedgerPatch>>) -> Resolution {
+        Resolution {
+            commit: Some(PIN.into()),
+            packages: vec![("PyPI".into(), "vllm".into(), "0.29.0".into())],
+            recorded: vec![(
+                crate::model::RuleId::rule("PINPROBE-2026-0001"),
+                Evidence {
+                    kind: EvidenceKind::Recorded,
+                    status: Status::Affected,
+                    detail: "recorded".into(),
+                    file: None,
+                    line: None,
+                },
+            )],
+            release_patches,
+            ..Resolution::default()
+        }
+    }
+
+    fn patch(file: &str, bytes: &[u8]) -> LedgerPatch {
+        use sha2::{Digest as _, Sha256};
+        LedgerPatch {
+            file: file.into(),
+            sha256: hex::encode(Sha256::digest(bytes)).to_ascii_uppercase(),
+        }
+    }
+
+    /// The recorded verdicts and the version range stand only for a tree that builds what the
+    /// release built: the same patch files, byte for byte (in any order; the ledger's hash in
+    /// any case).
+    #[test]
+    fn recorded_verdicts_apply_only_to_the_releases_patches() {
+        let tree = |items: &[(&str, Option<&[u8]>)]| -> Vec<(String, Option<Vec<u8>>)> {
+            items
+                .iter()
+                .map(|(p, b)| (p.to_string(), b.map(<[u8]>::to_vec)))
+                .collect()
+        };
+        // The same patches, listed in another order: kept.
+        let mut r = resolved(Some(vec![
+            patch("p/a.patch", b"a"),
+            patch("p/b.patch", b"b"),
+        ]));
+        let same = tree(&[("p/b.patch", Some(b"b")), ("p/a.patch", Some(b"a"))]);
+        assert_eq!(recorded_for_tree(&mut r, "flash-attention", &same), None);
+        assert_eq!((r.recorded.len(), r.packages.len()), (1, 1));
+        // No patches on either side: kept.
+        let mut r = resolved(Some(Vec::new()));
+        assert_eq!(recorded_for_tree(&mut r, "flash-attention", &[]), None);
+        assert_eq!((r.recorded.len(), r.packages.len()), (1, 1));
+        // A patch whose bytes differ, and one the tree declares but does not hold: dropped.
+        let mut r = resolved(Some(vec![patch("p/a.patch", b"a")]));
+        let why = recorded_for_tree(
+            &mut r,
+            "flash-attention",
+            &tree(&[("p/a.patch", Some(b"A")), ("p/c.patch", None)]),
+        );
+        let a = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(b"a"));
+        let big_a = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(b"A"));
+        assert_eq!(
+            why.as_deref(),
+            Some(
+                format!(
+                    "the tree's flash-attention patches (p/a.patch ({}), p/c.patch (not in the tree)) are not the release's (p/a.patch ({}), rules/ledger.yaml): the release's recorded verdicts and version describe its build, not this tree's",
+                    &big_a[..12],
+                    &a[..12]
+                )
+                .as_str()
+            )
+        );
+        assert_eq!((r.recorded.len(), r.packages.len()), (0, 0));
+        // The tree applies none where the release applied one.
+        let mut r = resolved(Some(vec![patch("p/a.patch", b"a")]));
+        let why = recorded_for_tree(&mut r, "flash-attention", &[]).unwrap_or_default();
+        assert!(
+            why.starts_with("the tree's flash-attention patches (none) are not the release's"),
+            "{why}"
+        );
+        assert!(r.recorded.is_empty() && r.packages.is_empty());
+        // The ledger does not record the patches: nothing shows the tree builds the release.
+        let mut r = resolved(None);
+        assert_eq!(
+            recorded_for_tree(&mut r, "flash-attention", &[]).as_deref(),
+            Some(
+                "the release ledger does not record the patches of this flash-attention pin, so the tree cannot be shown to build what the release built"
+            )
+        );
+        assert!(r.recorded.is_empty() && r.packages.is_empty());
+        // ... unless there is nothing recorded to drop: the version range stays.
+        let mut r = resolved(None);
+        r.recorded.clear();
+        assert_eq!(recorded_for_tree(&mut r, "flash-attention", &[]), None);
+        assert_eq!(r.packages.len(), 1);
+    }
+
+    #[test]
+    fn abbreviations_keep_short_text_whole() {
+        assert_eq!(short(PIN), "111111111111");
+        assert_eq!(short("abc"), "abc");
+    }
+
+    #[test]
+    fn a_target_names_its_release_by_its_version_file() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(tmp.path().join("vllm")).expect("mkdir");
+        std::fs::write(
+            tmp.path().join("vllm/_version.py"),
+            "__version__ = version = '0.30.0'\n__commit_id__ = commit_id = 'gCED6857AF'\n",
+        )
+        .expect("write");
+        std::fs::write(tmp.path().join("vllm/other.py"), "__version__ = x\n").expect("write");
+        let view = crate::view::open(tmp.path(), None).expect("view");
+        assert_eq!(
+            release_of(view.as_ref(), "vllm/_version.py").expect("reads"),
+            Some(ReleaseId {
+                version: "0.30.0".into(),
+                commit: Some("ced6857af".into()),
+                file: "vllm/_version.py".into(),
+            })
+        );
+        assert_eq!(
+            release_of(view.as_ref(), "vllm/other.py").expect("reads"),
+            None
+        );
+        assert_eq!(
+            release_of(view.as_ref(), "vllm/missing.py").expect("reads"),
+            None
+        );
+        assert_eq!(
+            version_of("x = 1\n  __version__ = '0.31.0rc1+cu129.dev_2'  \n").as_deref(),
+            Some("0.31.0rc1+cu129.dev_2")
+        );
+        assert_eq!(version_of("__version__ = '0.30.0\"\n"), None);
+        assert_eq!(version_of("__version__ = '0.30 0'\n"), None);
+        assert_eq!(version_of("__version__ = 0.30.0\n"), None);
     }
 }

@@ -50,7 +50,7 @@ fn decided(
     let weighed: Vec<(Evidence, bool)> = evidence.iter().cloned().map(|e| (e, true)).collect();
     let verdict = evaluate::combine(&weighed);
     Finding {
-        rule: crate::model::RuleId::rule(rule.id.clone()),
+        rule: rule.id.clone(),
         status: verdict.status,
         severity: rule.database_specific.severity,
         summary: rule.summary.clone(),

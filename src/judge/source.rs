@@ -422,6 +422,18 @@ mod tests {
             resolve_pin(&p, None).expect("resolves").1.as_deref(),
             Some("no GIT_TAG: the source comes from an override or the default branch")
         );
+        // A pin an input sets names the inputs; a value nothing sets says nothing of them.
+        let mut p = pin("flash-attention", None);
+        p.possible = vec![value(None, &["-DFA_TAG", "$ENV{FA_TAG}"], true, 4)];
+        assert_eq!(
+            resolve_pin(&p, None).expect("resolves").1.as_deref(),
+            Some("the pin can be any commit: -DFA_TAG; $ENV{FA_TAG}")
+        );
+        p.possible = vec![value(None, &[], true, 4)];
+        assert_eq!(
+            resolve_pin(&p, None).expect("resolves").1.as_deref(),
+            Some("no GIT_TAG: the source comes from an override or the default branch")
+        );
         let p = pin("flash-attention", Some("v2.7.2"));
         assert_eq!(
             resolve_pin(&p, None).expect("resolves"),
@@ -547,6 +559,30 @@ mod tests {
         let mut p = pin("my-attention", None);
         p.possible = vec![value(None, &[], true, 6)];
         assert!(judge(&mut p).findings.iter().all(|f| f.rule != FA4));
+        // Exactly the rules that list known affected pins (none applies to this component).
+        let db = db();
+        let listing: Vec<&str> = db
+            .rules
+            .iter()
+            .filter(|l| {
+                l.rule
+                    .affected
+                    .iter()
+                    .any(|a| !a.specific().known_affected_pins.is_empty())
+            })
+            .map(|l| l.rule.id.as_str())
+            .collect();
+        assert!(listing.len() < db.rules.len(), "some rule lists no pin");
+        let mut p = pin("my-attention", None);
+        p.possible = vec![value(None, &["-DFA_TAG"], true, 6)];
+        let judged = judge(&mut p);
+        let found: Vec<&str> = judged.findings.iter().map(|f| f.rule.as_str()).collect();
+        assert_eq!(found, listing);
+        // A Python requirement's open version is its own component's business only.
+        let mut p = pin("my-attention", None);
+        p.found_by = crate::model::FoundBy::Python;
+        p.possible = vec![value(None, &["requirements.txt"], true, 6)];
+        assert!(judge(&mut p).findings.is_empty());
     }
 
     #[test]
@@ -652,6 +688,109 @@ mod tests {
             judge
                 .unreached(&unreached(None, "mystery", Some("v1")))
                 .is_empty()
+        );
+    }
+
+    /// What the release ledger could not be used for is said, once per pin: for
+    /// flash-attention whenever a release was named and its ledger entry not used, and for any
+    /// component whose declared patches are not the release's.
+    #[test]
+    fn an_unused_ledger_is_a_warning() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let view = crate::view::open(tmp.path(), None).expect("view");
+        let db = db();
+        let release = |version: &str| ledger::ReleaseId {
+            version: version.into(),
+            commit: None,
+            file: "vllm/_version.py".into(),
+        };
+        let warnings = |release: Option<&ledger::ReleaseId>, p: &Pin| {
+            let judge = Judge {
+                view: view.as_ref(),
+                db: &db,
+                release,
+                others: &[],
+            };
+            judge.pin(p, None).expect("judged").warnings
+        };
+        let fa = pin("flash-attention", Some(KNOWN));
+        let unknown_release = release("9.9.9");
+        assert_eq!(
+            warnings(Some(&unknown_release), &fa),
+            [
+                "release ledger not used for flash-attention: vLLM 9.9.9 (vllm/_version.py) is not in the release ledger"
+            ]
+        );
+        // No release named, or another component: nothing to say.
+        assert!(warnings(None, &fa).is_empty());
+        assert!(warnings(Some(&unknown_release), &pin("flashmla", Some(KNOWN))).is_empty());
+        // The release's own pin, without its patches (one declared, not in the tree).
+        let own = release("0.30.0");
+        assert!(
+            warnings(Some(&own), &fa).is_empty(),
+            "the release's own pin"
+        );
+        let mut patched = fa.clone();
+        patched.patches = vec!["patches/x.patch".into()];
+        let found = warnings(Some(&own), &patched);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].starts_with(
+                "release ledger verdicts not used for flash-attention: the tree's flash-attention patches (patches/x.patch (not in the tree)) are not the release's"
+            ),
+            "{found:?}"
+        );
+    }
+
+    /// With a clone holding the pinned commit, the rules read the pinned source (with its
+    /// declared patches), and the evidence names it; without one, it says what is missing.
+    #[test]
+    fn a_clone_gives_the_rules_the_pinned_source() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path().join("fa");
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        git(&dir, &["init", "-q", "-b", "main"]);
+        std::fs::write(dir.join("README"), "fa").expect("write");
+        git(&dir, &["add", "-A"]);
+        git(&dir, &["commit", "-q", "-m", "one"]);
+        let head = git(&dir, &["rev-parse", "HEAD"]);
+        let clone = Repo::open(&dir).expect("opens");
+        let tree = tmp.path().join("tree");
+        std::fs::create_dir_all(tree.join("patches")).expect("mkdir");
+        std::fs::write(tree.join("patches/a.patch"), "not a patch\n").expect("write");
+        let view = crate::view::open(&tree, None).expect("view");
+        let db = db();
+        let judge = Judge {
+            view: view.as_ref(),
+            db: &db,
+            release: None,
+            others: &[],
+        };
+        let signature = |judged: &Judged| -> String {
+            let f = finding(&judged.findings, FA4);
+            f.evidence
+                .iter()
+                .find(|e| e.kind == EvidenceKind::Signature)
+                .map(|e| e.detail.clone())
+                .unwrap_or_else(|| panic!("no signature evidence: {f:#?}"))
+        };
+        let p = pin("flash-attention", Some(&head));
+        let judged = judge.pin(&p, Some(&clone)).expect("judged");
+        assert_eq!(judged.commit.map(|c| c.to_string()), Some(head.clone()));
+        let detail = signature(&judged);
+        let at = format!("flash-attention at {}", &head[..12]);
+        assert!(detail.contains(&format!("{at}:")), "{detail}");
+        let mut patched = p.clone();
+        patched.patches = vec!["patches/a.patch".into()];
+        let detail = signature(&judge.pin(&patched, Some(&clone)).expect("judged"));
+        assert!(
+            detail.contains(&format!("{at} with patches/a.patch applied")),
+            "{detail}"
+        );
+        let detail = signature(&judge.pin(&p, None).expect("judged"));
+        assert!(
+            detail.starts_with("pinned source not available: no clone given"),
+            "{detail}"
         );
     }
 }

@@ -224,7 +224,8 @@ pub struct Suggestion {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
     /// The open findings' rules.
-    pub rules: Vec<String>,
+    #[schemars(with = "Vec<String>")]
+    pub rules: Vec<super::RuleId>,
     /// Fix commits the suggestion contains.
     pub fixes: Vec<String>,
     /// Fix commits the clone does not have (not taken into account).

@@ -73,6 +73,14 @@ impl RuleId {
         }
     }
 
+    /// A database rule's id read from its file (`id:`), a rule whatever its text, as
+    /// [`RuleId::rule`] makes it (`#[serde(deserialize_with)]` on the rule model).
+    pub fn deserialize_rule<'de, D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<RuleId, D::Error> {
+        String::deserialize(deserializer).map(RuleId::rule)
+    }
+
     pub fn kind(&self) -> FindingKind {
         self.kind
     }

@@ -20,7 +20,7 @@ use super::model::{Event, RangeType, Rule};
 use super::signature::Outcome;
 use super::signature::symbols::{Libraries, SymbolSignature};
 use super::version;
-use crate::model::{Evidence, EvidenceKind, Finding, Location, Status};
+use crate::model::{Evidence, EvidenceKind, Finding, Location, RuleId, Status};
 use crate::pin::components::Registry;
 use crate::pin::url;
 use crate::resolve::{Answer, Repo};
@@ -52,7 +52,7 @@ pub struct Subject<'a> {
     /// `None`: the default advice, pass `--repo NAME=PATH`.
     pub no_clone: Option<String>,
     /// Evidence recorded elsewhere for a rule (rule id, evidence): the release ledger's verdicts.
-    pub recorded: Vec<(String, Evidence)>,
+    pub recorded: Vec<(RuleId, Evidence)>,
     pub location: Option<Location>,
 }
 
@@ -239,7 +239,7 @@ pub fn evaluate_with(
         });
     }
     Finding {
-        rule: crate::model::RuleId::rule(rule.id.clone()),
+        rule: rule.id.clone(),
         status,
         severity: rule.database_specific.severity,
         summary: rule.summary.clone(),
@@ -1410,7 +1410,7 @@ mod tests {
             let recorded = |id: &str, st: Status| {
                 let mut s = subject(&b.c["c2"], None);
                 s.recorded = vec![(
-                    id.to_string(),
+                    RuleId::from(id),
                     Evidence {
                         kind: EvidenceKind::Recorded,
                         status: st,

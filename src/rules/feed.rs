@@ -216,11 +216,11 @@ impl Statement {
         let mut rules: Vec<String> = db
             .rules
             .iter()
-            .map(|r| r.rule.id.clone())
-            .chain(db.withdrawn.iter().cloned())
+            .map(|r| r.rule.id.to_string())
+            .chain(db.withdrawn.iter().map(ToString::to_string))
             .collect();
         rules.sort();
-        let mut withdrawn = db.withdrawn.clone();
+        let mut withdrawn: Vec<String> = db.withdrawn.iter().map(ToString::to_string).collect();
         withdrawn.sort();
         Statement {
             kind: STATEMENT_TYPE.into(),

@@ -113,7 +113,9 @@ pub const WHEEL_DECIDER: &str = "release-wheel signature";
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RecordedVerdict {
-    pub rule: String,
+    /// A database rule's id.
+    #[serde(deserialize_with = "crate::model::RuleId::deserialize_rule")]
+    pub rule: crate::model::RuleId,
     /// `affected` or `not_affected` (an undecided verdict is not recorded as deciding).
     pub status: String,
     /// `signature` or `ancestry` (a clone decided), or [`WHEEL_DECIDER`] (the release's wheel).

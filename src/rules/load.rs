@@ -47,7 +47,7 @@ pub struct Database {
     pub source: crate::model::RulesSource,
     /// The ids of the rules it withdraws (OSV `withdrawn`): recorded, never judged, and not in
     /// `rules`.
-    pub withdrawn: Vec<String>,
+    pub withdrawn: Vec<crate::model::RuleId>,
     /// The release ledger: the user directory's `ledger.yaml` if it has one, else the built-in
     /// one ([`Database::ledger`]).
     ledger: LedgerCell,

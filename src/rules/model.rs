@@ -5,14 +5,16 @@
 //! pinprobe's own parts sit in `database_specific`.
 
 use super::signature::Signature;
-use crate::model::Severity;
+use crate::model::{RuleId, Severity};
 use serde::{Deserialize, Serialize};
 
 /// One rule as written in `rules/*.yaml`.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Rule {
-    pub id: String,
+    /// Always a [`FindingKind::Rule`](crate::model::FindingKind) id, whatever its text.
+    #[serde(deserialize_with = "RuleId::deserialize_rule")]
+    pub id: RuleId,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schema_version: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -39,7 +39,7 @@ pub fn to_osv(rule: &Rule, file: &str) -> Result<Value, ExportError> {
     let Some(modified) = rule.modified.clone() else {
         return Err(ExportError::NoModified {
             file: file.to_string(),
-            id: rule.id.clone(),
+            id: rule.id.to_string(),
         });
     };
     let mut doc = Map::new();

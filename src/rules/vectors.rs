@@ -34,7 +34,7 @@ pub enum Outcome {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VectorResult {
-    pub rule: String,
+    pub rule: crate::model::RuleId,
     pub name: String,
     pub expect: String,
     pub outcome: Outcome,

@@ -33,7 +33,7 @@
 //! nothing and is warned about; so is an entry that matched nothing.
 
 use crate::model::TargetReport;
-use crate::model::{Date, Finding, Suppression};
+use crate::model::{Date, Finding, RuleId, Suppression};
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 use std::path::{Path, PathBuf};
@@ -60,7 +60,8 @@ pub enum PolicyError {
 /// One validated ignore entry.
 #[derive(Debug, Clone)]
 pub struct Entry {
-    pub rule: String,
+    /// The id as written (trimmed); matched without regard to case.
+    pub rule: RuleId,
     pub component: Option<String>,
     pub pin: Option<String>,
     pub path: Option<String>,
@@ -262,7 +263,7 @@ impl Policy {
                 ));
             }
             entries.push(Entry {
-                rule,
+                rule: RuleId::parse(&rule),
                 component: e.component,
                 pin: e.pin.map(|p| p.to_ascii_lowercase()),
                 path: e.path.map(|p| p.trim_start_matches("./").to_string()),

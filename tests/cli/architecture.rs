@@ -311,3 +311,70 @@ fn a_status_decided_outside_the_judge_is_caught() {
     assert_eq!(decisions_in("scan/x.rs", "scan", text).len(), 1);
     assert_eq!(decisions_in("judge/x.rs", "judge", text), Vec::new());
 }
+
+/// The first word of each line of `docs/src/layout.md`'s listings (its `text` blocks) that
+/// starts at the margin: the paths the page describes, in order.
+fn listed_paths(page: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut in_listing = false;
+    for line in page.lines() {
+        if line.starts_with("```") {
+            in_listing = !in_listing && line == "```text";
+            continue;
+        }
+        if in_listing
+            && !line.starts_with(' ')
+            && let Some(word) = line.split_whitespace().next()
+        {
+            out.push(word.trim_end_matches(';').to_string());
+        }
+    }
+    out
+}
+
+/// `docs/src/layout.md` describes the tree as it is: every path it lists exists, every
+/// top-level module of `src/` is listed once, highest layer first (as [`LAYERS`] orders
+/// them), and every folder of `tests/` is named.
+#[test]
+fn the_layout_page_matches_the_tree() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let page = std::fs::read_to_string(root.join("docs/src/layout.md")).expect("the layout page");
+    let listed = listed_paths(&page);
+    assert!(listed.len() > 20, "the listings were read: {listed:?}");
+    let missing: Vec<&String> = listed.iter().filter(|p| !root.join(p).exists()).collect();
+    assert!(
+        missing.is_empty(),
+        "listed but not in the tree: {missing:?}"
+    );
+    let modules: Vec<String> = listed
+        .iter()
+        .filter_map(|p| p.strip_prefix("src/"))
+        .map(|m| m.trim_end_matches('/').trim_end_matches(".rs").to_string())
+        .filter(|m| m != "main")
+        .collect();
+    let top_down: Vec<String> = LAYERS.iter().rev().map(|m| m.to_string()).collect();
+    assert_eq!(modules, top_down, "src/ modules, highest layer first");
+    let mut on_disk: Vec<String> = std::fs::read_dir(root.join("src"))
+        .expect("src/ is readable")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .map(|n| n.trim_end_matches(".rs").to_string())
+        .filter(|n| n != "lib" && n != "main")
+        .collect();
+    on_disk.sort();
+    let mut sorted = modules.clone();
+    sorted.sort();
+    assert_eq!(
+        sorted, on_disk,
+        "every top-level module of src/ is on the page"
+    );
+    for entry in std::fs::read_dir(root.join("tests")).expect("tests/ is readable") {
+        let entry = entry.expect("entry");
+        if entry.path().is_dir() {
+            let name = format!("{}/", entry.file_name().to_string_lossy());
+            assert!(
+                page.contains(&name),
+                "tests/{name} is not on the layout page"
+            );
+        }
+    }
+}

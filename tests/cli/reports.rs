@@ -162,6 +162,116 @@ fn image_layouts_and_archives() {
     }
 }
 
+/// The report formats a scan writes, each to be snapshotted for every target kind.
+const FORMATS: [&str; 7] = [
+    "json",
+    "jsonl",
+    "table",
+    "markdown",
+    "sarif",
+    "openvex",
+    "cyclonedx",
+];
+
+/// Every report format of every target kind: a source tree (the demo), a wheel, an installed
+/// environment and a container image (an OCI layout), each carrying the affected FA4 pin or
+/// source, so every format has an affected finding to show and the exit code is 1. Pairs
+/// snapshotted elsewhere in this file (the demo tree's JSON, SARIF, Markdown and table; the
+/// wheel's, the environment's and the image's JSON; the wheel's table) are not repeated.
+///
+/// Targets are named relative to the run's directory (the table wraps at 100 columns); the
+/// filters turn the temporary directory into `[TMP]` and the ids the exchange formats derive
+/// from what they describe (CycloneDX's serial number, OpenVEX's document id) into
+/// placeholders, and SOURCE_DATE_EPOCH fixes their document time.
+#[test]
+fn every_format_of_every_target_kind() {
+    use common::image::{Compression, Image, Layer, SITE, vllm_install};
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let files = with_dist_info("vllm", "0.30.0", vllm_files("0.30.0", Sm90Call::Buggy));
+    write_wheel(
+        &tmp.path()
+            .join("vllm-0.30.0-cp38-abi3-manylinux1_x86_64.whl"),
+        &files,
+    );
+    let env = tmp.path().join("venv");
+    let placed: Vec<(String, Vec<u8>)> = files
+        .iter()
+        .map(|(path, bytes)| {
+            (
+                format!("lib/python3.12/site-packages/{path}"),
+                bytes.clone(),
+            )
+        })
+        .collect();
+    write_tree(&env, &placed);
+    write(&env, "pyvenv.cfg", "home = /usr/bin\n");
+    let base = Layer::new("base", Compression::Gzip).file("etc/os-release", "ID=test\n");
+    let install = Layer::new("pip install vllm", Compression::Gzip).files(vllm_install(
+        SITE,
+        "0.30.0",
+        &block_info_new(),
+        &fwd_sm90(Sm90Call::Buggy),
+    ));
+    let image = Image::new(vec![base, install]);
+    common::image::write_oci(&tmp.path().join("layout"), &[("v1", &image.build())]);
+    let done: &[(&str, &str)] = &[
+        ("tree", "json"),
+        ("tree", "sarif"),
+        ("tree", "markdown"),
+        ("tree", "table"),
+        ("wheel", "json"),
+        ("wheel", "table"),
+        ("env", "json"),
+        ("image", "json"),
+    ];
+    let mut settings = insta::Settings::clone_current();
+    settings.add_filter(&regex_escape(&tmp.path().display().to_string()), "[TMP]");
+    settings.add_filter(
+        r"urn:uuid:[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}",
+        "urn:uuid:[UUID]",
+    );
+    settings.add_filter(r"(openvex\.dev/docs/pinprobe/)[0-9a-f]{32}", "${1}[ID]");
+    let _bound = settings.bind_to_scope();
+    for (kind, dir, target) in [
+        ("tree", here, "fixtures/demo-vllm"),
+        (
+            "wheel",
+            tmp.path(),
+            "vllm-0.30.0-cp38-abi3-manylinux1_x86_64.whl",
+        ),
+        ("env", tmp.path(), "venv"),
+        ("image", tmp.path(), "oci:layout:v1"),
+    ] {
+        for format in FORMATS {
+            if done.contains(&(kind, format)) {
+                continue;
+            }
+            let run = Pinprobe::new(&["scan", target, "--format", format])
+                .dir(dir)
+                .env("SOURCE_DATE_EPOCH", "1764720000")
+                .run();
+            assert_eq!(run.code, 1, "{kind} {format}: {}", run.all());
+            insta::assert_snapshot!(
+                format!("{kind}_{format}"),
+                format!("exit {}\n{}", run.code, run.stdout)
+            );
+        }
+    }
+}
+
+/// `text` with every character a regular expression treats specially escaped.
+fn regex_escape(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        if "\\.+*?()|[]{}^$#&-~".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
 #[test]
 fn diff_of_a_pin_bump() {
     let tmp = tempfile::tempdir().expect("tempdir");
