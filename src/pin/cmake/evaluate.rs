@@ -3,11 +3,12 @@
 //! fetches, and the declarations no configuration reaches.
 
 use super::fetches::Fetch;
-use super::interp::{Machine, Run, Seed, Stop};
+use super::interp::{Decision, Machine, Run, Seed, State, Stop};
 use super::value::Input;
 use super::{CmakeError, Command, Declaration};
 use crate::view::View;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
+use std::rc::Rc;
 
 /// A decision a configuration took.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -96,12 +97,13 @@ pub fn evaluate_with(view: &dyn View, limits: Limits) -> Result<Evaluation, Cmak
     // Decisions are joined unless found relevant: a run whose fetches (or forks) depend on a
     // joined decision makes it relevant, and the evaluation starts over forking on it.
     let mut pass = 0;
+    let mut memo: HashMap<(usize, Vec<bool>), Done> = HashMap::new();
     'passes: loop {
         pass += 1;
         out = Evaluation::default();
         reached.clear();
         let known = m.relevant.len();
-        'setups: for (preset, cache) in &setups {
+        'setups: for (setup, (preset, cache)) in setups.iter().enumerate() {
             if !has_root {
                 break;
             }
@@ -114,42 +116,32 @@ pub fn evaluate_with(view: &dyn View, limits: Limits) -> Result<Evaluation, Cmak
                     ));
                     break 'setups;
                 }
-                let mut run = Run::new(&mut m, choices.clone(), cache);
-                let result = run.top();
-                // Where the run stopped because pinprobe cannot follow it, what it fetched up to
-                // there is still fetched (CMake configures in order): kept as a configuration of
-                // its own, the evaluation undecided.
-                let mut stopped: Option<String> = None;
-                let failed = match result {
-                    Ok(()) => run.st.errors.first().cloned(),
-                    Err(Stop::Fatal(msg) | Stop::Error(msg)) => Some(msg),
-                    Err(Stop::Undecided(reason)) => {
-                        stopped = Some(reason);
-                        None
+                // A run is a function of its setup, its choices and the answers it got on
+                // which decisions are relevant: one whose answers still hold is not run again
+                // (a pass restarts when a later run finds a decision relevant).
+                let key = (setup, choices.clone());
+                let kept = memo.get(&key).filter(|d| {
+                    d.asked
+                        .iter()
+                        .all(|(what, was)| m.relevant.contains(what) == *was)
+                });
+                let mut run = match kept {
+                    Some(done) => done.clone(),
+                    None => {
+                        let mut run = Run::new(&mut m, choices.clone(), cache);
+                        let result = run.top();
+                        let done = Done::of(run, result)?;
+                        if done.stopped.is_none() {
+                            memo.insert(key, done.clone());
+                        }
+                        done
                     }
-                    Err(Stop::NeedsFork | Stop::Empties(_) | Stop::CallFork(..)) => {
-                        stopped = Some("a condition pinprobe cannot follow".into());
-                        None
-                    }
-                    Err(Stop::Syntax {
-                        file,
-                        line,
-                        message,
-                    }) => {
-                        return Err(CmakeError::Syntax {
-                            file,
-                            line,
-                            message,
-                        });
-                    }
-                    Err(Stop::Io(e)) => return Err(e.into()),
-                    Err(Stop::Input(e)) => return Err(e),
                 };
+                let failed = run.failed.clone();
+                let stopped = run.stopped.clone();
                 reached.extend(run.st.reached.iter().cloned());
-                let found: Vec<String> = run.st.fetches.iter().flat_map(joins_of).collect();
-                let relevant = run.relevant();
-                relevant.extend(found);
-                if relevant.len() > known && pass < MAX_PASSES {
+                m.relevant.extend(run.st.fetches.iter().flat_map(joins_of));
+                if m.relevant.len() > known && pass < MAX_PASSES {
                     continue 'passes;
                 }
                 // Each decision past the ones chosen opens one more configuration to run: more
@@ -206,7 +198,7 @@ pub fn evaluate_with(view: &dyn View, limits: Limits) -> Result<Evaluation, Cmak
                             inputs: d.inputs.iter().cloned().collect(),
                         })
                         .collect(),
-                    fetches: std::mem::take(&mut run.st.fetches),
+                    fetches: std::mem::take(Rc::make_mut(&mut run.st.fetches)),
                     failed,
                     unread: run.st.unread.iter().cloned().collect(),
                 });
@@ -221,6 +213,63 @@ pub fn evaluate_with(view: &dyn View, limits: Limits) -> Result<Evaluation, Cmak
     }
     out.unreached = unreached(view, &reached)?;
     Ok(out)
+}
+
+/// What one run found: its state at the end, the decisions it took, how it ended, and the
+/// relevance answers it was given ([`Run::asked`]).
+#[derive(Clone)]
+struct Done {
+    st: State,
+    trace: Vec<Decision>,
+    no_default: bool,
+    asked: Vec<(String, bool)>,
+    /// CMake stops with this error.
+    failed: Option<String>,
+    /// pinprobe cannot follow past here.
+    stopped: Option<String>,
+}
+
+impl Done {
+    /// The end of a run. A syntax error, an unreadable or refused file is the evaluation's.
+    fn of(run: Run<'_, '_>, result: Result<(), Stop>) -> Result<Done, CmakeError> {
+        // Where the run stopped because pinprobe cannot follow it, what it fetched up to
+        // there is still fetched (CMake configures in order): kept as a configuration of
+        // its own, the evaluation undecided.
+        let mut stopped: Option<String> = None;
+        let failed = match result {
+            Ok(()) => run.st.errors.first().cloned(),
+            Err(Stop::Fatal(msg) | Stop::Error(msg)) => Some(msg),
+            Err(Stop::Undecided(reason)) => {
+                stopped = Some(reason);
+                None
+            }
+            Err(Stop::NeedsFork | Stop::Empties(_) | Stop::CallFork(..)) => {
+                stopped = Some("a condition pinprobe cannot follow".into());
+                None
+            }
+            Err(Stop::Syntax {
+                file,
+                line,
+                message,
+            }) => {
+                return Err(CmakeError::Syntax {
+                    file,
+                    line,
+                    message,
+                });
+            }
+            Err(Stop::Io(e)) => return Err(e.into()),
+            Err(Stop::Input(e)) => return Err(e),
+        };
+        Ok(Done {
+            st: run.st,
+            trace: run.trace,
+            no_default: run.no_default,
+            asked: run.asked,
+            failed,
+            stopped,
+        })
+    }
 }
 
 /// The joined decisions a fetch depends on (its values, or whether it happens at all).

@@ -141,13 +141,14 @@ impl Run<'_, '_> {
                 }
             }
             "fetchcontent_populate" => {
-                self.st.reached.insert((self.file(), inv.line));
+                let at = (self.file(), inv.line);
+                Rc::make_mut(&mut self.st.reached).insert(at);
                 match args.as_slice() {
                     [] => {}
                     [name] => self.fc_populate_declared(name, inv.line)?,
                     [name, rest @ ..] => {
                         let f = self.fetch(Command::FetchContentPopulate, name, rest, inv.line);
-                        self.st.fetches.push(f);
+                        Rc::make_mut(&mut self.st.fetches).push(f);
                     }
                 }
             }
@@ -160,14 +161,16 @@ impl Run<'_, '_> {
                 }
             }
             "externalproject_add" => {
-                self.st.reached.insert((self.file(), inv.line));
+                let at = (self.file(), inv.line);
+                Rc::make_mut(&mut self.st.reached).insert(at);
                 if let Some((name, rest)) = args.split_first() {
                     let f = self.fetch(Command::ExternalProjectAdd, name, rest, inv.line);
-                    self.st.fetches.push(f);
+                    Rc::make_mut(&mut self.st.fetches).push(f);
                 }
             }
             "cpmaddpackage" => {
-                self.st.reached.insert((self.file(), inv.line));
+                let at = (self.file(), inv.line);
+                Rc::make_mut(&mut self.st.reached).insert(at);
                 self.cpm(&args, inv.line);
             }
             "cmake_language" | "variable_watch" | "load_cache" => {

@@ -4,7 +4,8 @@ use super::*;
 
 impl Run<'_, '_> {
     pub(super) fn fc_declare(&mut self, args: &[Arg], line: u32) -> Result<(), Stop> {
-        self.st.reached.insert((self.file(), line));
+        let at = (self.file(), line);
+        Rc::make_mut(&mut self.st.reached).insert(at);
         let Some((name, rest)) = args.split_first() else {
             return Ok(());
         };
@@ -52,8 +53,22 @@ impl Run<'_, '_> {
         };
         self.st.populated.insert(lc.clone());
         let var = format!("FETCHCONTENT_SOURCE_DIR_{}", name.text.to_ascii_uppercase());
-        let (v, taint) = self.defined_val(&var);
+        let (v, mut taint) = self.defined_val(&var);
         let local = match v {
+            // Empty by default and set by inputs that have a default (`$ENV{...}`, `-D`): the
+            // default downloads, and the inputs can replace the download by a local directory,
+            // which changes nothing else the run follows (no variable here depends on it). So
+            // the download stands with those inputs as its bypass, as for an unset variable,
+            // instead of a configuration of its own (the reference run still forks).
+            Some(v)
+                if !self.m.fork_all
+                    && !v.taint.is_empty()
+                    && cond::is_off(&v.text)
+                    && v.taint.iter().all(Input::has_default) =>
+            {
+                taint.extend(v.taint);
+                None
+            }
             Some(v) => {
                 let t = Truth {
                     value: !cond::is_off(&v.text),
@@ -88,7 +103,7 @@ impl Run<'_, '_> {
             }
         }
         self.set_var(&format!("{lc}_POPULATED"), Val::exact("TRUE"));
-        self.st.fetches.push(f);
+        Rc::make_mut(&mut self.st.fetches).push(f);
         self.fetch_declared_alternatives(&lc, line);
         Ok(())
     }
@@ -103,7 +118,7 @@ impl Run<'_, '_> {
             g.populated_at = Some((self.file(), line));
             g.only_if.push(mark);
             if !self.st.fetches.contains(&g) {
-                self.st.fetches.push(g);
+                Rc::make_mut(&mut self.st.fetches).push(g);
             }
         }
     }
@@ -190,7 +205,7 @@ impl Run<'_, '_> {
             populated_at: None,
             only_if: Vec::new(),
         };
-        self.st.fetches.push(f);
+        Rc::make_mut(&mut self.st.fetches).push(f);
     }
 }
 

@@ -262,7 +262,7 @@ impl Run<'_, '_> {
         }
         let opaque = t.taint.iter().any(|i| !i.has_default());
         let flow_inside = branches.iter().any(|(_, b)| has_control_flow(b));
-        let relevant = self.m.fork_all || self.m.relevant.contains(&what);
+        let relevant = self.m.fork_all || self.is_relevant(&what);
         let join = !flow_inside
             && (opaque || !relevant || self.trace.len() >= FORK_LIMIT || self.summarizing > 0);
         let side = |r: &mut Self, outcome: bool| {
@@ -609,8 +609,7 @@ impl Run<'_, '_> {
                     self.set_var(&name.text, v);
                 }
                 None => {
-                    self.st
-                        .maybe
+                    Rc::make_mut(&mut self.st.maybe)
                         .entry(name.text.clone())
                         .or_default()
                         .insert(mark.clone());

@@ -86,16 +86,12 @@ impl Run<'_, '_> {
         self.next_args = EmptyArgs::Decide;
         // Forked: relevant ones, outside calls, while the run has forks left.
         let mut room = FORK_LIMIT.saturating_sub(self.trace.len());
-        let forks: Vec<bool> = probed
-            .iter()
-            .map(|(what, _)| {
-                let fork = self.summarizing == 0
-                    && room > 0
-                    && (relevant || self.m.relevant.contains(what));
-                room -= usize::from(fork);
-                fork
-            })
-            .collect();
+        let mut forks: Vec<bool> = Vec::with_capacity(probed.len());
+        for (what, _) in &probed {
+            let fork = self.summarizing == 0 && room > 0 && (relevant || self.is_relevant(what));
+            room -= usize::from(fork);
+            forks.push(fork);
+        }
         if forks.iter().filter(|f| !**f).count() > MAX_EMPTY_JOINS {
             // Too many combinations to run here: each is a decision, as a condition is.
             return node(self);
@@ -250,11 +246,21 @@ impl Run<'_, '_> {
             });
             self.st.env = env_a.into_iter().map(|(k, v)| (k, Some(v))).collect();
         }
-        for n in maybe_names {
-            self.st.maybe.entry(n).or_default().insert(mark.clone());
+        if !maybe_names.is_empty() {
+            let maybe = Rc::make_mut(&mut self.st.maybe);
+            for n in maybe_names {
+                maybe.entry(n).or_default().insert(mark.clone());
+            }
         }
+        let declared_alt = if Rc::ptr_eq(&declared_alt, &self.st.declared_alt) {
+            HashMap::new()
+        } else {
+            Rc::unwrap_or_clone(declared_alt)
+        };
         for (k, alts) in declared_alt {
-            let mine = self.st.declared_alt.entry(k).or_default();
+            let mine = Rc::make_mut(&mut self.st.declared_alt)
+                .entry(k)
+                .or_default();
             for alt in alts {
                 if !mine.contains(&alt) {
                     mine.push(alt);
@@ -273,7 +279,9 @@ impl Run<'_, '_> {
         for k in mine_only {
             if let Some(d) = self.st.declared.remove(&k) {
                 let alt = (d, mark.clone());
-                let list = self.st.declared_alt.entry(k).or_default();
+                let list = Rc::make_mut(&mut self.st.declared_alt)
+                    .entry(k)
+                    .or_default();
                 if !list.contains(&alt) {
                     list.push(alt);
                 }
@@ -287,7 +295,9 @@ impl Run<'_, '_> {
                 Some(mine) if *mine == d => {}
                 Some(_) => {
                     let alt = (d, mark.clone());
-                    let list = self.st.declared_alt.entry(k).or_default();
+                    let list = Rc::make_mut(&mut self.st.declared_alt)
+                        .entry(k)
+                        .or_default();
                     if !list.contains(&alt) {
                         list.push(alt);
                     }
@@ -296,27 +306,38 @@ impl Run<'_, '_> {
                     // Declared on the other side only: a later declaration on this side is
                     // the one this side fetches (the first declaration of a name wins).
                     let alt = (d, mark.clone());
-                    let list = self.st.declared_alt.entry(k).or_default();
+                    let list = Rc::make_mut(&mut self.st.declared_alt)
+                        .entry(k)
+                        .or_default();
                     if !list.contains(&alt) {
                         list.push(alt);
                     }
                 }
             }
         }
-        let common = self
-            .st
-            .fetches
-            .iter()
-            .zip(&fetches)
-            .take_while(|(a, b)| a == b)
-            .count();
-        for mut f in fetches.into_iter().skip(common) {
-            if !self.st.fetches.contains(&f) {
-                f.only_if.push(mark.clone());
-                self.st.fetches.push(f);
+        let common = if Rc::ptr_eq(&fetches, &self.st.fetches) {
+            fetches.len()
+        } else {
+            self.st
+                .fetches
+                .iter()
+                .zip(fetches.iter())
+                .take_while(|(a, b)| a == b)
+                .count()
+        };
+        if common < fetches.len() {
+            let mine = Rc::make_mut(&mut self.st.fetches);
+            for f in fetches.iter().skip(common) {
+                if !mine.contains(f) {
+                    let mut f = f.clone();
+                    f.only_if.push(mark.clone());
+                    mine.push(f);
+                }
             }
         }
-        self.st.reached.extend(reached);
+        if !Rc::ptr_eq(&reached, &self.st.reached) {
+            Rc::make_mut(&mut self.st.reached).extend(reached.iter().cloned());
+        }
         self.st.unread.extend(unread);
         self.st.written.extend(written);
         Ok(())

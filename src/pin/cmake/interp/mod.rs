@@ -249,12 +249,13 @@ pub(super) struct State {
     dirs: Vec<Dirs>,
     declared: Shared<Details>,
     /// Declarations a joined condition's other side made instead, with the condition.
-    declared_alt: HashMap<String, Vec<(Details, Input)>>,
+    declared_alt: Rc<HashMap<String, Vec<(Details, Input)>>>,
     populated: HashSet<String>,
     cpm_added: HashSet<String>,
-    pub fetches: Vec<Fetch>,
+    /// Shared until changed (a join clones the state twice).
+    pub fetches: Rc<Vec<Fetch>>,
     /// Declaring calls reached: (file, line).
-    pub reached: BTreeSet<(String, u32)>,
+    pub reached: Rc<BTreeSet<(String, u32)>>,
     /// Files CMake would read that pinprobe cannot (outside the tree, a path from an input).
     pub unread: BTreeSet<String>,
     /// Errors CMake reports and goes on after.
@@ -265,7 +266,7 @@ pub(super) struct State {
     policies: HashMap<String, bool>,
     depth: usize,
     /// Names unset on the default path that a joined branch may have set, with why.
-    maybe: HashMap<String, Taint>,
+    maybe: Rc<HashMap<String, Taint>>,
     /// Variable names set where part of the name was unknown: the written prefix and suffix
     /// (`CMAKE_${LANG}_FLAGS`: `CMAKE_`, `_FLAGS`), with why.
     wild: Vec<(String, String, Input)>,
@@ -310,6 +311,9 @@ pub(super) struct Run<'m, 'v> {
     /// In the function call being run: the outcomes its decisions take, and how many it took
     /// ([`Run::call_paths`]).
     call_forced: (Vec<bool>, usize),
+    /// Every decision asked about in [`Machine::relevant`], with the answer: the run does the
+    /// same again while the answers hold.
+    pub asked: Vec<(String, bool)>,
 }
 
 /// The input an undefined variable stands for.
@@ -490,18 +494,18 @@ impl<'m, 'v> Run<'m, 'v> {
                     list_file: "CMakeLists.txt".into(),
                 }],
                 declared: Shared::default(),
-                declared_alt: HashMap::new(),
+                declared_alt: Rc::default(),
                 populated: HashSet::new(),
                 cpm_added: HashSet::new(),
-                fetches: Vec::new(),
-                reached: BTreeSet::new(),
+                fetches: Rc::default(),
+                reached: Rc::default(),
                 unread: BTreeSet::new(),
                 errors: Vec::new(),
                 written: Writes::default(),
                 policy_version: (3, 0),
                 policies: HashMap::new(),
                 depth: 0,
-                maybe: HashMap::new(),
+                maybe: Rc::default(),
                 wild: Vec::new(),
                 returning: Vec::new(),
                 guards: HashSet::new(),
@@ -512,12 +516,15 @@ impl<'m, 'v> Run<'m, 'v> {
             joins: 0,
             next_args: EmptyArgs::Decide,
             call_forced: (Vec::new(), 0),
+            asked: Vec::new(),
         }
     }
 
-    /// The decisions found relevant so far (see [`Machine::relevant`]).
-    pub fn relevant(&mut self) -> &mut HashSet<String> {
-        &mut self.m.relevant
+    /// Whether a decision was found relevant ([`Machine::relevant`]), the answer recorded.
+    fn is_relevant(&mut self, what: &str) -> bool {
+        let answer = self.m.relevant.contains(what);
+        self.asked.push((what.to_string(), answer));
+        answer
     }
 
     /// Run the top-level `CMakeLists.txt`.
