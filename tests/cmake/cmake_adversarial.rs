@@ -9,12 +9,15 @@
 use crate::cmake_differential::{cmake_available, fetched_by, run_cmake, write_tree};
 use std::collections::{BTreeMap, BTreeSet};
 
+/// `(name, value)` pairs: `-D` values or environment variables.
+type Pairs = Vec<(String, String)>;
+
 /// One adversarial program: its files and the input settings (`-D`, environment) CMake is
 /// run with.
 struct Program {
     name: &'static str,
     files: BTreeMap<String, String>,
-    settings: Vec<(Vec<(String, String)>, Vec<(String, String)>)>,
+    settings: Vec<(Pairs, Pairs)>,
 }
 
 const HEAD: &str = "cmake_minimum_required(VERSION 3.26)\nproject(p NONE)\ninclude(FetchContent)\n";
@@ -73,7 +76,7 @@ fn ten_levels(name: &'static str, top: &str, innermost: &str) -> Program {
     }
 }
 
-fn single(name: &'static str, top: String, settings: Vec<Vec<(String, String)>>) -> Program {
+fn single(name: &'static str, top: String, settings: Vec<Pairs>) -> Program {
     let mut files = BTreeMap::new();
     files.insert("CMakeLists.txt".to_string(), format!("{HEAD}{top}"));
     Program {

@@ -1,8 +1,8 @@
 //! Copy-on-write maps for a run's state: a joined decision runs both sides from one state, and
 //! a function call or directory pushes a scope that starts as its parent's. A map is a shared
-//! base plus the few names changed since (a layer): cloning it shares both (a
-//! layer is copied when a holder changes it, small by construction), the base is copied only when the layer is folded into it, and a join compares only the names either
-//! side changed while both still share the base.
+//! base plus the few names changed since (a layer, shared too until a holder changes it):
+//! cloning it copies nothing, the base is copied only when the layer is folded into it, and a
+//! join compares only the names either side changed while both still share the base.
 
 use std::collections::HashMap;
 use std::rc::Rc;
