@@ -31,7 +31,7 @@ use std::process::Command;
 // The oracle
 // ---------------------------------------------------------------------------------------------
 
-fn cmake_available() -> bool {
+pub(crate) fn cmake_available() -> bool {
     let ok = Command::new("cmake")
         .arg("--version")
         .output()
@@ -47,25 +47,25 @@ fn cmake_available() -> bool {
 
 /// One fetch as recorded: command, name, repository, tag, URL, local source directory.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-struct Record {
-    command: String,
-    name: String,
-    repo: String,
-    tag: String,
-    url: String,
-    local: bool,
+pub(crate) struct Record {
+    pub(crate) command: String,
+    pub(crate) name: String,
+    pub(crate) repo: String,
+    pub(crate) tag: String,
+    pub(crate) url: String,
+    pub(crate) local: bool,
 }
 
 /// One CMake run of a case: its `-D` values and environment, the fetches recorded and whether
 /// CMake stopped with an error. The recorded corpus (`tests/data/cmake_oracle/`) keeps these.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-struct Outcome {
-    defs: Vec<(String, String)>,
-    env: Vec<(String, String)>,
-    records: Vec<Record>,
-    failed: bool,
+pub(crate) struct Outcome {
+    pub(crate) defs: Vec<(String, String)>,
+    pub(crate) env: Vec<(String, String)>,
+    pub(crate) records: Vec<Record>,
+    pub(crate) failed: bool,
     #[serde(skip)]
-    log: String,
+    pub(crate) log: String,
 }
 
 impl Outcome {
@@ -83,7 +83,11 @@ fn oracle_dir() -> PathBuf {
 }
 
 /// Configure `src` with CMake, `-D` values and environment variables as given.
-fn run_cmake(src: &Path, defs: &[(String, String)], env: &[(String, String)]) -> Outcome {
+pub(crate) fn run_cmake(
+    src: &Path,
+    defs: &[(String, String)],
+    env: &[(String, String)],
+) -> Outcome {
     let work = tempfile::tempdir().expect("tempdir");
     let out = work.path().join("fetches.txt");
     let mut cmd = Command::new("cmake");
@@ -140,7 +144,7 @@ fn run_cmake(src: &Path, defs: &[(String, String)], env: &[(String, String)]) ->
 // Comparison
 // ---------------------------------------------------------------------------------------------
 
-fn write_tree(files: &BTreeMap<String, String>) -> tempfile::TempDir {
+pub(crate) fn write_tree(files: &BTreeMap<String, String>) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
     for (path, text) in files {
         let p = dir.path().join(path);
@@ -2086,9 +2090,9 @@ fn condition_cases() -> Vec<Case> {
 /// What an evaluation says each name fetches: its literal values (repository, reference), and
 /// whether some configuration fetches a value an input can make anything; `None` when
 /// undecided.
-type Fetched = BTreeMap<String, (BTreeSet<(String, String)>, bool, Option<String>)>;
+pub(crate) type Fetched = BTreeMap<String, (BTreeSet<(String, String)>, bool, Option<String>)>;
 
-fn fetched_by(dir: &Path, fork_all: bool) -> Option<Fetched> {
+pub(crate) fn fetched_by(dir: &Path, fork_all: bool) -> Option<Fetched> {
     let view = DirView::new(dir);
     let limits = cmake::Limits {
         fork_all,

@@ -13,6 +13,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod cmake_adversarial;
 mod cmake_differential;
 mod cmake_partial;
 mod cmake_real_sdists;

@@ -2,137 +2,13 @@
 //! input-dependent decisions it reaches, for the default cache and for each preset), what each
 //! fetches, and the declarations no configuration reaches.
 
-use super::interp::{Machine, Run, Seed, Stop};
-use super::value::{Input, Val};
+use super::fetches::Fetch;
+use super::interp::{Decision, Machine, Run, Seed, State, Stop};
+use super::value::Input;
 use super::{CmakeError, Command, Declaration};
 use crate::view::View;
-use std::collections::BTreeSet;
-
-/// A value: exact when `inputs` is empty; else the default configuration's value (when every
-/// input has a default) that the inputs can change: to any value, or, when `alternatives` is
-/// not empty, only to one of those.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Value {
-    pub text: String,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub inputs: Vec<Input>,
-    /// When every input is a joined condition whose sides each gave a known value: every value
-    /// it can take (its own text among them), each with the join outcomes that select it.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub alternatives: Vec<Alternative>,
-}
-
-/// One literal value a [`Value`] can take.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Alternative {
-    pub text: String,
-    pub when: Vec<JoinOutcome>,
-}
-
-/// The outcome of a joined condition (past the decision depth, or one without a default).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct JoinOutcome {
-    /// Which join of its configuration: alternatives of two values that need different
-    /// outcomes of one join never occur together.
-    pub join: u32,
-    /// `file:line: if(...)` as written.
-    pub condition: String,
-    pub outcome: bool,
-    /// Whether it is the outcome with every input at its default.
-    pub default: bool,
-}
-
-impl Value {
-    pub(super) fn of(v: &Val) -> Value {
-        let alternatives = match v.finite() {
-            Some(alts) if !v.taint.is_empty() => alts
-                .into_iter()
-                .map(|a| Alternative {
-                    text: a.text,
-                    when: a
-                        .when
-                        .into_iter()
-                        .map(|o| JoinOutcome {
-                            join: o.join,
-                            condition: o.what,
-                            outcome: o.outcome,
-                            default: o.default_side,
-                        })
-                        .collect(),
-                })
-                .collect(),
-            _ => Vec::new(),
-        };
-        Value {
-            text: v.text.clone(),
-            inputs: v.taint.iter().cloned().collect(),
-            alternatives,
-        }
-    }
-
-    pub fn is_exact(&self) -> bool {
-        self.inputs.is_empty()
-    }
-
-    /// Every value it can take, each with the join outcomes selecting it; `None`: any value.
-    pub fn finite(&self) -> Option<Vec<Alternative>> {
-        if self.inputs.is_empty() {
-            return Some(vec![Alternative {
-                text: self.text.clone(),
-                when: Vec::new(),
-            }]);
-        }
-        (!self.alternatives.is_empty()).then(|| self.alternatives.clone())
-    }
-}
-
-impl Alternative {
-    /// Whether this and `other` can occur together (no join with two outcomes).
-    pub fn compatible(&self, other: &Alternative) -> bool {
-        self.when.iter().all(|a| {
-            other
-                .when
-                .iter()
-                .all(|b| a.join != b.join || a.outcome == b.outcome)
-        })
-    }
-
-    /// Whether every join took its default outcome.
-    pub fn is_default(&self) -> bool {
-        self.when.iter().all(|w| w.default)
-    }
-}
-
-/// What one configuration fetches for one name.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Fetch {
-    pub command: Command,
-    pub name: String,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub name_inputs: Vec<Input>,
-    /// The declaring call (the `FetchContent_Declare` whose details are used).
-    pub file: String,
-    pub line: u32,
-    pub repository: Option<Value>,
-    pub tag: Option<Value>,
-    pub tag_line: Option<u32>,
-    pub url: Option<Value>,
-    /// A local directory used instead of downloading (`SOURCE_DIR` without a download, or
-    /// `FETCHCONTENT_SOURCE_DIR_<NAME>`).
-    pub local_source: Option<Value>,
-    /// Inputs that would replace the download by a local directory.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub bypass: Vec<Input>,
-    /// The call's evaluated arguments (text, line).
-    #[serde(skip)]
-    pub args: Vec<(String, u32)>,
-    /// Where `FetchContent_MakeAvailable` / `_Populate(name)` fetched it.
-    pub populated_at: Option<(String, u32)>,
-    /// Conditions (joined, see the evaluator) under which alone this fetch happens; empty when
-    /// it happens in this configuration.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub only_if: Vec<String>,
-}
+use std::collections::{BTreeSet, HashMap};
+use std::rc::Rc;
 
 /// A decision a configuration took.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -221,12 +97,13 @@ pub fn evaluate_with(view: &dyn View, limits: Limits) -> Result<Evaluation, Cmak
     // Decisions are joined unless found relevant: a run whose fetches (or forks) depend on a
     // joined decision makes it relevant, and the evaluation starts over forking on it.
     let mut pass = 0;
+    let mut memo: HashMap<(usize, Vec<bool>), Done> = HashMap::new();
     'passes: loop {
         pass += 1;
         out = Evaluation::default();
         reached.clear();
         let known = m.relevant.len();
-        'setups: for (preset, cache) in &setups {
+        'setups: for (setup, (preset, cache)) in setups.iter().enumerate() {
             if !has_root {
                 break;
             }
@@ -239,42 +116,32 @@ pub fn evaluate_with(view: &dyn View, limits: Limits) -> Result<Evaluation, Cmak
                     ));
                     break 'setups;
                 }
-                let mut run = Run::new(&mut m, choices.clone(), cache);
-                let result = run.top();
-                // Where the run stopped because pinprobe cannot follow it, what it fetched up to
-                // there is still fetched (CMake configures in order): kept as a configuration of
-                // its own, the evaluation undecided.
-                let mut stopped: Option<String> = None;
-                let failed = match result {
-                    Ok(()) => run.st.errors.first().cloned(),
-                    Err(Stop::Fatal(msg) | Stop::Error(msg)) => Some(msg),
-                    Err(Stop::Undecided(reason)) => {
-                        stopped = Some(reason);
-                        None
+                // A run is a function of its setup, its choices and the answers it got on
+                // which decisions are relevant: one whose answers still hold is not run again
+                // (a pass restarts when a later run finds a decision relevant).
+                let key = (setup, choices.clone());
+                let kept = memo.get(&key).filter(|d| {
+                    d.asked
+                        .iter()
+                        .all(|(what, was)| m.relevant.contains(what) == *was)
+                });
+                let mut run = match kept {
+                    Some(done) => done.clone(),
+                    None => {
+                        let mut run = Run::new(&mut m, choices.clone(), cache);
+                        let result = run.top();
+                        let done = Done::of(run, result)?;
+                        if done.stopped.is_none() {
+                            memo.insert(key, done.clone());
+                        }
+                        done
                     }
-                    Err(Stop::NeedsFork | Stop::Empties(_) | Stop::CallFork(..)) => {
-                        stopped = Some("a condition pinprobe cannot follow".into());
-                        None
-                    }
-                    Err(Stop::Syntax {
-                        file,
-                        line,
-                        message,
-                    }) => {
-                        return Err(CmakeError::Syntax {
-                            file,
-                            line,
-                            message,
-                        });
-                    }
-                    Err(Stop::Io(e)) => return Err(e.into()),
-                    Err(Stop::Input(e)) => return Err(e),
                 };
+                let failed = run.failed.clone();
+                let stopped = run.stopped.clone();
                 reached.extend(run.st.reached.iter().cloned());
-                let found: Vec<String> = run.st.fetches.iter().flat_map(joins_of).collect();
-                let relevant = run.relevant();
-                relevant.extend(found);
-                if relevant.len() > known && pass < MAX_PASSES {
+                m.relevant.extend(run.st.fetches.iter().flat_map(joins_of));
+                if m.relevant.len() > known && pass < MAX_PASSES {
                     continue 'passes;
                 }
                 // Each decision past the ones chosen opens one more configuration to run: more
@@ -331,7 +198,7 @@ pub fn evaluate_with(view: &dyn View, limits: Limits) -> Result<Evaluation, Cmak
                             inputs: d.inputs.iter().cloned().collect(),
                         })
                         .collect(),
-                    fetches: std::mem::take(&mut run.st.fetches),
+                    fetches: std::mem::take(Rc::make_mut(&mut run.st.fetches)),
                     failed,
                     unread: run.st.unread.iter().cloned().collect(),
                 });
@@ -348,30 +215,77 @@ pub fn evaluate_with(view: &dyn View, limits: Limits) -> Result<Evaluation, Cmak
     Ok(out)
 }
 
+/// What one run found: its state at the end, the decisions it took, how it ended, and the
+/// relevance answers it was given ([`Run::asked`]).
+#[derive(Clone)]
+struct Done {
+    st: State,
+    trace: Vec<Decision>,
+    no_default: bool,
+    asked: Vec<(String, bool)>,
+    /// CMake stops with this error.
+    failed: Option<String>,
+    /// pinprobe cannot follow past here.
+    stopped: Option<String>,
+}
+
+impl Done {
+    /// The end of a run. A syntax error, an unreadable or refused file is the evaluation's.
+    fn of(run: Run<'_, '_>, result: Result<(), Stop>) -> Result<Done, CmakeError> {
+        // Where the run stopped because pinprobe cannot follow it, what it fetched up to
+        // there is still fetched (CMake configures in order): kept as a configuration of
+        // its own, the evaluation undecided.
+        let mut stopped: Option<String> = None;
+        let failed = match result {
+            Ok(()) => run.st.errors.first().cloned(),
+            Err(Stop::Fatal(msg) | Stop::Error(msg)) => Some(msg),
+            Err(Stop::Undecided(reason)) => {
+                stopped = Some(reason);
+                None
+            }
+            Err(Stop::NeedsFork | Stop::Empties(_) | Stop::CallFork(..)) => {
+                stopped = Some("a condition pinprobe cannot follow".into());
+                None
+            }
+            Err(Stop::Syntax {
+                file,
+                line,
+                message,
+            }) => {
+                return Err(CmakeError::Syntax {
+                    file,
+                    line,
+                    message,
+                });
+            }
+            Err(Stop::Io(e)) => return Err(e.into()),
+            Err(Stop::Input(e)) => return Err(e),
+        };
+        Ok(Done {
+            st: run.st,
+            trace: run.trace,
+            no_default: run.no_default,
+            asked: run.asked,
+            failed,
+            stopped,
+        })
+    }
+}
+
 /// The joined decisions a fetch depends on (its values, or whether it happens at all).
 fn joins_of(f: &Fetch) -> Vec<String> {
     let values = [&f.repository, &f.tag, &f.url, &f.local_source];
-    let inputs = f
-        .name_inputs
+    f.name_inputs
         .iter()
         .chain(&f.bypass)
-        .chain(values.into_iter().flatten().flat_map(|v| &v.inputs));
-    let mut out: Vec<String> = inputs
+        .chain(values.into_iter().flatten().flat_map(|v| &v.inputs))
+        .chain(&f.only_if)
         .filter_map(|i| match i {
             Input::Join(w) => Some(w.clone()),
             _ => None,
         })
-        .collect();
-    out.extend(
-        f.only_if
-            .iter()
-            .filter_map(|c| c.strip_prefix(JOINED_PREFIX).map(str::to_string)),
-    );
-    out
+        .collect()
 }
-
-/// How a joined condition reads in [`Fetch::only_if`] (`Input::Join`'s text).
-const JOINED_PREFIX: &str = "the outcome of ";
 
 /// What the driver does after a configuration.
 enum After {
@@ -656,54 +570,4 @@ fn presets(view: &dyn View) -> Result<Vec<(String, CacheSeed)>, CmakeError> {
         out.push((name.clone(), vars));
     }
     Ok(out)
-}
-
-impl Fetch {
-    /// Patch files its `PATCH_COMMAND` (or CPM `PATCHES`) applies, view-relative where the
-    /// evaluated path lies inside the tree (globs and patch directories listed through the
-    /// view); others as written (relative to the dependency's own source, where the patch step
-    /// runs). Order kept, duplicates dropped.
-    pub fn patches(&self, view: &dyn View) -> Result<Vec<String>, CmakeError> {
-        let mut out: Vec<String> = Vec::new();
-        let mut in_patch = false;
-        for (i, (text, _)) in self.args.iter().enumerate() {
-            if i == 0 {
-                continue;
-            }
-            if super::declare::is_keyword(text) && !(text == "COMMAND" && in_patch) {
-                in_patch = text == "PATCH_COMMAND" || text == "PATCHES";
-                continue;
-            }
-            if !in_patch {
-                continue;
-            }
-            let mut push = |p: String| {
-                if !out.contains(&p) {
-                    out.push(p);
-                }
-            };
-            match super::interp::view_path(text).filter(|p| !p.is_empty()) {
-                Some(path) if super::paths::is_glob(&path) => {
-                    super::paths::glob(view, &path, false)?
-                        .into_iter()
-                        .filter(|f| super::paths::is_patch(f))
-                        .for_each(&mut push);
-                }
-                Some(path) if super::paths::is_patch(&path) => push(path),
-                Some(path) => view
-                    .files_under(&path)?
-                    .into_iter()
-                    .filter(|f| super::paths::is_patch(f))
-                    .for_each(&mut push),
-                None => {
-                    // `-DPATCH=x.patch` names the file after `=`.
-                    let file = text.rsplit('=').next().unwrap_or(text);
-                    if super::paths::is_patch(file) {
-                        push(file.to_string());
-                    }
-                }
-            }
-        }
-        Ok(out)
-    }
 }

@@ -1,8 +1,8 @@
 //! Copy-on-write maps for a run's state: a joined decision runs both sides from one state, and
 //! a function call or directory pushes a scope that starts as its parent's. A map is a shared
-//! base plus the few names changed since (a layer): cloning it clones the layer, the base is
-//! copied only when the layer is folded into it, and a join compares only the names either
-//! side changed while both still share the base.
+//! base plus the few names changed since (a layer, shared too until a holder changes it):
+//! cloning it copies nothing, the base is copied only when the layer is folded into it, and a
+//! join compares only the names either side changed while both still share the base.
 
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -14,15 +14,16 @@ const MAX_LAYER: usize = 32;
 #[derive(Debug, Clone)]
 pub(super) struct Shared<V> {
     base: Rc<HashMap<String, V>>,
-    /// Names changed since the base: a value, or `None` where removed.
-    layer: HashMap<String, Option<V>>,
+    /// Names changed since the base: a value, or `None` where removed. Shared too (a join
+    /// or a call clones the whole state; most clones are dropped unchanged).
+    layer: Rc<HashMap<String, Option<V>>>,
 }
 
 impl<V> Default for Shared<V> {
     fn default() -> Self {
         Shared {
             base: Rc::new(HashMap::new()),
-            layer: HashMap::new(),
+            layer: Rc::default(),
         }
     }
 }
@@ -40,7 +41,7 @@ impl<V: Clone> FromIterator<(String, V)> for Shared<V> {
     fn from_iter<I: IntoIterator<Item = (String, V)>>(iter: I) -> Self {
         Shared {
             base: Rc::new(iter.into_iter().collect()),
-            layer: HashMap::new(),
+            layer: Rc::default(),
         }
     }
 }
@@ -79,7 +80,7 @@ impl<V: Clone> Shared<V> {
     }
 
     pub fn insert(&mut self, name: String, value: V) {
-        self.layer.insert(name, Some(value));
+        Rc::make_mut(&mut self.layer).insert(name, Some(value));
         self.fold_when_large();
     }
 
@@ -87,7 +88,7 @@ impl<V: Clone> Shared<V> {
     pub fn remove(&mut self, name: &str) -> Option<V> {
         let old = self.get(name).cloned();
         if old.is_some() {
-            self.layer.insert(name.to_string(), None);
+            Rc::make_mut(&mut self.layer).insert(name.to_string(), None);
             self.fold_when_large();
         }
         old
@@ -103,6 +104,9 @@ impl<V: Clone> Shared<V> {
     pub fn changed_since(&self, other: &Self) -> Option<Vec<String>> {
         if !Rc::ptr_eq(&self.base, &other.base) {
             return None;
+        }
+        if Rc::ptr_eq(&self.layer, &other.layer) {
+            return Some(Vec::new());
         }
         let mut names: Vec<String> = self.layer.keys().cloned().collect();
         names.extend(
@@ -139,7 +143,8 @@ impl<V: Clone> Shared<V> {
             return;
         }
         let base = Rc::make_mut(&mut self.base);
-        for (k, v) in self.layer.drain() {
+        let layer = std::mem::take(&mut self.layer);
+        for (k, v) in Rc::unwrap_or_clone(layer) {
             match v {
                 Some(v) => {
                     base.insert(k, v);
