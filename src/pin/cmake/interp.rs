@@ -499,9 +499,8 @@ impl cond::Env for Run<'_, '_> {
         Some(there)
     }
 
-    fn set_matches(&mut self, groups: Vec<String>) {
-        let groups: Vec<&str> = groups.iter().map(String::as_str).collect();
-        for (name, v) in super::builtins::match_sets(&groups, &Taint::new()) {
+    fn set_matches(&mut self, matched: Option<(&super::regex::Captures, &str)>, taint: &Taint) {
+        for (name, v) in super::regex::match_vars(&|n| self.read_var(n), matched, taint) {
             self.put_var(&name, v);
         }
     }
@@ -2562,7 +2561,7 @@ impl<'m, 'v> Run<'m, 'v> {
                     }
                     text
                 } else {
-                    let mut regex: Option<std::rc::Rc<regex::Regex>> = None;
+                    let mut regex: Option<std::rc::Rc<super::regex::Regex>> = None;
                     let mut limit: Option<usize> = None;
                     let mut i = 0;
                     while let Some(o) = opts.get(i) {
@@ -2570,8 +2569,8 @@ impl<'m, 'v> Run<'m, 'v> {
                             "REGEX" => {
                                 let re = opts.get(i + 1).map(|a| a.text.as_str()).unwrap_or("");
                                 match super::regexes::compiled(re) {
-                                    Some(r) => regex = Some(r),
-                                    None => {
+                                    Ok(r) => regex = Some(r),
+                                    Err(_) => {
                                         self.taint_outputs(
                                             std::slice::from_ref(var),
                                             "file(STRINGS)",
@@ -2591,14 +2590,21 @@ impl<'m, 'v> Run<'m, 'v> {
                             }
                         }
                     }
-                    // Every line, empty ones too; nothing after a final newline.
+                    // Every line, empty ones too; nothing after a final newline. A search over
+                    // its budget makes the lines unknown.
                     let body = text.strip_suffix('\n').unwrap_or(&text);
+                    if let Some(r) = &regex
+                        && body.split('\n').any(|l| r.is_match(l).is_err())
+                    {
+                        self.taint_outputs(std::slice::from_ref(var), "file(STRINGS)");
+                        return Ok(());
+                    }
                     let lines = (!text.is_empty())
                         .then(|| body.split('\n'))
                         .into_iter()
                         .flatten()
                         .map(|l| l.strip_suffix('\r').unwrap_or(l))
-                        .filter(|l| regex.as_ref().is_none_or(|r| r.is_match(l)))
+                        .filter(|l| regex.as_ref().is_none_or(|r| r.is_match(l) == Ok(true)))
                         .map(|l| l.replace(';', "\\;"));
                     let lines: Vec<String> = match limit {
                         Some(n) => lines.take(n).collect(),

@@ -17,6 +17,7 @@ mod evaluate;
 mod interp;
 mod lexer;
 mod paths;
+mod regex;
 mod regexes;
 mod shared;
 #[cfg(test)]
