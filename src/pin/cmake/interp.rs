@@ -2500,8 +2500,16 @@ impl<'m, 'v> Run<'m, 'v> {
 
     fn cmd_string(&mut self, args: &[Arg], line: u32) -> Result<(), Stop> {
         let caret_once = self.policy("CMP0186", (4, 1));
-        let sets = super::builtins::string(args, &|n| self.read_var(n), caret_once)
-            .map_err(|e| Stop::Error(format!("{}: {e}", self.here(line))))?;
+        let sets = match super::builtins::string(args, &|n| self.read_var(n), caret_once) {
+            Ok(sets) => sets,
+            Err(e) => {
+                if args.first().is_some_and(|a| a.text == "REGEX") {
+                    let cleared = super::regex::cleared(&|n| self.read_var(n), args, caret_once);
+                    self.apply(Some(cleared), args, "string");
+                }
+                return Err(Stop::Error(format!("{}: {e}", self.here(line))));
+            }
+        };
         self.apply(sets, args, "string");
         Ok(())
     }

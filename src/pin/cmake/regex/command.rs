@@ -3,7 +3,7 @@
 
 use super::{Captures, OverBudget, Regex};
 use crate::pin::cmake::builtins::Sets;
-use crate::pin::cmake::value::{Input, Taint, Val};
+use crate::pin::cmake::value::{Arg, Input, Taint, Val};
 
 fn val(text: impl Into<String>, taint: &Taint) -> Option<Val> {
     Some(Val {
@@ -25,7 +25,9 @@ pub(in crate::pin::cmake) fn match_vars(
 ) -> Sets {
     let mut sets: Sets = Vec::new();
     let old = get("CMAKE_MATCH_COUNT");
-    if !old.text.is_empty() {
+    // Undefined (it reads empty, as an input), nothing is cleared; defined, even empty, it is.
+    let undefined = old.text.is_empty() && !old.taint.is_empty();
+    if !undefined {
         let n = leading_int(&old.text).clamp(0, 9) as usize;
         for i in 0..=n {
             let name = format!("CMAKE_MATCH_{i}");
@@ -53,6 +55,34 @@ pub(in crate::pin::cmake) fn match_vars(
         sets.push(("CMAKE_MATCH_COUNT".into(), val(count, taint)));
     }
     sets
+}
+
+/// What a failing `string(REGEX ...)` leaves: CMake clears the match variables before it
+/// compiles the pattern; a `REPLACE` whose replacement names a group the pattern lacks fails at
+/// its first match, after storing it.
+pub(in crate::pin::cmake) fn cleared(
+    get: &dyn Fn(&str) -> Val,
+    args: &[Arg],
+    caret_once: bool,
+) -> Sets {
+    let taint: Taint = args.iter().flat_map(|a| a.taint.iter().cloned()).collect();
+    let texts: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
+    if let ["REGEX", "REPLACE", pattern, repl, _, input @ ..] = texts.as_slice()
+        && replacement(repl).is_ok()
+        && let Ok(re) = super::super::regexes::compiled(pattern)
+    {
+        let input = input.concat();
+        return match searches(&re, &input, caret_once).next() {
+            Some(Ok(first)) => match_vars(get, Some((&first, &input)), &taint),
+            Some(Err(OverBudget)) => {
+                let mut t = taint;
+                t.insert(unknown_match(pattern));
+                match_vars(get, None, &t)
+            }
+            None => match_vars(get, None, &taint),
+        };
+    }
+    match_vars(get, None, &taint)
 }
 
 /// C's `atoi`: the leading integer, 0 without one.
@@ -142,8 +172,9 @@ fn replacement(text: &str) -> Result<Vec<Piece>, String> {
     Ok(pieces)
 }
 
-/// `string(REGEX <mode> ...)`, `args` after `REGEX`: `Ok(None)` when the answer is not known
-/// (a search over its budget), `Err` for CMake's errors (the command fails; CMake goes on).
+/// `string(REGEX <mode> ...)`, `args` after `REGEX`: the output and the match variables
+/// (unknown when a search is over its budget or matches the empty string), or `Err` for
+/// CMake's errors (the command fails; CMake goes on).
 pub(in crate::pin::cmake) fn string_regex(
     args: &[&str],
     get: &dyn Fn(&str) -> Val,
@@ -173,14 +204,16 @@ pub(in crate::pin::cmake) fn string_regex(
                 last = found;
                 whole.unwrap_or_default()
             }
-            Err(OverBudget) => return Ok(None),
+            Err(OverBudget) => return Ok(Some(unknown(out, pattern, taint))),
         },
         (_, None) => {
             let mut found = Vec::new();
             for caps in searches(&re, &input, caret_once) {
-                let Ok(caps) = caps else { return Ok(None) };
+                let Ok(caps) = caps else {
+                    return Ok(Some(unknown(out, pattern, taint)));
+                };
                 if empty(&caps) {
-                    return Ok(None);
+                    return Ok(Some(unknown(out, pattern, taint)));
                 }
                 found.push(caps.text(0, &input).to_string());
                 last = Some(caps);
@@ -191,9 +224,11 @@ pub(in crate::pin::cmake) fn string_regex(
             let mut text = String::new();
             let mut done = 0;
             for caps in searches(&re, &input, caret_once) {
-                let Ok(caps) = caps else { return Ok(None) };
+                let Ok(caps) = caps else {
+                    return Ok(Some(unknown(out, pattern, taint)));
+                };
                 if empty(&caps) {
-                    return Ok(None);
+                    return Ok(Some(unknown(out, pattern, taint)));
                 }
                 let Some((l, r)) = caps.span(0) else { break };
                 text.push_str(input.get(done..l).unwrap_or(""));
@@ -219,6 +254,18 @@ pub(in crate::pin::cmake) fn string_regex(
     let mut sets = match_vars(get, last.as_ref().map(|c| (c, input.as_str())), taint);
     sets.push((out.to_string(), val(text, taint)));
     Ok(Some(sets))
+}
+
+/// The output and every match variable unknown: what pinprobe cannot compute.
+fn unknown(out: &str, pattern: &str, taint: &Taint) -> Sets {
+    let mut t = taint.clone();
+    t.insert(unknown_match(pattern));
+    let mut sets: Sets = (0..10)
+        .map(|i| (format!("CMAKE_MATCH_{i}"), val("", &t)))
+        .collect();
+    sets.push(("CMAKE_MATCH_COUNT".into(), val("", &t)));
+    sets.push((out.to_string(), val("", &t)));
+    sets
 }
 
 /// A repeated search matched the empty string: CMake 3.x stops with an error there and CMake 4
@@ -249,5 +296,7 @@ pub(in crate::pin::cmake) fn filter(
 
 /// The taint `if(MATCHES)` adds when its search is over budget.
 pub(in crate::pin::cmake) fn unknown_match(pattern: &str) -> Input {
-    Input::Opaque(format!("regex `{pattern}` (search over budget)"))
+    Input::Opaque(format!(
+        "regex `{pattern}` (a search over budget, or a repeated one matching the empty string)"
+    ))
 }

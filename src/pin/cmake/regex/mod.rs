@@ -14,7 +14,7 @@ mod command;
 mod exec;
 mod parse;
 
-pub(super) use command::{filter, match_vars, string_regex, unknown_match};
+pub(super) use command::{cleared, filter, match_vars, string_regex, unknown_match};
 pub(super) use exec::Captures;
 
 /// A compiled CMake regular expression.

@@ -40,7 +40,7 @@ fn cmake_refuses_what_its_compiler_refuses() {
         ("a\\", "Trailing backslash."),
         (&"(a)".repeat(32), "Too many parentheses."),
     ] {
-        assert_eq!(Regex::new(&p).err(), Some(CompileError(why)), "{p}");
+        assert_eq!(Regex::new(p).err(), Some(CompileError(why)), "{p}");
     }
     for p in [
         "[a-a]",
