@@ -1588,7 +1588,7 @@ impl<'m, 'v> Run<'m, 'v> {
             "file" => self.cmd_file(&args, inv.line)?,
             "include" => return self.cmd_include(&args, inv.line),
             "add_subdirectory" => self.cmd_add_subdirectory(&args, inv.line)?,
-            "project" => self.cmd_project(&args),
+            "project" => return self.project_with_hooks(&args, inv.line),
             "cmake_minimum_required" | "cmake_policy" => self.cmd_policy(&args),
             "message" => {
                 if args.first().is_some_and(|a| a.text == "SEND_ERROR") {
@@ -2101,6 +2101,29 @@ impl<'m, 'v> Run<'m, 'v> {
         }
     }
 
+    /// `project()` with the files CMake reads at it (`hooks.rs`).
+    fn project_with_hooks(&mut self, args: &[Arg], line: u32) -> Result<Flow, Stop> {
+        let Some(name) = args.first().map(|a| a.text.clone()) else {
+            return Ok(Flow::Next);
+        };
+        let first = !self.st.cache.contains_key("CMAKE_PROJECT_NAME");
+        for (step, var) in super::hooks::steps(&name, first) {
+            if step == super::hooks::Step::Project {
+                self.cmd_project(args);
+                continue;
+            }
+            let (Some(value), _) = self.defined_val(&var) else {
+                continue;
+            };
+            let files = super::hooks::files(&var, &value)
+                .map_err(|e| Stop::Undecided(format!("{}: {e}", self.here(line))))?;
+            for file in files {
+                self.cmd_include(&[file], line)?;
+            }
+        }
+        Ok(Flow::Next)
+    }
+
     fn cmd_project(&mut self, args: &[Arg]) {
         let Some(name) = args.first() else { return };
         let dir = self
@@ -2173,6 +2196,9 @@ impl<'m, 'v> Run<'m, 'v> {
             .and_then(|i| args.get(i + 1))
             .map(|a| a.text.clone());
         if !target.taint.is_empty() {
+            if let Some(why) = super::outside::build_dir_include(&target.text) {
+                return Err(Stop::Undecided(format!("{}: {why}", self.here(line))));
+            }
             self.st
                 .unread
                 .insert(format!("{}: include({})", self.here(line), target.text));
@@ -2207,10 +2233,11 @@ impl<'m, 'v> Run<'m, 'v> {
             match view_path(&full) {
                 Some(rel) => path = Some(rel),
                 None => {
-                    self.st
-                        .unread
-                        .insert(format!("{}: include({})", self.here(line), target.text));
-                    return Ok(Flow::Next);
+                    return Err(Stop::Undecided(format!(
+                        "{}: {}",
+                        self.here(line),
+                        super::outside::outside_include(&target.text, &full)
+                    )));
                 }
             }
         }
