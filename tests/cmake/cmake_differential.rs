@@ -371,6 +371,8 @@ fn case(name: &str, list: &[(&str, &str)], has_inputs: bool) -> Case {
 mod commands;
 #[path = "cmake_differential/regex.rs"]
 mod regex;
+#[path = "cmake_differential/round2.rs"]
+mod round2;
 
 /// The environment case's preset is a configuration of its own, with the mirror.
 #[test]
@@ -1203,13 +1205,14 @@ FetchContent_MakeAvailable(triton_kernels)
 //
 //     PINPROBE_CMAKE_RECORD=1 cargo test --test cmake cmake_differential:: -- \
 //         generated_programs_agree condition_cases_agree command_cases_agree joined_conditions_keep \
-//         regex_cases_agree
+//         regex_cases_agree round2_cases_agree
 
 const GENERATED_PART: &str = "generated";
 const CONDITIONS_PART: &str = "conditions";
 const JOINED_PART: &str = "joined";
 const COMMANDS_PART: &str = "commands";
 const REGEX_PART: &str = "regex";
+const ROUND2_PART: &str = "round2";
 
 /// One recorded case: its name, a digest of what it is (files, inputs, variants) and CMake's
 /// runs of it (the default run first, then the variants).
@@ -1238,7 +1241,7 @@ fn load_corpus(part: &str) -> Vec<Recorded> {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-const RECORD: &str = "PINPROBE_CMAKE_RECORD=1 cargo test --test cmake cmake_differential:: -- generated_programs_agree condition_cases_agree command_cases_agree joined_conditions_keep regex_cases_agree";
+const RECORD: &str = "PINPROBE_CMAKE_RECORD=1 cargo test --test cmake cmake_differential:: -- generated_programs_agree condition_cases_agree command_cases_agree joined_conditions_keep regex_cases_agree round2_cases_agree";
 
 /// A live test's view of one part of the corpus: each case's CMake runs are compared with the
 /// recorded ones, or, with `PINPROBE_CMAKE_RECORD` set, collected and written.
@@ -1336,6 +1339,7 @@ fn corpus_cases(part: &str) -> Vec<Case> {
         JOINED_PART => (0..JOIN_RECORDED).map(join_case).collect(),
         COMMANDS_PART => commands::command_cases(),
         REGEX_PART => regex::regex_cases(),
+        ROUND2_PART => round2::round2_cases(),
         _ => condition_cases(),
     }
 }
@@ -1382,6 +1386,7 @@ fn replay_recorded() {
         JOINED_PART,
         COMMANDS_PART,
         REGEX_PART,
+        ROUND2_PART,
     ] {
         let cases = corpus_cases(part);
         let recorded: BTreeMap<String, Recorded> = load_corpus(part)
@@ -1519,6 +1524,12 @@ fn regex_cases_agree_with_cmake() {
         failures.first().map(String::as_str).unwrap_or("")
     );
     regex::require_decided(tally.into_inner().expect("lock"));
+}
+
+/// Issue 31's classes against CMake run live, and their recorded answers still CMake's.
+#[test]
+fn round2_cases_agree_with_cmake() {
+    agree_live(ROUND2_PART, &round2::round2_cases());
 }
 
 /// The condition cases against CMake run live (none undecided), and their recorded answers still
