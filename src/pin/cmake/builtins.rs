@@ -278,6 +278,19 @@ pub(super) fn list(args: &[Arg], get: &dyn Fn(&str) -> Val) -> Result<Option<Set
     }))
 }
 
+/// What a failing `string()` still sets: `REGEX` clears the match variables first (and a
+/// `REPLACE` stores its first match); `JSON` sets its output to `<path>-NOTFOUND`.
+pub(super) fn string_failed(args: &[Arg], get: &dyn Fn(&str) -> Val, caret_once: bool) -> Sets {
+    match args.first().map(|a| a.text.as_str()) {
+        Some("REGEX") => super::regex::cleared(get, args, caret_once),
+        Some("JSON") => {
+            let texts: Vec<&str> = args.iter().skip(1).map(|a| a.text.as_str()).collect();
+            super::json::failed(&texts, &taint_of(args))
+        }
+        _ => Vec::new(),
+    }
+}
+
 /// `string(<op> ...)`.
 /// `caret_once`: policy CMP0186 (CMake 4.1) is NEW, so `^` matches only at the start of the
 /// input, not at the start of each repeated search as before.
@@ -377,6 +390,7 @@ pub(super) fn string(
             vec![(out.to_string(), val(if r { "1" } else { "0" }, all))]
         }
         ("REGEX", rest) => return super::regex::string_regex(rest, get, caret_once, &all),
+        ("JSON", rest) => return super::json::string_json(rest, &all),
         // `string(ASCII <code>... <out>)`: codes below 128 are those characters.
         ("ASCII", [codes @ .., out])
             if !codes.is_empty()

@@ -592,7 +592,10 @@ const MAX_PRESET_FILES: usize = 64;
 /// The configure presets of `CMakePresets.json` and `CMakeUserPresets.json` and of every file
 /// their `include` lists name (relative to the including file), with an undecided reason when an
 /// included file cannot be read (outside the tree, missing, over the cap).
-fn presets(view: &dyn View) -> Result<(Vec<(String, CacheSeed)>, Option<String>), CmakeError> {
+/// Each preset's name and cache seed, and why an included preset file could not be read.
+type Presets = (Vec<(String, CacheSeed)>, Option<String>);
+
+fn presets(view: &dyn View) -> Result<Presets, CmakeError> {
     let mut all: Vec<(String, Vec<String>, CacheSeed)> = Vec::new();
     let mut unread: Option<String> = None;
     let mut queue: Vec<(String, bool)> = vec![

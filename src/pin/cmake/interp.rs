@@ -2530,10 +2530,8 @@ impl<'m, 'v> Run<'m, 'v> {
         let sets = match super::builtins::string(args, &|n| self.read_var(n), caret_once) {
             Ok(sets) => sets,
             Err(e) => {
-                if args.first().is_some_and(|a| a.text == "REGEX") {
-                    let cleared = super::regex::cleared(&|n| self.read_var(n), args, caret_once);
-                    self.apply(Some(cleared), args, "string");
-                }
+                let left = super::builtins::string_failed(args, &|n| self.read_var(n), caret_once);
+                self.apply(Some(left), args, "string");
                 return Err(Stop::Error(format!("{}: {e}", self.here(line))));
             }
         };

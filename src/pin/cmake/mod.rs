@@ -16,6 +16,7 @@ mod declare;
 mod evaluate;
 mod hooks;
 mod interp;
+mod json;
 mod lexer;
 mod outside;
 mod paths;

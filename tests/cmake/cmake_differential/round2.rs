@@ -139,6 +139,68 @@ pub(super) fn round2_cases() -> Vec<Case> {
             false,
         ),
     ];
+    // A JSON manifest drives the declarations.
+    let manifest = format!(
+        "{{\"deps\": [{{\"name\": \"vllm-flash-attn\", \"repo\": \"{FA}\", \"tag\": \"{AFFECTED}\"}}, {{\"tag\": \"v1.2\", \"name\": \"other\", \"repo\": \"https://example.invalid/o.git\"}}], \"version\": 2}}"
+    );
+    cases.push(raw(
+        "string(JSON) over a manifest in a foreach",
+        &[
+            (
+                "CMakeLists.txt",
+                &format!(
+                    "{MIN}project(t LANGUAGES NONE)\ninclude(FetchContent)\nfile(READ ${{CMAKE_SOURCE_DIR}}/deps.json J)\nstring(JSON n LENGTH \"${{J}}\" deps)\nmath(EXPR last \"${{n}} - 1\")\nforeach(i RANGE ${{last}})\n  string(JSON name GET \"${{J}}\" deps ${{i}} name)\n  string(JSON repo GET \"${{J}}\" deps ${{i}} repo)\n  string(JSON tag GET \"${{J}}\" deps ${{i}} tag)\n  FetchContent_Declare(${{name}} GIT_REPOSITORY ${{repo}} GIT_TAG ${{tag}})\n  FetchContent_MakeAvailable(${{name}})\nendforeach()\n"
+                ),
+            ),
+            ("deps.json", &manifest),
+        ],
+        false,
+    ));
+    let table = [
+        "string(JSON O GET \"${J}\" b)",
+        "string(JSON O GET \"${J}\" b a)",
+        "string(JSON O GET \"${J}\" b a 1)",
+        "string(JSON O GET \"${J}\" b a 3)",
+        "string(JSON O GET \"${J}\" b a 4)",
+        "string(JSON O GET \"${J}\" n)",
+        "string(JSON O GET \"${J}\" e)",
+        "string(JSON O GET \"${J}\" f)",
+        "string(JSON O GET \"${J}\" s)",
+        "string(JSON O GET \"${J}\" short)",
+        "string(JSON O GET \"${J}\" long)",
+        "string(JSON O GET \"${J}\" empty)",
+        "string(JSON O TYPE \"${J}\" b a 5)",
+        "string(JSON O TYPE \"${J}\" b a 4)",
+        "string(JSON O LENGTH \"${J}\")",
+        "string(JSON O MEMBER \"${J}\" 0)",
+        "string(JSON O MEMBER \"${J}\" b 1)",
+        "string(JSON O ERROR_VARIABLE E GET \"${J}\" nope)\nstring(APPEND O \"+${E}\")",
+        "string(JSON O ERROR_VARIABLE E GET \"${J}\" b a 9)",
+        "string(JSON O ERROR_VARIABLE E GET \"${J}\" s x)",
+        "string(JSON O ERROR_VARIABLE E GET \"${J}\" s)\nstring(APPEND O \"+${E}\")",
+        "string(JSON O ERROR_VARIABLE E GET \"${J}\" b a 7)\nstring(APPEND O \"+${E}\")",
+        "string(JSON O ERROR_VARIABLE E MEMBER \"${J}\" 99)",
+        "string(JSON O ERROR_VARIABLE E GET \"{bad\" a)",
+    ];
+    let mut body = String::from(
+        "set(J [=[{\"s\": \"str\", \"b\": {\"z\": 1, \"a\": [1, 2.50, \"x\", true, null, {\"k\": \"v\"}]}, \"n\": 1.0, \"e\": 1e3, \"f\": 0.1, \"short\": [1, \"two\", [], {}], \"long\": [\"aaaaaaaaaaaaaaaaaaaa\", \"bbbbbbbbbbbbbbbbbbbbbbbbb\", \"cccccccccccccccccccccccccc\"], \"empty\": {}}]=])\nset(R r)\n",
+    );
+    for step in table {
+        body.push_str(&format!(
+            "set(O none)\n{step}\nstring(HEX \"${{O}}\" H)\nstring(APPEND R \"-${{H}}\")\n"
+        ));
+    }
+    body.push_str("string(JSON O GET \"${J}\" nope)\nstring(APPEND R \"-${O}\")\n");
+    cases.push(raw(
+        "string(JSON) as jsoncpp prints it",
+        &[(
+            "CMakeLists.txt",
+            &format!(
+                "{MIN}project(t LANGUAGES NONE)\n{body}include(FetchContent)\nFetchContent_Declare(k GIT_REPOSITORY https://example.invalid/k.git GIT_TAG \"${{R}}\")\nFetchContent_MakeAvailable(k)\n"
+            ),
+        )],
+        false,
+    ));
     // CMake code from outside the tree: undecided, never dropped.
     let written = [
         (
