@@ -3,17 +3,22 @@
 //! calls no configuration reaches.
 //!
 //! Stages, one file each: `lexer.rs` (CMake grammar to invocations), `value.rs` (values, the
-//! inputs they depend on, `${}` expansion), `interp.rs` (one run of the program: scopes, cache,
-//! commands, FetchContent/ExternalProject/CPM), `cond.rs` (`if()` conditions), `builtins.rs`
-//! (`string()`, `list()`, `math()`), `evaluate.rs` (runs over configurations, presets, build
-//! scripts), `declare.rs` (keywords, CPM shorthand), `unreached.rs` (declarations no run
-//! reaches, read from their own file), `paths.rs` (normalising and globbing view paths),
-//! `writes.rs` (what the configuration writes into the tree, which it then reads as unknown).
+//! inputs they depend on, `${}` expansion), `interp/` (one run of the program, one concern a
+//! file: `parse.rs` blocks, `flow.rs` control flow and calls, `join.rs` joined decisions,
+//! `scope.rs` variables, cache and policies, `commands.rs` the other commands, `fetch.rs`
+//! FetchContent/ExternalProject/CPM), `cond.rs` (`if()` conditions), `builtins.rs`
+//! (`string()`, `list()`, `math()`), `fetches.rs` (what a configuration fetches, as values),
+//! `evaluate.rs` (runs over configurations, presets, build scripts; uses `interp`, never the
+//! reverse), `declare.rs` (keywords, CPM shorthand), `unreached.rs` (declarations no run
+//! reaches, read from their own file), `paths.rs` (the source root, normalising and globbing
+//! view paths), `writes.rs` (what the configuration writes into the tree, which it then reads
+//! as unknown).
 
 mod builtins;
 mod cond;
 mod declare;
 mod evaluate;
+mod fetches;
 mod hooks;
 mod interp;
 mod json;
@@ -29,10 +34,8 @@ mod unreached;
 mod value;
 mod writes;
 
-pub use evaluate::{
-    Alternative, Assumption, Configuration, Evaluation, Fetch, JoinOutcome, Limits, Value,
-    evaluate, evaluate_with,
-};
+pub use evaluate::{Assumption, Configuration, Evaluation, Limits, evaluate, evaluate_with};
+pub use fetches::{Alternative, Fetch, JoinOutcome, Value};
 pub use value::Input;
 
 use crate::view::TargetError;

@@ -4,7 +4,7 @@
 //! cannot see what such a file declares, so the evaluation is undecided, naming the file; it is
 //! never dropped.
 
-use super::interp::BINARY_ROOT;
+use super::paths::BINARY_ROOT;
 
 /// `include()` of a path in the build directory (which starts empty: whatever is there, the
 /// configuration wrote).

@@ -3,6 +3,20 @@
 
 use crate::view::{TargetError, View};
 
+/// `CMAKE_SOURCE_DIR` as the evaluator sees it: paths below it are view paths.
+pub(super) const SOURCE_ROOT: &str = "/pinprobe-source";
+/// `CMAKE_BINARY_DIR`: outside the view; nothing under it can be read.
+pub(super) const BINARY_ROOT: &str = "/pinprobe-build";
+
+/// An absolute path inside the source root as a view path (`..` resolved); `None` outside.
+pub(super) fn view_path(path: &str) -> Option<String> {
+    let rest = path.strip_prefix(SOURCE_ROOT)?;
+    if !(rest.is_empty() || rest.starts_with('/')) {
+        return None;
+    }
+    normalize(rest)
+}
+
 /// `a/./b//../c` -> `a/c`. `None` when `..` climbs above the view root.
 pub(super) fn normalize(path: &str) -> Option<String> {
     let mut parts: Vec<&str> = Vec::new();
