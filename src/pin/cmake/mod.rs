@@ -38,6 +38,11 @@ pub use evaluate::{Assumption, Configuration, Evaluation, Limits, evaluate, eval
 pub use fetches::{Alternative, Fetch, JoinOutcome, Value};
 pub use value::Input;
 
+/// A path relative to a tree's root, `.` and `..` resolved; `None` when it leaves the tree.
+pub fn normalize_path(path: &str) -> Option<String> {
+    paths::normalize(path)
+}
+
 use crate::view::TargetError;
 
 /// Which CMake command declared the dependency.

@@ -346,3 +346,53 @@ fn a_tree_cmake_makes_fetch_the_affected_commit_never_passes_scan_or_diff() {
         "only {gated} recorded cases fetch the affected commit"
     );
 }
+
+/// The CMake project a Python build configures (`[tool.scikit-build] cmake.source-dir`) is a
+/// root of its own: a declaration only its evaluation reaches (in a file not named `.cmake`)
+/// decides the scan, where without it the tree pins nothing pinprobe can see (exit 3).
+#[test]
+fn the_project_a_python_build_configures_is_evaluated() {
+    let bin = env!("CARGO_BIN_EXE_pinprobe");
+    let mut list = vec![
+        (
+            "CMakeLists.txt",
+            format!("{MIN}project(top LANGUAGES NONE)\n"),
+        ),
+        (
+            "csrc/CMakeLists.txt",
+            format!(
+                "{MIN}project(k LANGUAGES NONE)\ninclude(${{CMAKE_CURRENT_SOURCE_DIR}}/deps.txt)\n"
+            ),
+        ),
+        ("csrc/deps.txt", fa_fetch(AFFECTED)),
+    ];
+    let scan = |list: &[(&str, String)]| {
+        let files: Vec<(&str, &str)> = list.iter().map(|(p, t)| (*p, t.as_str())).collect();
+        let dir = super::write_tree(&super::files(&files));
+        let out = std::process::Command::new(bin)
+            .args(["scan", "--offline", "--format", "json"])
+            .arg(dir.path())
+            .output()
+            .expect("pinprobe runs");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (code, _) = scan(&list);
+    assert_eq!(
+        code,
+        Some(3),
+        "without the Python build's root nothing is seen: undecided"
+    );
+    list.push((
+        "pyproject.toml",
+        "[project]\nname = \"x\"\nversion = \"1\"\n[tool.scikit-build]\ncmake.source-dir = \"csrc\"\n".into(),
+    ));
+    let (code, json) = scan(&list);
+    assert_eq!(code, Some(1), "{json}");
+    assert!(
+        json.contains("csrc/deps.txt"),
+        "the pin is located in the file that declares it: {json}"
+    );
+}
