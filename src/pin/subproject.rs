@@ -53,9 +53,16 @@ impl View for SubView<'_> {
 }
 
 /// The directories below the root whose `CMakeLists.txt` starts a project and holds (in it
-/// or below it) declarations the root's evaluation never reached: the shallowest of each.
+/// or below it) declarations the root's evaluation never reached: the shallowest of each; and
+/// the directory the Python build configures (`pyproject.toml`'s `[tool.scikit-build]`
+/// `cmake.source-dir`), whatever it declares literally.
 pub fn roots(view: &dyn View, found: &CmakePins) -> Result<Vec<String>, TargetError> {
     let mut out: Vec<String> = Vec::new();
+    if let Some(dir) = python_build_root(view)?
+        && view.read(&format!("{dir}/CMakeLists.txt"))?.is_some()
+    {
+        out.push(dir);
+    }
     for u in &found.unreached {
         let mut dir = String::new();
         for part in u
@@ -129,4 +136,26 @@ pub fn merge(
         }
     }
     Ok(())
+}
+
+/// `[tool.scikit-build] cmake.source-dir` (or `cmake = { source-dir = ... }`) of the tree's
+/// `pyproject.toml`, normalised; `None` for the root itself or none given.
+pub fn python_build_root(view: &dyn View) -> Result<Option<String>, TargetError> {
+    let Some(bytes) = view.read("pyproject.toml")? else {
+        return Ok(None);
+    };
+    let Ok(doc) = toml::from_str::<toml::Value>(&String::from_utf8_lossy(&bytes)) else {
+        return Ok(None);
+    };
+    let sk = doc.get("tool").and_then(|t| t.get("scikit-build"));
+    let dir = sk
+        .and_then(|s| s.get("cmake.source-dir"))
+        .or_else(|| {
+            sk.and_then(|s| s.get("cmake"))
+                .and_then(|c| c.get("source-dir"))
+        })
+        .and_then(|d| d.as_str());
+    Ok(dir
+        .and_then(crate::pin::cmake::normalize_path)
+        .filter(|d| !d.is_empty()))
 }

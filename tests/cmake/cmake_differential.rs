@@ -373,6 +373,10 @@ fn case(name: &str, list: &[(&str, &str)], has_inputs: bool) -> Case {
 
 #[path = "cmake_differential/commands.rs"]
 mod commands;
+#[path = "cmake_differential/regex.rs"]
+mod regex;
+#[path = "cmake_differential/round2.rs"]
+mod round2;
 
 /// The environment case's preset is a configuration of its own, with the mirror.
 #[test]
@@ -1204,12 +1208,15 @@ FetchContent_MakeAvailable(triton_kernels)
 // drift from CMake. `PINPROBE_CMAKE_RECORD=1` makes them write the files instead:
 //
 //     PINPROBE_CMAKE_RECORD=1 cargo test --test cmake cmake_differential:: -- \
-//         generated_programs_agree condition_cases_agree command_cases_agree joined_conditions_keep
+//         generated_programs_agree condition_cases_agree command_cases_agree joined_conditions_keep \
+//         regex_cases_agree round2_cases_agree
 
 const GENERATED_PART: &str = "generated";
 const CONDITIONS_PART: &str = "conditions";
 const JOINED_PART: &str = "joined";
 const COMMANDS_PART: &str = "commands";
+const REGEX_PART: &str = "regex";
+const ROUND2_PART: &str = "round2";
 
 /// One recorded case: its name, a digest of what it is (files, inputs, variants) and CMake's
 /// runs of it (the default run first, then the variants).
@@ -1238,7 +1245,7 @@ fn load_corpus(part: &str) -> Vec<Recorded> {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-const RECORD: &str = "PINPROBE_CMAKE_RECORD=1 cargo test --test cmake cmake_differential:: -- generated_programs_agree condition_cases_agree command_cases_agree joined_conditions_keep";
+const RECORD: &str = "PINPROBE_CMAKE_RECORD=1 cargo test --test cmake cmake_differential:: -- generated_programs_agree condition_cases_agree command_cases_agree joined_conditions_keep regex_cases_agree round2_cases_agree";
 
 /// A live test's view of one part of the corpus: each case's CMake runs are compared with the
 /// recorded ones, or, with `PINPROBE_CMAKE_RECORD` set, collected and written.
@@ -1335,6 +1342,8 @@ fn corpus_cases(part: &str) -> Vec<Case> {
             .collect(),
         JOINED_PART => (0..JOIN_RECORDED).map(join_case).collect(),
         COMMANDS_PART => commands::command_cases(),
+        REGEX_PART => regex::regex_cases(),
+        ROUND2_PART => round2::round2_cases(),
         _ => condition_cases(),
     }
 }
@@ -1374,7 +1383,15 @@ fn recorded_cmake_answers_agree() {
 }
 
 fn replay_recorded() {
-    for part in [GENERATED_PART, CONDITIONS_PART, JOINED_PART, COMMANDS_PART] {
+    let tally = std::sync::Mutex::new(regex::Tally::default());
+    for part in [
+        GENERATED_PART,
+        CONDITIONS_PART,
+        JOINED_PART,
+        COMMANDS_PART,
+        REGEX_PART,
+        ROUND2_PART,
+    ] {
         let cases = corpus_cases(part);
         let recorded: BTreeMap<String, Recorded> = load_corpus(part)
             .into_iter()
@@ -1388,7 +1405,7 @@ fn replay_recorded() {
         let failures = std::sync::Mutex::new(Vec::new());
         std::thread::scope(|s| {
             for t in 0..2usize {
-                let (failures, cases, recorded) = (&failures, &cases, &recorded);
+                let (failures, cases, recorded, tally) = (&failures, &cases, &recorded, &tally);
                 s.spawn(move || {
                     for case in cases.iter().skip(t).step_by(2) {
                         let Some(rec) = recorded.get(&case.name) else {
@@ -1413,6 +1430,17 @@ fn replay_recorded() {
                             continue;
                         }
                         let dir = write_tree(&case.files);
+                        if part == REGEX_PART {
+                            match regex::check_regex(case, dir.path(), &rec.runs) {
+                                Ok(t) => {
+                                    let mut all = tally.lock().expect("lock");
+                                    all.decided += t.decided;
+                                    all.unknown += t.unknown;
+                                }
+                                Err(e) => failures.lock().expect("lock").push(e),
+                            }
+                            continue;
+                        }
                         if part == JOINED_PART {
                             if let Err(e) = check_join(case, dir.path(), &rec.runs) {
                                 failures.lock().expect("lock").push(e);
@@ -1449,6 +1477,63 @@ fn replay_recorded() {
             failures.first().map(String::as_str).unwrap_or("")
         );
     }
+    regex::require_decided(tally.into_inner().expect("lock"));
+}
+
+/// Generated regular expressions through every command that takes one, against CMake run live,
+/// and their recorded answers still CMake's.
+#[test]
+fn regex_cases_agree_with_cmake() {
+    if !cmake_available() {
+        return;
+    }
+    let cases = regex::regex_cases();
+    let corpus = Corpus::live(REGEX_PART);
+    let failures = std::sync::Mutex::new(Vec::new());
+    let tally = std::sync::Mutex::new(regex::Tally::default());
+    std::thread::scope(|s| {
+        for t in 0..2usize {
+            let (failures, corpus, cases, tally) = (&failures, &corpus, &cases, &tally);
+            s.spawn(move || {
+                for case in cases.iter().skip(t).step_by(2) {
+                    let dir = write_tree(&case.files);
+                    let runs = cmake_runs(case, dir.path());
+                    corpus.observe(case, &runs);
+                    match regex::check_regex(case, dir.path(), &runs) {
+                        Ok(t) => {
+                            let mut all = tally.lock().expect("lock");
+                            all.decided += t.decided;
+                            all.unknown += t.unknown;
+                        }
+                        Err(e) => failures.lock().expect("lock").push(e),
+                    }
+                }
+            });
+        }
+    });
+    corpus.finish();
+    let failures = failures.into_inner().expect("lock");
+    if let Some(dir) = std::env::var_os("PINPROBE_CMAKE_FAILURES") {
+        std::fs::create_dir_all(&dir).expect("failure directory");
+        for (i, f) in failures.iter().enumerate() {
+            std::fs::write(Path::new(&dir).join(format!("regex-{i}.txt")), f)
+                .expect("write failure");
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} regex cases disagree with cmake; first:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.first().map(String::as_str).unwrap_or("")
+    );
+    regex::require_decided(tally.into_inner().expect("lock"));
+}
+
+/// Issue 31's classes against CMake run live, and their recorded answers still CMake's.
+#[test]
+fn round2_cases_agree_with_cmake() {
+    agree_live(ROUND2_PART, &round2::round2_cases());
 }
 
 /// The condition cases against CMake run live (none undecided), and their recorded answers still

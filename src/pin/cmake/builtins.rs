@@ -242,11 +242,10 @@ pub(super) fn list(args: &[Arg], get: &dyn Fn(&str) -> Val) -> Result<Option<Set
             if kw != "REGEX" {
                 return Err("list(FILTER) needs REGEX".into());
             }
-            let Some(re) = super::regexes::compiled(re) else {
-                return Ok(None);
-            };
             let include = mode == "INCLUDE";
-            items.retain(|i| re.is_match(i) == include);
+            if super::regex::filter(&mut items, include, re)?.is_none() {
+                return Ok(None);
+            }
             set_list(&items, taint)
         }
         "TRANSFORM" => {
@@ -277,6 +276,19 @@ pub(super) fn list(args: &[Arg], get: &dyn Fn(&str) -> Val) -> Result<Option<Set
         }
         _ => return Ok(None),
     }))
+}
+
+/// What a failing `string()` still sets: `REGEX` clears the match variables first (and a
+/// `REPLACE` stores its first match); `JSON` sets its output to `<path>-NOTFOUND`.
+pub(super) fn string_failed(args: &[Arg], get: &dyn Fn(&str) -> Val, caret_once: bool) -> Sets {
+    match args.first().map(|a| a.text.as_str()) {
+        Some("REGEX") => super::regex::cleared(get, args, caret_once),
+        Some("JSON") => {
+            let texts: Vec<&str> = args.iter().skip(1).map(|a| a.text.as_str()).collect();
+            super::json::failed(&texts, &taint_of(args))
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// `string(<op> ...)`.
@@ -377,79 +389,8 @@ pub(super) fn string(
             };
             vec![(out.to_string(), val(if r { "1" } else { "0" }, all))]
         }
-        ("REGEX", [mode, re, out, input @ ..]) if *mode == "MATCH" || *mode == "MATCHALL" => {
-            let Some(regex) = super::regexes::compiled(re) else {
-                return Ok(Some(vec![(out.to_string(), val("", opaque("REGEX")))]));
-            };
-            let input = input.concat();
-            let mut found: Vec<String> = Vec::new();
-            let mut last: Option<regex::Captures> = None;
-            if *mode == "MATCH" {
-                last = regex.captures(&input);
-                found.extend(
-                    last.as_ref()
-                        .and_then(|c| c.get(0))
-                        .map(|m| m.as_str().to_string()),
-                );
-            } else {
-                for caps in searches(&regex, &input, caret_once) {
-                    let Ok((_, caps)) = caps else {
-                        return Ok(None);
-                    };
-                    found.push(caps.get(0).map_or("", |m| m.as_str()).to_string());
-                    last = Some(caps);
-                }
-            }
-            let mut sets = match_sets(&groups(last.as_ref()), &all);
-            sets.push((out.to_string(), val(found.join(";"), all)));
-            sets
-        }
-        ("REGEX", ["REPLACE", re, replacement, out, input @ ..]) => {
-            let Some(regex) = super::regexes::compiled(re) else {
-                return Ok(Some(vec![(out.to_string(), val("", opaque("REGEX")))]));
-            };
-            let input = input.concat();
-            // CMake's escapes: `\1` a group, `\\` a backslash, `\n` a newline; any other
-            // escape, or a backslash at the end, is an error. `$` is literal there.
-            let mut repl = String::new();
-            let mut chars = replacement.chars();
-            while let Some(c) = chars.next() {
-                match c {
-                    '\\' => match chars.next() {
-                        Some(d) if d.is_ascii_digit() => repl.push_str(&format!("${{{d}}}")),
-                        Some('\\') => repl.push('\\'),
-                        Some('n') => repl.push('\n'),
-                        Some(other) => {
-                            return Err(format!(
-                                "string(REGEX REPLACE): unknown escape `\\{other}`"
-                            ));
-                        }
-                        None => {
-                            return Err("string(REGEX REPLACE): ends in a backslash".into());
-                        }
-                    },
-                    '$' => repl.push_str("$$"),
-                    _ => repl.push(c),
-                }
-            }
-            let mut text = String::new();
-            let mut done = 0;
-            let mut last: Option<regex::Captures> = None;
-            for caps in searches(&regex, &input, caret_once) {
-                let Ok((offset, caps)) = caps else {
-                    return Ok(None);
-                };
-                let Some(m) = caps.get(0) else { break };
-                text.push_str(input.get(done..offset + m.start()).unwrap_or(""));
-                caps.expand(&repl, &mut text);
-                done = offset + m.end();
-                last = Some(caps);
-            }
-            text.push_str(input.get(done..).unwrap_or(""));
-            let mut sets = match_sets(&groups(last.as_ref()), &all);
-            sets.push((out.to_string(), val(text, all)));
-            sets
-        }
+        ("REGEX", rest) => return super::regex::string_regex(rest, get, caret_once, &all),
+        ("JSON", rest) => return super::json::string_json(rest, &all),
         // `string(ASCII <code>... <out>)`: codes below 128 are those characters.
         ("ASCII", [codes @ .., out])
             if !codes.is_empty()
@@ -517,64 +458,6 @@ pub(super) fn string(
         }
         _ => return Ok(None),
     }))
-}
-
-/// CMake's repeated regex searches (`MATCHALL`, `REPLACE`): each from where the last match
-/// ended, with `^` matching there too unless `caret_once`. `Err(EmptyMatch)` at a match of the
-/// empty string: CMake 3.x stops with an error there and CMake 4 goes on past it, so what the
-/// command computes depends on the CMake that runs.
-fn searches<'r, 'h>(
-    regex: &'r regex::Regex,
-    input: &'h str,
-    caret_once: bool,
-) -> impl Iterator<Item = Result<(usize, regex::Captures<'h>), EmptyMatch>> + use<'r, 'h> {
-    let mut at = 0;
-    std::iter::from_fn(move || {
-        if at > input.len() {
-            return None;
-        }
-        // Before CMP0186, each search is of the rest alone, so `^` matches where it starts.
-        let (offset, caps) = if caret_once {
-            (0, regex.captures_at(input, at)?)
-        } else {
-            (at, regex.captures(input.get(at..)?)?)
-        };
-        let m = caps.get(0)?;
-        if m.start() == m.end() {
-            at = input.len() + 1;
-            return Some(Err(EmptyMatch));
-        }
-        at = offset + m.end();
-        if at >= input.len() {
-            at = input.len() + 1;
-        }
-        Some(Ok((offset, caps)))
-    })
-}
-
-/// A repeated search matched the empty string.
-struct EmptyMatch;
-
-/// The groups of a match (none for no match), as `CMAKE_MATCH_<n>` hold them.
-fn groups<'h>(caps: Option<&regex::Captures<'h>>) -> Vec<&'h str> {
-    caps.map(|c| c.iter().map(|g| g.map_or("", |g| g.as_str())).collect())
-        .unwrap_or_default()
-}
-
-/// `CMAKE_MATCH_<n>` (unset past the last group) and `CMAKE_MATCH_COUNT` after a match:
-/// `if(MATCHES)`, or the last match of a `string(REGEX)`.
-pub(super) fn match_sets(groups: &[&str], taint: &Taint) -> Sets {
-    let mut sets: Sets = (0..10)
-        .map(|i| {
-            let name = format!("CMAKE_MATCH_{i}");
-            (name, groups.get(i).and_then(|g| val(*g, taint.clone())))
-        })
-        .collect();
-    sets.push((
-        "CMAKE_MATCH_COUNT".into(),
-        val(groups.len().saturating_sub(1).to_string(), taint.clone()),
-    ));
-    sets
 }
 
 /// `math(EXPR <var> "<expr>" [OUTPUT_FORMAT ...])`: 64-bit integer arithmetic.

@@ -21,8 +21,8 @@ pub(super) trait Env {
     fn is_command(&self, name: &str) -> bool;
     /// `EXISTS` / `IS_DIRECTORY` of an absolute path; `None` when not decidable.
     fn exists(&self, path: &str, directory: bool) -> Option<bool>;
-    /// `MATCHES` sets `CMAKE_MATCH_<n>`.
-    fn set_matches(&mut self, groups: Vec<String>);
+    /// `MATCHES` clears `CMAKE_MATCH_<n>`, then sets them from a match.
+    fn set_matches(&mut self, matched: Option<(&super::regex::Captures, &str)>, taint: &Taint);
 }
 
 /// A condition's value and the inputs it depends on.
@@ -292,13 +292,44 @@ fn binary(mut items: Vec<Item>, env: &mut dyn Env) -> Result<Vec<Item>, CondErro
             };
             let rhs = items.remove(i + 2);
             items.remove(i + 1);
-            let (value, taint) = binop(&op, &items[i], &rhs, env);
+            let (value, taint) = if op == "MATCHES" {
+                matches(&items[i], &rhs, env)?
+            } else {
+                binop(&op, &items[i], &rhs, env)
+            };
             items[i] = Item::Bool(value, taint);
             reduced = true;
             i += 1;
         }
         if !reduced {
             return Ok(items);
+        }
+    }
+}
+
+/// `MATCHES`: a search in CMake's dialect; a pattern CMake cannot compile stops CMake.
+fn matches(lhs: &Item, rhs: &Item, env: &mut dyn Env) -> Result<(bool, Taint), CondError> {
+    let l = operand(lhs, env);
+    let r = match rhs {
+        Item::Arg(a) => a.val(),
+        other => operand(other, env),
+    };
+    let mut taint = l.taint;
+    taint.extend(r.taint);
+    let re = super::regexes::compiled(&r.text).map_err(|e| {
+        CondError(format!(
+            "regular expression \"{}\" cannot compile: {e}",
+            r.text
+        ))
+    })?;
+    match re.captures(&l.text) {
+        Ok(found) => {
+            env.set_matches(found.as_ref().map(|c| (c, l.text.as_str())), &taint);
+            Ok((found.is_some(), taint))
+        }
+        Err(super::regex::OverBudget) => {
+            taint.insert(super::regex::unknown_match(&r.text));
+            Ok((false, taint))
         }
     }
 }
@@ -325,31 +356,6 @@ fn binop(op: &str, lhs: &Item, rhs: &Item, env: &mut dyn Env) -> (bool, Taint) {
                 (found, taint)
             }
             None => (false, taint),
-        };
-    }
-    if op == "MATCHES" {
-        let r = match rhs {
-            Item::Arg(a) => a.val(),
-            other => operand(other, env),
-        };
-        let mut taint = l.taint;
-        taint.extend(r.taint);
-        return match super::regexes::compiled(&r.text) {
-            Some(re) => match re.captures(&l.text) {
-                Some(c) => {
-                    let groups = c
-                        .iter()
-                        .map(|m| m.map(|m| m.as_str().to_string()).unwrap_or_default())
-                        .collect();
-                    env.set_matches(groups);
-                    (true, taint)
-                }
-                None => (false, taint),
-            },
-            None => {
-                taint.insert(Input::Opaque(format!("regex `{}`", r.text)));
-                (false, taint)
-            }
         };
     }
     let r = operand(rhs, env);
@@ -675,27 +681,4 @@ pub(super) fn version_compare(a: &str, b: &str) -> std::cmp::Ordering {
         }
     }
     std::cmp::Ordering::Equal
-}
-
-/// CMake regular expressions to the `regex` crate's syntax: the same for the constructs CMake
-/// has (`^ $ . [] * + ? () |`), with `{` `}` literal (CMake has no counted repetition).
-pub(super) fn translate_regex(re: &str) -> String {
-    let mut out = String::new();
-    let mut chars = re.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => {
-                out.push('\\');
-                if let Some(n) = chars.next() {
-                    out.push(n);
-                }
-            }
-            '{' | '}' => {
-                out.push('\\');
-                out.push(c);
-            }
-            _ => out.push(c),
-        }
-    }
-    out
 }

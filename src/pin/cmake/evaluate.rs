@@ -86,7 +86,8 @@ pub fn evaluate_with(view: &dyn View, limits: Limits) -> Result<Evaluation, Cmak
     m.fork_all = limits.fork_all;
     m.var_names = variable_names(view)?;
     let mut setups: Vec<(Option<String>, CacheSeed)> = vec![(None, Vec::new())];
-    setups.extend(presets(view)?.into_iter().map(|(n, c)| (Some(n), c)));
+    let (preset_list, presets_unread) = presets(view)?;
+    setups.extend(preset_list.into_iter().map(|(n, c)| (Some(n), c)));
     let scripted = build_script_definitions(view)?;
     if !scripted.is_empty() {
         setups.push((Some("build scripts".to_string()), scripted));
@@ -212,6 +213,9 @@ pub fn evaluate_with(view: &dyn View, limits: Limits) -> Result<Evaluation, Cmak
         break 'passes;
     }
     out.unreached = unreached(view, &reached)?;
+    if let Some(why) = presets_unread {
+        out.undecided.get_or_insert(why);
+    }
     Ok(out)
 }
 
@@ -496,15 +500,68 @@ type CacheSeed = Vec<(String, Seed)>;
 
 /// `configurePresets[].cacheVariables` of `CMakePresets.json` and `CMakeUserPresets.json`
 /// (with `inherits`), as (preset, [(variable, value)]).
-fn presets(view: &dyn View) -> Result<Vec<(String, CacheSeed)>, CmakeError> {
+/// Preset files read at most (a chain of `include`s, each file once).
+const MAX_PRESET_FILES: usize = 64;
+
+/// The configure presets of `CMakePresets.json` and `CMakeUserPresets.json` and of every file
+/// their `include` lists name (relative to the including file), with an undecided reason when an
+/// included file cannot be read (outside the tree, missing, over the cap).
+/// Each preset's name and cache seed, and why an included preset file could not be read.
+type Presets = (Vec<(String, CacheSeed)>, Option<String>);
+
+fn presets(view: &dyn View) -> Result<Presets, CmakeError> {
     let mut all: Vec<(String, Vec<String>, CacheSeed)> = Vec::new();
-    for file in ["CMakePresets.json", "CMakeUserPresets.json"] {
-        let Some(bytes) = view.read(file)? else {
+    let mut unread: Option<String> = None;
+    let mut queue: Vec<(String, bool)> = vec![
+        ("CMakeUserPresets.json".to_string(), false),
+        ("CMakePresets.json".to_string(), false),
+    ];
+    let mut seen: BTreeSet<String> = BTreeSet::new();
+    while let Some((file, included)) = queue.pop() {
+        if !seen.insert(file.clone()) {
+            continue;
+        }
+        if seen.len() > MAX_PRESET_FILES {
+            unread.get_or_insert(format!(
+                "more than {MAX_PRESET_FILES} preset files through `include`"
+            ));
+            break;
+        }
+        let Some(bytes) = view.read(&file)? else {
+            if included {
+                unread.get_or_insert(format!(
+                    "a preset file includes {file}, which is not in the tree"
+                ));
+            }
             continue;
         };
         let Ok(json) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
             continue;
         };
+        let dir = file.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
+        for inc in json
+            .get("include")
+            .and_then(|i| i.as_array())
+            .into_iter()
+            .flatten()
+            .filter_map(|i| i.as_str())
+        {
+            let joined = if inc.starts_with('/') {
+                None
+            } else if dir.is_empty() {
+                super::paths::normalize(inc)
+            } else {
+                super::paths::normalize(&format!("{dir}/{inc}"))
+            };
+            match joined {
+                Some(p) => queue.push((p, true)),
+                None => {
+                    unread.get_or_insert(format!(
+                        "{file} includes the preset file {inc}, outside the tree"
+                    ));
+                }
+            }
+        }
         let Some(list) = json.get("configurePresets").and_then(|p| p.as_array()) else {
             continue;
         };
@@ -538,6 +595,8 @@ fn presets(view: &dyn View) -> Result<Vec<(String, CacheSeed)>, CmakeError> {
                         _ => None,
                     };
                     if let Some(value) = value {
+                        // `${sourceDir}` is the source tree (other macros stay as written).
+                        let value = value.replace("${sourceDir}", super::paths::SOURCE_ROOT);
                         vars.push((k.clone(), Seed::Literal(value)));
                     }
                 }
@@ -569,5 +628,5 @@ fn presets(view: &dyn View) -> Result<Vec<(String, CacheSeed)>, CmakeError> {
         }
         out.push((name.clone(), vars));
     }
-    Ok(out)
+    Ok((out, unread))
 }

@@ -19,9 +19,13 @@ mod cond;
 mod declare;
 mod evaluate;
 mod fetches;
+mod hooks;
 mod interp;
+mod json;
 mod lexer;
+mod outside;
 mod paths;
+mod regex;
 mod regexes;
 mod shared;
 #[cfg(test)]
@@ -33,6 +37,11 @@ mod writes;
 pub use evaluate::{Assumption, Configuration, Evaluation, Limits, evaluate, evaluate_with};
 pub use fetches::{Alternative, Fetch, JoinOutcome, Value};
 pub use value::Input;
+
+/// A path relative to a tree's root, `.` and `..` resolved; `None` when it leaves the tree.
+pub fn normalize_path(path: &str) -> Option<String> {
+    paths::normalize(path)
+}
 
 use crate::view::TargetError;
 

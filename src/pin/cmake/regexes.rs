@@ -1,6 +1,7 @@
 //! CMake regular expressions compiled once per pattern: a tree's code runs the same `MATCHES`,
 //! `string(REGEX ...)` and `list(FILTER ... REGEX)` in every configuration and loop iteration.
 
+use super::regex::{CompileError, Regex};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -9,21 +10,20 @@ use std::rc::Rc;
 /// loop variables cannot grow it without bound).
 const MAX_PATTERNS: usize = 4096;
 
+type Compiled = Result<Rc<Regex>, CompileError>;
+
 thread_local! {
-    static COMPILED: RefCell<HashMap<String, Option<Rc<regex::Regex>>>> =
-        RefCell::new(HashMap::new());
+    static COMPILED: RefCell<HashMap<String, Compiled>> = RefCell::new(HashMap::new());
 }
 
-/// The CMake pattern compiled (translated to the `regex` crate's syntax); `None` when it is
-/// not a valid expression there.
-pub(super) fn compiled(pattern: &str) -> Option<Rc<regex::Regex>> {
+/// The CMake pattern compiled in CMake's dialect; `Err` with CMake's reason when CMake refuses
+/// it.
+pub(super) fn compiled(pattern: &str) -> Compiled {
     COMPILED.with(|cache| {
         if let Some(found) = cache.borrow().get(pattern) {
             return found.clone();
         }
-        let re = regex::Regex::new(&super::cond::translate_regex(pattern))
-            .ok()
-            .map(Rc::new);
+        let re = Regex::new(pattern).map(Rc::new);
         let mut cache = cache.borrow_mut();
         if cache.len() >= MAX_PATTERNS {
             cache.clear();
@@ -45,17 +45,18 @@ mod tests {
             Rc::ptr_eq(&a, &b),
             "the second lookup is the cached expression"
         );
-        assert!(a.is_match("v12"));
-        assert!(compiled("(unclosed").is_none());
-        assert!(compiled("(unclosed").is_none());
+        assert_eq!(a.is_match("v12"), Ok(true));
+        assert!(compiled("(unclosed").is_err());
+        assert!(compiled("(unclosed").is_err());
+        assert!(compiled("a+?").is_err(), "CMake has no lazy quantifiers");
     }
 
     #[test]
     fn the_cache_is_bounded() {
         for i in 0..MAX_PATTERNS + 10 {
-            assert!(compiled(&format!("^p{i}$")).is_some());
+            assert!(compiled(&format!("^p{i}$")).is_ok());
         }
         COMPILED.with(|c| assert!(c.borrow().len() <= MAX_PATTERNS));
-        assert!(compiled("^p5$").is_some_and(|r| r.is_match("p5")));
+        assert!(compiled("^p5$").is_ok_and(|r| r.is_match("p5") == Ok(true)));
     }
 }

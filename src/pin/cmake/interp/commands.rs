@@ -75,7 +75,7 @@ impl Run<'_, '_> {
             "file" => self.cmd_file(&args, inv.line)?,
             "include" => return self.cmd_include(&args, inv.line),
             "add_subdirectory" => self.cmd_add_subdirectory(&args, inv.line)?,
-            "project" => self.cmd_project(&args),
+            "project" => return self.project_with_hooks(&args, inv.line),
             "cmake_minimum_required" | "cmake_policy" => self.cmd_policy(&args),
             "message" => {
                 if args.first().is_some_and(|a| a.text == "SEND_ERROR") {
@@ -209,6 +209,29 @@ impl Run<'_, '_> {
         }
     }
 
+    /// `project()` with the files CMake reads at it (`hooks.rs`).
+    fn project_with_hooks(&mut self, args: &[Arg], line: u32) -> Result<Flow, Stop> {
+        let Some(name) = args.first().map(|a| a.text.clone()) else {
+            return Ok(Flow::Next);
+        };
+        let first = !self.st.cache.contains_key("CMAKE_PROJECT_NAME");
+        for (step, var) in super::super::hooks::steps(&name, first) {
+            if step == super::super::hooks::Step::Project {
+                self.cmd_project(args);
+                continue;
+            }
+            let (Some(value), _) = self.defined_val(&var) else {
+                continue;
+            };
+            let files = super::super::hooks::files(&var, &value)
+                .map_err(|e| Stop::Undecided(format!("{}: {e}", self.here(line))))?;
+            for file in files {
+                self.cmd_include(&[file], line)?;
+            }
+        }
+        Ok(Flow::Next)
+    }
+
     pub(super) fn cmd_project(&mut self, args: &[Arg]) {
         let Some(name) = args.first() else { return };
         let dir = self
@@ -281,6 +304,9 @@ impl Run<'_, '_> {
             .and_then(|i| args.get(i + 1))
             .map(|a| a.text.clone());
         if !target.taint.is_empty() {
+            if let Some(why) = super::super::outside::build_dir_include(&target.text) {
+                return Err(Stop::Undecided(format!("{}: {why}", self.here(line))));
+            }
             self.st
                 .unread
                 .insert(format!("{}: include({})", self.here(line), target.text));
@@ -315,10 +341,11 @@ impl Run<'_, '_> {
             match view_path(&full) {
                 Some(rel) => path = Some(rel),
                 None => {
-                    self.st
-                        .unread
-                        .insert(format!("{}: include({})", self.here(line), target.text));
-                    return Ok(Flow::Next);
+                    return Err(Stop::Undecided(format!(
+                        "{}: {}",
+                        self.here(line),
+                        super::super::outside::outside_include(&target.text, &full)
+                    )));
                 }
             }
         }
@@ -501,8 +528,15 @@ impl Run<'_, '_> {
 
     pub(super) fn cmd_string(&mut self, args: &[Arg], line: u32) -> Result<(), Stop> {
         let caret_once = self.policy("CMP0186", (4, 1));
-        let sets = super::super::builtins::string(args, &|n| self.read_var(n), caret_once)
-            .map_err(|e| Stop::Error(format!("{}: {e}", self.here(line))))?;
+        let sets = match super::super::builtins::string(args, &|n| self.read_var(n), caret_once) {
+            Ok(sets) => sets,
+            Err(e) => {
+                let left =
+                    super::super::builtins::string_failed(args, &|n| self.read_var(n), caret_once);
+                self.apply(Some(left), args, "string");
+                return Err(Stop::Error(format!("{}: {e}", self.here(line))));
+            }
+        };
         self.apply(sets, args, "string");
         Ok(())
     }
@@ -562,7 +596,7 @@ impl Run<'_, '_> {
                     }
                     text
                 } else {
-                    let mut regex: Option<std::rc::Rc<regex::Regex>> = None;
+                    let mut regex: Option<std::rc::Rc<super::super::regex::Regex>> = None;
                     let mut limit: Option<usize> = None;
                     let mut i = 0;
                     while let Some(o) = opts.get(i) {
@@ -570,8 +604,8 @@ impl Run<'_, '_> {
                             "REGEX" => {
                                 let re = opts.get(i + 1).map(|a| a.text.as_str()).unwrap_or("");
                                 match super::super::regexes::compiled(re) {
-                                    Some(r) => regex = Some(r),
-                                    None => {
+                                    Ok(r) => regex = Some(r),
+                                    Err(_) => {
                                         self.taint_outputs(
                                             std::slice::from_ref(var),
                                             "file(STRINGS)",
@@ -591,14 +625,21 @@ impl Run<'_, '_> {
                             }
                         }
                     }
-                    // Every line, empty ones too; nothing after a final newline.
+                    // Every line, empty ones too; nothing after a final newline. A search over
+                    // its budget makes the lines unknown.
                     let body = text.strip_suffix('\n').unwrap_or(&text);
+                    if let Some(r) = &regex
+                        && body.split('\n').any(|l| r.is_match(l).is_err())
+                    {
+                        self.taint_outputs(std::slice::from_ref(var), "file(STRINGS)");
+                        return Ok(());
+                    }
                     let lines = (!text.is_empty())
                         .then(|| body.split('\n'))
                         .into_iter()
                         .flatten()
                         .map(|l| l.strip_suffix('\r').unwrap_or(l))
-                        .filter(|l| regex.as_ref().is_none_or(|r| r.is_match(l)))
+                        .filter(|l| regex.as_ref().is_none_or(|r| r.is_match(l) == Ok(true)))
                         .map(|l| l.replace(';', "\\;"));
                     let lines: Vec<String> = match limit {
                         Some(n) => lines.take(n).collect(),

@@ -421,9 +421,8 @@ impl cond::Env for Run<'_, '_> {
         Some(there)
     }
 
-    fn set_matches(&mut self, groups: Vec<String>) {
-        let groups: Vec<&str> = groups.iter().map(String::as_str).collect();
-        for (name, v) in super::builtins::match_sets(&groups, &Taint::new()) {
+    fn set_matches(&mut self, matched: Option<(&super::regex::Captures, &str)>, taint: &Taint) {
+        for (name, v) in super::regex::match_vars(&|n| self.read_var(n), matched, taint) {
             self.put_var(&name, v);
         }
     }
