@@ -169,16 +169,7 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
         }
     };
     super::fetch_args::print_downgrade_warning(&db);
-    crate::model::verbose::say(format_args!(
-        "rule database {} of {}: {} rules{}",
-        db.digest,
-        db.date.as_deref().unwrap_or("no date"),
-        db.rules.len(),
-        args.rules
-            .as_deref()
-            .map(|d| format!(", {} layered over the built-in ones", d.display()))
-            .unwrap_or_default()
-    ));
+    super::fetch_args::say_database(&db, args.rules.as_deref());
     for notice in notices {
         args.output.notice(notice);
     }

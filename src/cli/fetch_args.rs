@@ -138,6 +138,19 @@ pub fn db_freshness(
     }))
 }
 
+/// `-v`: which rule database this run judges with, and what `--rules` layered over it.
+pub fn say_database(db: &crate::rules::Database, rules: Option<&std::path::Path>) {
+    crate::model::verbose::say(format_args!(
+        "rule database {} of {}: {} rules{}",
+        db.digest,
+        db.date.as_deref().unwrap_or("no date"),
+        db.rules.len(),
+        rules
+            .map(|d| format!(", {} layered over the built-in ones", d.display()))
+            .unwrap_or_default()
+    ));
+}
+
 /// The loud warning for a database accepted with `--allow-rules-downgrade`, and for a pulled
 /// database refused for this run: printed on every run, `--quiet` or not.
 pub fn print_downgrade_warning(db: &crate::rules::Database) {

@@ -58,6 +58,13 @@ pub fn render(report: &Report, db: &Database, out: &mut dyn Write) -> std::io::R
         subject.insert("bom-ref".into(), json!(target_ref));
         if holds_vllm {
             subject.insert("name".into(), json!(target.target));
+            if let Some(purl) = target
+                .image
+                .as_ref()
+                .and_then(|i| image_purl(&target.target, i))
+            {
+                subject.insert("purl".into(), json!(purl));
+            }
         } else {
             subject.insert("name".into(), json!("vllm"));
             if let Some(p) = &vllm {
@@ -352,5 +359,76 @@ fn strip_nulls(v: Value) -> Value {
         ),
         Value::Array(a) => Value::Array(a.into_iter().map(strip_nulls).collect()),
         other => other,
+    }
+}
+
+/// An image's package URL (`pkg:oci/NAME@sha256:...`): its manifest digest as the version,
+/// the repository and tag as qualifiers when the image came from a registry. None without a
+/// manifest digest (a purl without a version would stand for every image of that name).
+fn image_purl(target: &str, image: &crate::model::ImageInfo) -> Option<String> {
+    let digest = image.manifest.as_deref()?;
+    let registry = ["docker://", "registry:"]
+        .iter()
+        .find_map(|prefix| target.strip_prefix(prefix));
+    let reference = registry.unwrap_or_else(|| {
+        // An archive or a layout: named by its file (`docker-archive:img.tar[:ref]`).
+        let path = target.split_once(':').map_or(target, |(scheme, rest)| {
+            if scheme.contains('/') || scheme.contains('.') {
+                target
+            } else {
+                rest
+            }
+        });
+        let file = path.rsplit('/').next().unwrap_or(path);
+        file.split('.').next().unwrap_or(file)
+    });
+    let (without_digest, _) = reference.split_once('@').unwrap_or((reference, ""));
+    let (repository, tag) = match without_digest.rsplit_once(':') {
+        Some((repo, tag)) if !tag.contains('/') => (repo, Some(tag)),
+        _ => (without_digest, None),
+    };
+    let name = repository.rsplit('/').next().unwrap_or(repository);
+    if name.is_empty() {
+        return None;
+    }
+    let mut purl = packageurl::PackageUrl::new("oci", name.to_ascii_lowercase()).ok()?;
+    purl.with_version(digest.to_string()).ok()?;
+    if registry.is_some() {
+        purl.add_qualifier("repository_url", repository.to_string())
+            .ok()?;
+        if let Some(tag) = tag {
+            purl.add_qualifier("tag", tag.to_string()).ok()?;
+        }
+    }
+    Some(purl.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::image_purl;
+    use crate::model::ImageInfo;
+
+    #[test]
+    fn an_image_is_named_by_its_manifest_digest() {
+        let image = ImageInfo {
+            manifest: Some("sha256:abcd".into()),
+            ..ImageInfo::default()
+        };
+        assert_eq!(
+            image_purl("docker://ghcr.io/acme/vllm-openai:v0.30.0", &image).as_deref(),
+            Some(
+                "pkg:oci/vllm-openai@sha256:abcd?repository_url=ghcr.io%2Facme%2Fvllm-openai&tag=v0.30.0"
+            )
+        );
+        assert_eq!(
+            image_purl("docker-archive:/tmp/img.tar", &image).as_deref(),
+            Some("pkg:oci/img@sha256:abcd")
+        );
+        assert_eq!(
+            image_purl("/srv/images/app.tar", &image).as_deref(),
+            Some("pkg:oci/app@sha256:abcd")
+        );
+        let without = ImageInfo::default();
+        assert_eq!(image_purl("docker://x/y:1", &without), None);
     }
 }

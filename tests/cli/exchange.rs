@@ -787,6 +787,14 @@ fn every_target_kind_gets_matchable_purls_and_a_dependency_graph() {
     );
     let (cdx, _) = exchange_of(image.to_str().expect("utf-8"), "image");
     assert_eq!(cdx["metadata"]["component"]["type"], "container");
+    if let Some(purl) = cdx["metadata"]["component"]["purl"].as_str() {
+        let parsed = parsed_purl(purl);
+        assert_eq!(parsed.ty(), "oci");
+        assert!(
+            parsed.version().is_some_and(|v| v.starts_with("sha256:")),
+            "{purl}"
+        );
+    }
     assert_eq!(depends_on(&cdx, "target-0"), ["pkg:pypi/vllm@0.30.0"]);
     let in_image = depends_on(&cdx, "pkg:pypi/vllm@0.30.0");
     assert_eq!(in_image.len(), 1, "{in_image:?}");

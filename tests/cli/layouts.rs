@@ -80,16 +80,16 @@ fn expectations() -> Vec<Expect> {
         Expect {
             name: "engine with a JSON manifest of pins",
             build: layouts::tensorrt_llm,
-            // pinprobe's CMake evaluation does not read `string(JSON)`: the declaration in the
-            // loop is not reached with known values, so every rule it could meet is undecided
-            // (its name is not known either), naming the file and line. Never clean.
-            code: 3,
-            pins: vec![],
-            absent: vec![],
-            findings: vec![
-                ("PINPROBE-2026-0001", "", "unknown"),
-                ("PINPROBE-2026-0015", "", "unknown"),
+            // `string(JSON)` is evaluated as CMake does: the loop declares each of the
+            // manifest's pins with its values, CUTLASS (no rule judges it) and FlashAttention at
+            // vLLM 0.30.0's known-affected commit.
+            code: 1,
+            pins: vec![
+                ("cutlass", "cmake GIT_TAG", Some(SYNTH_CUTLASS)),
+                ("flash-attention", "cmake GIT_TAG", Some(FA_VLLM_0_30)),
             ],
+            absent: vec![],
+            findings: vec![("PINPROBE-2026-0001", "flash-attention", "affected")],
         },
         Expect {
             name: "deployment repository",

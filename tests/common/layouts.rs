@@ -111,7 +111,7 @@ pub fn tensorrt_llm(root: &Path) {
         root,
         "3rdparty/fetch_content.json",
         &format!(
-            "{{\n  \"git_dependencies\": [\n    {{\"name\": \"cutlass\", \"git_repository\": \"https://github.com/NVIDIA/cutlass\", \"git_tag\": \"{SYNTH_CUTLASS}\"}}\n  ]\n}}\n"
+            "{{\n  \"git_dependencies\": [\n    {{\"name\": \"cutlass\", \"git_repository\": \"https://github.com/NVIDIA/cutlass\", \"git_tag\": \"{SYNTH_CUTLASS}\"}},\n    {{\"name\": \"flash-attention\", \"git_repository\": \"https://github.com/vllm-project/flash-attention\", \"git_tag\": \"{FA_VLLM_0_30}\"}}\n  ]\n}}\n"
         ),
     );
     write(
