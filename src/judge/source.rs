@@ -334,7 +334,6 @@ fn read_patches(view: &dyn View, pin: &Pin) -> Result<Vec<(String, String)>, Jud
 mod tests {
     use super::*;
     use crate::model::Possible;
-    use std::path::Path;
 
     const KNOWN: &str = "506341a143fcabd4bb79052a7605ada727d6b3f5";
     const FA4: &str = "PINPROBE-2026-0001";
@@ -343,21 +342,7 @@ mod tests {
         crate::rules::load(None).expect("built-in rules").0
     }
 
-    fn git(dir: &Path, args: &[&str]) -> String {
-        let out = std::process::Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_AUTHOR_NAME", "Test")
-            .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
-            .env("GIT_COMMITTER_NAME", "Test")
-            .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("HOME", dir)
-            .output()
-            .expect("git runs (a test prerequisite)");
-        assert!(out.status.success(), "git {args:?}: {out:?}");
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    }
+    use crate::resolve::test_git::git;
 
     fn pin(component: &str, reference: Option<&str>) -> Pin {
         let mut pin = Pin::shipped(

@@ -9,6 +9,8 @@ mod graph;
 mod patch_id;
 mod patched;
 pub mod provenance;
+#[cfg(test)]
+pub(crate) mod test_git;
 
 pub use patched::PatchedTree;
 

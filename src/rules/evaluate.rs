@@ -1052,27 +1052,10 @@ mod tests {
         use crate::rules::load::{load, parse};
         use std::collections::BTreeMap;
         use std::path::Path;
-        use std::process::Command;
 
         const REPO: &str = "https://github.com/vllm-project/flash-attention";
 
-        fn git(dir: &Path, args: &[&str]) -> String {
-            let out = Command::new("git")
-                .args(args)
-                .current_dir(dir)
-                .env("GIT_AUTHOR_NAME", "Test")
-                .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
-                .env("GIT_COMMITTER_NAME", "Test")
-                .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
-                .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
-                .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .env("HOME", dir)
-                .output()
-                .expect("git runs (a test prerequisite)");
-            assert!(out.status.success(), "git {args:?}: {out:?}");
-            String::from_utf8_lossy(&out.stdout).trim().to_string()
-        }
+        use crate::resolve::test_git::git;
 
         fn add(dir: &Path, file: &str, text: &str, message: &str) -> String {
             std::fs::write(dir.join(file), text).expect("write");
