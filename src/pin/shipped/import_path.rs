@@ -195,8 +195,9 @@ fn is_apport_hook(bytes: &[u8]) -> bool {
 fn harmless_import_line(view: &dyn View, env: &Env, line: &str) -> Result<bool, TargetError> {
     let line = line.trim();
     // setuptools' distutils-precedence.pth: a meta-path shim for `distutils` only.
-    if line.starts_with("import os; var = 'SETUPTOOLS_USE_DISTUTILS'; enabled = os.environ.get(var, 'local') == 'local'; enabled and __import__('_distutils_hack').add_shim();")
-        && line.len() < 160
+    // The whole line, nothing after it: code appended to the shim runs too.
+    if line
+        == "import os; var = 'SETUPTOOLS_USE_DISTUTILS'; enabled = os.environ.get(var, 'local') == 'local'; enabled and __import__('_distutils_hack').add_shim();"
     {
         return Ok(true);
     }
@@ -657,6 +658,12 @@ mod tests {
             &at("zz.pth"),
             "/abs\rimport\tsys; sys.path.insert(0, '/x')\n",
         );
+        // The shim's line with code after it is no longer the shim.
+        put(
+            &mut view,
+            &at("zzz-distutils.pth"),
+            "import os; var = 'SETUPTOOLS_USE_DISTUTILS'; enabled = os.environ.get(var, 'local') == 'local'; enabled and __import__('_distutils_hack').add_shim(); import a\n",
+        );
         put(&mut view, &at("sitecustomize.py"), "import sys\n");
         let found = startup_code(&view, &env).expect("reads");
         let at: Vec<(String, Option<u32>)> =
@@ -668,11 +675,12 @@ mod tests {
                 (format!("{site}/__editable__.vllm-0.1.pth"), Some(1)),
                 (format!("{site}/sitecustomize.py"), None),
                 (format!("{site}/zz.pth"), Some(2)),
+                (format!("{site}/zzz-distutils.pth"), Some(1)),
             ]
         );
         let e = evidence(&found).expect("evidence");
         assert_eq!(e.status, Status::Unknown);
-        assert!(e.detail.contains("(and 3 more)"), "{}", e.detail);
+        assert!(e.detail.contains("(and 4 more)"), "{}", e.detail);
         assert!(evidence(&[]).is_none());
     }
 
