@@ -6,6 +6,7 @@
 //! `pinprobe scan` and `pinprobe diff` (a pull request introducing it never passes).
 
 use super::{AFFECTED, Case, FA, FIX, files};
+use crate::common::{self, git};
 
 const MIN: &str = "cmake_minimum_required(VERSION 3.26)\n";
 
@@ -247,34 +248,11 @@ pub(super) fn round2_cases() -> Vec<Case> {
     cases
 }
 
-fn git(dir: &std::path::Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
 /// The gate: every case whose recorded CMake run fetches the affected commit fails `pinprobe
 /// scan` (exit 1 or 3), and fails `pinprobe diff` for a pull request that changes a tree
 /// fetching the fix into it (offline, built-in rules; no cmake needed).
 #[test]
 fn a_tree_cmake_makes_fetch_the_affected_commit_never_passes_scan_or_diff() {
-    let bin = env!("CARGO_BIN_EXE_pinprobe");
     let recorded: std::collections::BTreeMap<String, super::Recorded> =
         super::load_corpus(super::ROUND2_PART)
             .into_iter()
@@ -294,17 +272,19 @@ fn a_tree_cmake_makes_fetch_the_affected_commit_never_passes_scan_or_diff() {
         }
         gated += 1;
         let dir = super::write_tree(&case.files);
-        let scan = std::process::Command::new(bin)
-            .args(["scan", "--offline", "--format", "json"])
-            .arg(dir.path())
-            .output()
-            .expect("pinprobe runs");
+        let scan = common::pinprobe(&[
+            "scan",
+            "--offline",
+            "--format",
+            "json",
+            dir.path().to_str().expect("utf-8"),
+        ]);
         assert!(
-            matches!(scan.status.code(), Some(1 | 3)),
-            "{}: cmake fetches {AFFECTED}; scan exits {:?}\n{}",
+            matches!(scan.code, 1 | 3),
+            "{}: cmake fetches {AFFECTED}; scan exits {}\n{}",
             case.name,
-            scan.status.code(),
-            String::from_utf8_lossy(&scan.stdout)
+            scan.code,
+            scan.stdout
         );
         // A pull request: from a tree that fetches the fix to this one.
         let repo = tempfile::tempdir().expect("tempdir");
@@ -324,21 +304,14 @@ fn a_tree_cmake_makes_fetch_the_affected_commit_never_passes_scan_or_diff() {
         }
         git(repo.path(), &["add", "-A"]);
         git(repo.path(), &["commit", "-q", "-m", "head"]);
-        let diff = std::process::Command::new(bin)
-            .args(["diff", &base, "HEAD", ".", "--offline"])
-            .current_dir(repo.path())
-            .env("HOME", repo.path())
-            .env("XDG_CONFIG_HOME", repo.path().join(".config"))
-            .env("XDG_CACHE_HOME", repo.path().join(".cache"))
-            .output()
-            .expect("pinprobe runs");
+        let diff = common::run_in(repo.path(), &["diff", &base, "HEAD", ".", "--offline"]);
         assert!(
-            matches!(diff.status.code(), Some(1 | 3)),
-            "{}: the pull request makes cmake fetch {AFFECTED}; diff exits {:?}\n{}{}",
+            matches!(diff.code, 1 | 3),
+            "{}: the pull request makes cmake fetch {AFFECTED}; diff exits {}\n{}{}",
             case.name,
-            diff.status.code(),
-            String::from_utf8_lossy(&diff.stdout),
-            String::from_utf8_lossy(&diff.stderr)
+            diff.code,
+            diff.stdout,
+            diff.stderr
         );
     }
     assert!(
@@ -352,7 +325,6 @@ fn a_tree_cmake_makes_fetch_the_affected_commit_never_passes_scan_or_diff() {
 /// decides the scan, where without it the tree pins nothing pinprobe can see (exit 3).
 #[test]
 fn the_project_a_python_build_configures_is_evaluated() {
-    let bin = env!("CARGO_BIN_EXE_pinprobe");
     let mut list = vec![
         (
             "CMakeLists.txt",
@@ -369,15 +341,14 @@ fn the_project_a_python_build_configures_is_evaluated() {
     let scan = |list: &[(&str, String)]| {
         let files: Vec<(&str, &str)> = list.iter().map(|(p, t)| (*p, t.as_str())).collect();
         let dir = super::write_tree(&super::files(&files));
-        let out = std::process::Command::new(bin)
-            .args(["scan", "--offline", "--format", "json"])
-            .arg(dir.path())
-            .output()
-            .expect("pinprobe runs");
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-        )
+        let out = common::pinprobe(&[
+            "scan",
+            "--offline",
+            "--format",
+            "json",
+            dir.path().to_str().expect("utf-8"),
+        ]);
+        (Some(out.code), out.stdout)
     };
     let (code, _) = scan(&list);
     assert_eq!(
