@@ -22,7 +22,12 @@ targets=("$@")
 
 # Seeds: written by the test helpers into corpus/<target>/ (existing corpus entries are kept).
 mkdir -p corpus logs artifacts
-(cd .. && PINPROBE_FUZZ_SEEDS="$PWD/fuzz/corpus" cargo test --quiet --test cli fuzz_seeds:: >/dev/null)
+seeds_log="$PWD/logs/seeds.log"
+if ! (cd .. && PINPROBE_FUZZ_SEEDS="$PWD/fuzz/corpus" cargo test --quiet --test cli fuzz_seeds:: >"$seeds_log" 2>&1); then
+  tail -n 40 "$seeds_log" >&2
+  echo "fuzz/run.sh: writing the seeds failed (cargo test --test cli fuzz_seeds::; log: fuzz/logs/seeds.log)" >&2
+  exit 1
+fi
 
 export RUSTC_BOOTSTRAP=1
 export CARGO_TARGET_DIR=${FUZZ_TARGET_DIR:-$PWD/target}
