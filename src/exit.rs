@@ -172,7 +172,8 @@ mod tests {
     }
 
     fn report(findings: Vec<Finding>) -> Report {
-        let mut target = TargetReport::new("tree".to_string(), "directory");
+        let mut target =
+            TargetReport::new("tree".to_string(), crate::model::TargetKind::SourceTree);
         target.findings = findings;
         Report::new(String::new(), vec![target])
     }
@@ -364,7 +365,7 @@ mod tests {
             suggestions: Vec::new(),
             undecided: None,
             warnings: Vec::new(),
-            head_report: TargetReport::new(".".to_string(), "directory"),
+            head_report: TargetReport::new(".".to_string(), crate::model::TargetKind::SourceTree),
             gate: crate::model::GateView::default(),
             sarif_unknown: false,
         }
@@ -528,7 +529,10 @@ mod tests {
                             }
                             f
                         };
-                        let mut base = TargetReport::new("tree@BASE".into(), "source-tree");
+                        let mut base = TargetReport::new(
+                            "tree@BASE".into(),
+                            crate::model::TargetKind::SourceTree,
+                        );
                         match base_side {
                             Base::Absent => {}
                             Base::AbsentUndecided => {
@@ -536,7 +540,10 @@ mod tests {
                             }
                             Base::Is(status) => base.findings.push(with(status)),
                         }
-                        let mut head = TargetReport::new("tree@HEAD".into(), "source-tree");
+                        let mut head = TargetReport::new(
+                            "tree@HEAD".into(),
+                            crate::model::TargetKind::SourceTree,
+                        );
                         head.findings.extend(head_status.map(with));
                         let pins: Vec<PinChange> = if moved {
                             vec![PinChange {

@@ -51,4 +51,4 @@ pub use model::{
 pub use resolve::{Clones, Repo};
 pub use rules::{Database, Rule};
 pub use scan::Options as ScanOptions;
-pub use view::{TargetError, TargetKind, View};
+pub use view::{TargetError, TargetInput, View};

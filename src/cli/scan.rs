@@ -497,7 +497,7 @@ pub fn run(mut args: Args, out: &mut dyn Write) -> anyhow::Result<Exit> {
     for t in &mut report.targets {
         // A source tree in git: where it came from, for SARIF's versionControlProvenance.
         let path = std::path::Path::new(&t.target);
-        if matches!(t.kind.as_str(), "source-tree" | "git-tree") && path.is_dir() {
+        if t.kind.is_source() && path.is_dir() {
             t.provenance = crate::resolve::provenance::of_tree(path, args.rev.as_deref());
         }
     }
@@ -560,7 +560,7 @@ mod tests {
     use crate::model::{Report, TargetReport};
 
     fn target(name: &str, warnings: &[&str]) -> TargetReport {
-        let mut t = TargetReport::new(name.to_string(), "wheel");
+        let mut t = TargetReport::new(name.to_string(), crate::model::TargetKind::Wheel);
         t.warnings = warnings.iter().map(|w| w.to_string()).collect();
         t
     }

@@ -131,11 +131,54 @@ impl Shard {
     }
 }
 
+/// What kind of input a target is, as every report names it.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum TargetKind {
+    /// A directory of sources (a checkout's work tree, an unpacked sdist).
+    #[default]
+    SourceTree,
+    /// A revision read from a git repository's objects (`--rev`, `diff`).
+    GitTree,
+    /// An installed environment: a site-packages directory or a virtual environment.
+    Installed,
+    /// A wheel file.
+    Wheel,
+    /// A container image's merged file system.
+    Image,
+}
+
+impl TargetKind {
+    /// The name reports use (`source-tree`, `git-tree`, `installed`, `wheel`, `image`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TargetKind::SourceTree => "source-tree",
+            TargetKind::GitTree => "git-tree",
+            TargetKind::Installed => "installed",
+            TargetKind::Wheel => "wheel",
+            TargetKind::Image => "image",
+        }
+    }
+
+    /// Whether the target is source the build would compile (a tree), not a built artifact.
+    pub fn is_source(self) -> bool {
+        matches!(self, TargetKind::SourceTree | TargetKind::GitTree)
+    }
+}
+
+impl std::fmt::Display for TargetKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// What one target holds and what the rules say about it.
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TargetReport {
     pub target: String,
-    pub kind: String,
+    pub kind: TargetKind,
     pub components: Vec<Pin>,
     pub findings: Vec<Finding>,
     /// Why the target as a whole could not be decided (nothing found to check).
@@ -237,10 +280,10 @@ impl ImageInfo {
 }
 
 impl TargetReport {
-    pub fn new(target: String, kind: &str) -> Self {
+    pub fn new(target: String, kind: TargetKind) -> Self {
         TargetReport {
             target,
-            kind: kind.to_string(),
+            kind,
             components: Vec::new(),
             findings: Vec::new(),
             undecided: None,

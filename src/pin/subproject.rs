@@ -5,6 +5,7 @@
 //! pins join the tree's, with paths from the tree's root.
 
 use super::{CmakePins, cmake, components::Registry, from_evaluation};
+use crate::model::TargetKind;
 use crate::view::{TargetError, View};
 
 /// A directory of another view, seen as a view of its own.
@@ -35,7 +36,7 @@ impl View for SubView<'_> {
     fn describe(&self) -> String {
         format!("{} ({}/)", self.inner.describe(), self.prefix)
     }
-    fn kind(&self) -> &'static str {
+    fn kind(&self) -> TargetKind {
         self.inner.kind()
     }
     fn files_under(&self, dir: &str) -> Result<Vec<String>, TargetError> {

@@ -16,6 +16,7 @@
 
 use super::exchange::{self, Product};
 use super::headline;
+use crate::model::TargetKind;
 use crate::model::{EvidenceKind, Finding, Report, Severity, Status};
 use crate::rules::Database;
 use serde_json::{Map, Value, json};
@@ -45,11 +46,11 @@ pub fn render(report: &Report, db: &Database, out: &mut dyn Write) -> std::io::R
             .find(|p| p.component == "vllm")
             .map(exchange::product);
         let target_ref = format!("target-{i}");
-        let holds_vllm = matches!(target.kind.as_str(), "installed" | "image");
+        let holds_vllm = matches!(target.kind, TargetKind::Installed | TargetKind::Image);
         let mut subject = Map::new();
         subject.insert(
             "type".into(),
-            json!(if target.kind == "image" {
+            json!(if target.kind == TargetKind::Image {
                 "container"
             } else {
                 "application"
@@ -78,7 +79,7 @@ pub fn render(report: &Report, db: &Database, out: &mut dyn Write) -> std::io::R
             "properties".into(),
             json!([
                 {"name": "pinprobe:target", "value": target.target},
-                {"name": "pinprobe:kind", "value": target.kind},
+                {"name": "pinprobe:kind", "value": target.kind.as_str()},
             ]),
         );
         subjects.push(Value::Object(subject));

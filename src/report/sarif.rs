@@ -399,7 +399,7 @@ mod tests {
             }),
             suppressed: None,
         };
-        let mut target = TargetReport::new("t".into(), "source-tree");
+        let mut target = TargetReport::new("t".into(), crate::model::TargetKind::SourceTree);
         target.findings = (0..MAX_RESULTS)
             .map(|i| finding(i, Severity::Low, Status::Unknown))
             .collect();

@@ -7,6 +7,7 @@
 //! install, and a fingerprint index (see [`crate::pin::fingerprint`]) names the commits the files match.
 
 use super::fetched::Fetches;
+use crate::model::TargetKind;
 use crate::model::TargetReport;
 use crate::model::{CommitId, FoundBy, Pin};
 use crate::model::{EvidenceKind, Location};
@@ -427,7 +428,7 @@ fn scan_copy(
         let finding = crate::judge::integrity::with_integrity(
             finding,
             &files.reads.borrow(),
-            view.kind() == "wheel",
+            view.kind() == TargetKind::Wheel,
         );
         report.findings.push(finding);
     }

@@ -5,6 +5,7 @@
 //! CMake pin is.
 
 use super::ScanError;
+use crate::model::TargetKind;
 use crate::model::TargetReport;
 use crate::pin::{self, CmakePins};
 use crate::rules::Database;
@@ -65,7 +66,7 @@ fn submodules(
             .extend(pin::submodule::pins(&text, &db.registry, &mut gitlink));
         return Ok(());
     };
-    let work_tree = view.kind() == "source-tree" && clone.has_work_tree();
+    let work_tree = view.kind() == TargetKind::SourceTree && clone.has_work_tree();
     let at = if work_tree {
         Level::Index
     } else {

@@ -19,6 +19,7 @@ pub mod state;
 pub mod vex;
 
 use crate::judge::{Judge, JudgeError, drift, ledger};
+use crate::model::TargetKind;
 use crate::pin;
 
 use crate::model::{Date, Report, TargetReport};
@@ -223,7 +224,7 @@ fn scan_listed(
         let drift = drift::check(tree, &declared.components, &report.components);
         report.findings.extend(drift);
     }
-    let is_tree = matches!(view::classify(target), view::TargetKind::SourceTree(_));
+    let is_tree = matches!(view::classify(target), view::TargetInput::SourceTree(_));
     if req.ignore.is_none() && (opts.rev.is_some() || is_tree) {
         // The tree's own ignore file, at the revision scanned.
         if let Some(found) = policy::from_tree(Path::new(target), opts.rev.as_deref())? {
@@ -287,17 +288,17 @@ pub fn scan_target(
         "{target}: reading it as {}",
         match (&kind, opts.rev.as_deref()) {
             (_, Some(rev)) => format!("a source tree at revision {rev}, through git"),
-            (view::TargetKind::SourceTree(_), None) => "a source tree".to_string(),
-            (view::TargetKind::Wheel(_), None) => "a wheel".to_string(),
-            (view::TargetKind::Installed(_), None) => "an installed environment".to_string(),
-            (view::TargetKind::Image(_), None) => "a container image".to_string(),
+            (view::TargetInput::SourceTree(_), None) => "a source tree".to_string(),
+            (view::TargetInput::Wheel(_), None) => "a wheel".to_string(),
+            (view::TargetInput::Installed(_), None) => "an installed environment".to_string(),
+            (view::TargetInput::Image(_), None) => "a container image".to_string(),
         }
     ));
     match kind {
         // --rev always means a source tree read through git.
         _ if opts.rev.is_some() => scan_source(Path::new(target), opts, db, clones),
-        view::TargetKind::SourceTree(path) => scan_source(&path, opts, db, clones),
-        view::TargetKind::Wheel(path) => reuse::wheel(target, &path, opts, db, || {
+        view::TargetInput::SourceTree(path) => scan_source(&path, opts, db, clones),
+        view::TargetInput::Wheel(path) => reuse::wheel(target, &path, opts, db, || {
             let view = crate::view::WheelView::open(&path)?;
             let report = scan_artifact(&view, opts, db, clones);
             if std::env::var_os("PINPROBE_STATS").is_some() {
@@ -310,7 +311,7 @@ pub fn scan_target(
             }
             report
         }),
-        view::TargetKind::Installed(path) => {
+        view::TargetInput::Installed(path) => {
             if !path.is_dir() {
                 return Err(TargetError::Io {
                     path: path.clone(),
@@ -321,7 +322,7 @@ pub fn scan_target(
             let view = crate::view::DirView::installed(&path);
             scan_artifact(&view, opts, db, clones)
         }
-        view::TargetKind::Image(image) => {
+        view::TargetInput::Image(image) => {
             let mut image_opts = opts.image();
             image_opts.libraries = db
                 .rules
@@ -346,7 +347,7 @@ fn annotate_image(
     merged: crate::view::image::Merged,
 ) -> TargetReport {
     report.target = target.to_string();
-    report.kind = "image".to_string();
+    report.kind = TargetKind::Image;
     report.warnings.splice(0..0, merged.warnings);
     report.image = Some(merged.info);
     report

@@ -187,7 +187,8 @@ mod tests {
     }
 
     fn report(path: &Path, warning: &str) -> TargetReport {
-        let mut report = TargetReport::new(path.display().to_string(), "wheel");
+        let mut report =
+            TargetReport::new(path.display().to_string(), crate::model::TargetKind::Wheel);
         report.warnings.push(warning.to_string());
         report.notices.push("a notice".to_string());
         report

@@ -16,6 +16,7 @@
 //! revisions agree on every file the evaluation always reads): when it is not, the two sides run
 //! at once on two threads instead.
 
+use crate::model::TargetKind;
 use crate::pin::{self, CmakePins, cmake::CmakeError, components::Registry};
 use crate::view::{ArchiveEntry, TargetError, View, elf};
 use sha2::{Digest, Sha256};
@@ -121,7 +122,7 @@ impl View for Recording<'_> {
         self.inner.describe()
     }
 
-    fn kind(&self) -> &'static str {
+    fn kind(&self) -> TargetKind {
         self.inner.kind()
     }
 
@@ -275,7 +276,7 @@ mod tests {
     }
 
     fn tree(files: &[(&str, &str)]) -> MemView {
-        let mut view = MemView::new("mem", "source-tree");
+        let mut view = MemView::new("mem", TargetKind::SourceTree);
         for (p, t) in files {
             view.insert(*p, t.as_bytes().to_vec());
         }

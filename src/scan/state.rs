@@ -332,7 +332,7 @@ mod tests {
                 pinprobe: "p".into(),
                 settings: "s".into(),
             },
-            report: TargetReport::new(target.to_string(), "wheel"),
+            report: TargetReport::new(target.to_string(), crate::model::TargetKind::Wheel),
             notices: Vec::new(),
         };
         let json = serde_json::to_string(&entry).expect("serialises");
@@ -399,7 +399,7 @@ mod tests {
 
     #[test]
     fn a_pin_resolved_from_a_tag_is_not_reusable() {
-        let mut report = TargetReport::new("t".into(), "source");
+        let mut report = TargetReport::new("t".into(), crate::model::TargetKind::SourceTree);
         let pin =
             crate::model::Pin::shipped("cutlass", "f", Some("v4.2.1".into()), None, FoundBy::Cmake);
         report.components.push(pin.clone());

@@ -1,6 +1,7 @@
 //! A plain directory (a source checkout's work tree) as a [`View`].
 
 use super::{MAX_FILE_BYTES, TargetError, View};
+use crate::model::TargetKind;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -9,7 +10,7 @@ use std::path::{Path, PathBuf};
 /// [`MAX_FILE_BYTES`].
 pub struct DirView {
     root: PathBuf,
-    kind: &'static str,
+    kind: TargetKind,
 }
 
 impl DirView {
@@ -17,7 +18,7 @@ impl DirView {
     pub fn new(root: &Path) -> Self {
         DirView {
             root: root.to_path_buf(),
-            kind: "source-tree",
+            kind: TargetKind::SourceTree,
         }
     }
 
@@ -25,7 +26,7 @@ impl DirView {
     pub fn installed(root: &Path) -> Self {
         DirView {
             root: root.to_path_buf(),
-            kind: "installed",
+            kind: TargetKind::Installed,
         }
     }
 
@@ -39,7 +40,7 @@ impl View for DirView {
         self.root.display().to_string()
     }
 
-    fn kind(&self) -> &'static str {
+    fn kind(&self) -> TargetKind {
         self.kind
     }
 

@@ -1,6 +1,7 @@
 //! A git tree at any revision as a [`View`], read through gix without a checkout.
 
 use super::{TargetError, View};
+use crate::model::TargetKind;
 use gix::bstr::ByteSlice;
 use std::path::{Path, PathBuf};
 
@@ -117,8 +118,8 @@ impl View for GitTreeView {
         format!("{}@{}", self.path.display(), self.rev)
     }
 
-    fn kind(&self) -> &'static str {
-        "git-tree"
+    fn kind(&self) -> TargetKind {
+        TargetKind::GitTree
     }
 
     fn files_under(&self, dir: &str) -> Result<Vec<String>, TargetError> {

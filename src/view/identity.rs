@@ -39,13 +39,13 @@ pub fn of(target: &str, rev: Option<&str>, images: &image::Options) -> Option<Id
         });
     }
     match super::classify(target) {
-        super::TargetKind::Wheel(path) => file(&path),
-        super::TargetKind::SourceTree(path) | super::TargetKind::Installed(path) => tree(&path)
+        super::TargetInput::Wheel(path) => file(&path),
+        super::TargetInput::SourceTree(path) | super::TargetInput::Installed(path) => tree(&path)
             .map(|digest| Identity {
                 digest,
                 stamp: None,
             }),
-        super::TargetKind::Image(image) => match reference::parse(&image).ok()? {
+        super::TargetInput::Image(image) => match reference::parse(&image).ok()? {
             reference::ImageRef::Archive(path) | reference::ImageRef::ArchiveImage { path, .. } => {
                 file(&path)
             }
@@ -144,8 +144,8 @@ fn file_target(target: &str, rev: Option<&str>) -> Option<PathBuf> {
         return None;
     }
     match super::classify(target) {
-        super::TargetKind::Wheel(path) => Some(path),
-        super::TargetKind::Image(image) => match reference::parse(&image).ok()? {
+        super::TargetInput::Wheel(path) => Some(path),
+        super::TargetInput::Image(image) => match reference::parse(&image).ok()? {
             reference::ImageRef::Archive(path) => Some(path),
             _ => None,
         },

@@ -1,13 +1,14 @@
 //! An in-memory [`View`]: files collected from somewhere else (an image's layers, a test).
 
 use super::{Runtime, TargetError, View, elf};
+use crate::model::TargetKind;
 use std::collections::BTreeMap;
 
 /// Files held in memory, by `/`-separated relative path.
 #[derive(Debug, Clone, Default)]
 pub struct MemView {
     describe: String,
-    kind: &'static str,
+    kind: TargetKind,
     files: BTreeMap<String, Vec<u8>>,
     /// Paths that exist but cannot be read, and why (a link whose target is not held).
     unreadable: BTreeMap<String, String>,
@@ -18,7 +19,7 @@ pub struct MemView {
 }
 
 impl MemView {
-    pub fn new(describe: impl Into<String>, kind: &'static str) -> Self {
+    pub fn new(describe: impl Into<String>, kind: TargetKind) -> Self {
         MemView {
             describe: describe.into(),
             kind,
@@ -94,7 +95,7 @@ impl View for MemView {
         self.describe.clone()
     }
 
-    fn kind(&self) -> &'static str {
+    fn kind(&self) -> TargetKind {
         self.kind
     }
 
@@ -124,7 +125,7 @@ impl View for MemView {
 
     fn resolve_absolute(&self, abs: &str) -> Option<String> {
         // An image's merged files are named from its root.
-        if self.kind != "image" || !abs.starts_with('/') {
+        if self.kind != TargetKind::Image || !abs.starts_with('/') {
             return None;
         }
         let mut parts: Vec<&str> = Vec::new();

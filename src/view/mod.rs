@@ -16,11 +16,12 @@ pub use git_tree::{GitTreeView, blob_at};
 pub use mem::MemView;
 pub use wheel::{WheelView, end_records_digest};
 
+use crate::model::TargetKind;
 use std::path::{Path, PathBuf};
 
-/// What kind of input a target string names.
+/// What kind of input a target string names, and where it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TargetKind {
+pub enum TargetInput {
     /// A vLLM source tree (plain directory or git work tree).
     SourceTree(PathBuf),
     /// A wheel file.
@@ -37,20 +38,20 @@ pub enum TargetKind {
 /// what they hold (`CMakeLists.txt` or `cmake/`: a source tree; `site-packages`, a `pyvenv.cfg`,
 /// `conda-meta/`, `*.dist-info`, or an environment at any depth below: an installed
 /// environment, or a prefix or filesystem holding them).
-pub fn classify(target: &str) -> TargetKind {
+pub fn classify(target: &str) -> TargetInput {
     if image::reference::has_prefix(target) {
-        return TargetKind::Image(target.to_string());
+        return TargetInput::Image(target.to_string());
     }
     let path = PathBuf::from(target);
     let lower = target.to_ascii_lowercase();
     if lower.ends_with(".whl") {
-        return TargetKind::Wheel(path);
+        return TargetInput::Wheel(path);
     }
     if lower.ends_with(".tar") || lower.ends_with(".tar.gz") || lower.ends_with(".tgz") {
-        return TargetKind::Image(target.to_string());
+        return TargetInput::Image(target.to_string());
     }
     if path.join("CMakeLists.txt").is_file() || path.join("cmake").is_dir() {
-        return TargetKind::SourceTree(path);
+        return TargetInput::SourceTree(path);
     }
     let installed = path.join("pyvenv.cfg").is_file()
         || path
@@ -64,9 +65,9 @@ pub fn classify(target: &str) -> TargetKind {
         })
         || holds_environment(&DirView::installed(&path));
     if installed {
-        TargetKind::Installed(path)
+        TargetInput::Installed(path)
     } else {
-        TargetKind::SourceTree(path)
+        TargetInput::SourceTree(path)
     }
 }
 
@@ -178,8 +179,8 @@ impl Runtime {
 pub trait View {
     /// What this view shows, for reports: a path, plus `@rev` for a git tree.
     fn describe(&self) -> String;
-    /// The kind of target, as reported in JSON (`source-tree`, `git-tree`, ...).
-    fn kind(&self) -> &'static str;
+    /// The kind of target, as reports name it.
+    fn kind(&self) -> TargetKind;
     /// Every file below `dir` (relative, `/`-separated, `""` for the root), recursively, sorted.
     fn files_under(&self, dir: &str) -> Result<Vec<String>, TargetError>;
     /// The bytes of one file, or `None` when it does not exist.

@@ -20,6 +20,7 @@
 //! letter, or are not UTF-8.
 
 use super::{TargetError, View};
+use crate::model::TargetKind;
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashSet};
 use std::fs::File;
@@ -662,8 +663,8 @@ impl View for WheelView {
         self.path.display().to_string()
     }
 
-    fn kind(&self) -> &'static str {
-        "wheel"
+    fn kind(&self) -> TargetKind {
+        TargetKind::Wheel
     }
 
     fn files_under(&self, dir: &str) -> Result<Vec<String>, TargetError> {

@@ -335,7 +335,7 @@ fn rev_reads_an_older_revision_without_checkout() {
     assert_eq!(finding(&now, R1).status, Status::NotAffected);
     for rev in [old.as_str(), "HEAD~1"] {
         let then = scan_tree(&tree, Some(&h.dir), None, Some(rev));
-        assert_eq!(then.kind, "git-tree");
+        assert_eq!(then.kind, pinprobe::model::TargetKind::GitTree);
         assert_eq!(finding(&then, R1).status, Status::Affected, "{rev}");
     }
 }

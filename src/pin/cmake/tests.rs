@@ -4,6 +4,7 @@
 //! semantics against real CMake.
 
 use super::*;
+use crate::model::TargetKind;
 use crate::view::{TargetError, View};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -18,8 +19,8 @@ impl View for MemView {
     fn describe(&self) -> String {
         "memory".into()
     }
-    fn kind(&self) -> &'static str {
-        "memory"
+    fn kind(&self) -> TargetKind {
+        TargetKind::SourceTree
     }
     fn files_under(&self, dir: &str) -> Result<Vec<String>, TargetError> {
         let prefix = if dir.is_empty() {

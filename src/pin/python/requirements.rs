@@ -224,7 +224,7 @@ mod tests {
     use crate::view::MemView;
 
     fn view(files: &[(&str, &str)]) -> MemView {
-        let mut v = MemView::new("mem", "source-tree");
+        let mut v = MemView::new("mem", crate::model::TargetKind::SourceTree);
         for (p, t) in files {
             v.insert(*p, t.as_bytes().to_vec());
         }

@@ -609,7 +609,7 @@ mod tests {
 
     #[test]
     fn startup_code_is_import_lines_and_customize_modules_not_known_harmless_lines() {
-        let mut view = MemView::new("env", "site-packages");
+        let mut view = MemView::new("env", crate::model::TargetKind::Installed);
         let site = "lib/python3.11/site-packages";
         let at = |rel: &str| format!("{site}/{rel}");
         put(&mut view, &at("vllm/__init__.py"), "");
@@ -686,7 +686,7 @@ mod tests {
 
     #[test]
     fn the_interpreters_own_library_and_the_user_site_count() {
-        let mut view = MemView::new("image", "image");
+        let mut view = MemView::new("image", crate::model::TargetKind::Image);
         let site = "usr/local/lib/python3.12/site-packages";
         put(&mut view, &format!("{site}/vllm/__init__.py"), "");
         let env = Env::at(site);
@@ -750,7 +750,7 @@ mod tests {
 
     #[test]
     fn pythonpath_entries_come_first_or_are_unknown() {
-        let mut view = MemView::new("image", "image");
+        let mut view = MemView::new("image", crate::model::TargetKind::Image);
         let site = "usr/local/lib/python3.12/site-packages";
         put(&mut view, &format!("{site}/vllm/__init__.py"), "");
         put(&mut view, "opt/vllm-copy/vllm/__init__.py", "");

@@ -47,6 +47,7 @@ use super::layer::{Entry, EntryKind, Expect, Sink};
 use super::manifest::Platform;
 use super::{Fault, Merged, Options, Resolved, Source, extract, progress, provenance};
 use crate::model::ImageInfo;
+use crate::model::TargetKind;
 use crate::view::MemView;
 use crate::view::elf::{self, ElfError, Library};
 use crate::view::is_interesting;
@@ -299,7 +300,7 @@ impl Merger {
     pub fn finish(mut self, target: &str) -> (MemView, BTreeMap<String, usize>, Vec<String>) {
         let mut unreadable = std::mem::take(&mut self.unresolved);
         self.resolve_links(&mut unreadable);
-        let mut view = MemView::new(target, "image");
+        let mut view = MemView::new(target, TargetKind::Image);
         let mut layers = BTreeMap::new();
         for (path, (kept, layer)) in self.files {
             layers.insert(path.clone(), layer);
