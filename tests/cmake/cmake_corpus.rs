@@ -56,6 +56,14 @@ struct Package {
     /// make a library target named by the first argument); see `_pinprobe_lenient.cmake`.
     #[serde(default)]
     stub_commands: Vec<String>,
+    /// A stand-in for PyTorch (see [`TorchStub`]), for a build that imports torch to configure.
+    #[serde(default)]
+    torch_stub: Option<TorchStub>,
+    /// Values pinprobe reports that no run here can reach, each with why (another
+    /// architecture, a compiler this machine lacks): shown apart from the extras, never counted as
+    /// found. Each must be among what pinprobe reports and what no run fetched.
+    #[serde(default)]
+    unexercised: Vec<Unexercised>,
     /// Set when CMake cannot configure the package at all here: why.
     #[serde(default)]
     unconfigurable: Option<String>,
@@ -65,13 +73,76 @@ fn dot() -> String {
     ".".to_string()
 }
 
+#[derive(Debug, Clone, serde::Deserialize)]
+struct Unexercised {
+    name: String,
+    /// The tag (a git fetch) or the URL (an archive).
+    value: String,
+    why: String,
+}
+
 #[derive(Debug, Clone, Default, serde::Deserialize)]
 struct CmakeRun {
     name: String,
+    /// Another CMake project in the tree (pinprobe evaluates every project no other one
+    /// includes): configured here instead of the package's `source_dir`.
+    #[serde(default)]
+    source_dir: Option<String>,
     #[serde(default)]
     defines: BTreeMap<String, String>,
     #[serde(default)]
     env: BTreeMap<String, String>,
+}
+
+/// A stand-in for an installed PyTorch, written by the test: a `torch` Python package whose
+/// `torch.utils.cmake_prefix_path` leads to a `TorchConfig.cmake` that says Torch (of `version`)
+/// is found and was built with CUDA `cuda` for the GPU architectures in `cuda_flags` (what the
+/// real one sets from its CUDA toolkit), and sets nothing else: no targets, no libraries, no CUDA
+/// language. What costs faithfulness: a `python -c 'import torch.utils.cpp_extension'` fails
+/// (listed among the stops), and what CMake decides from a real toolkit (nvcc's presence, the
+/// compiler's own architectures) it decides from these values.
+#[derive(Debug, Clone, serde::Deserialize)]
+struct TorchStub {
+    version: String,
+    cuda: String,
+    cuda_flags: String,
+}
+
+impl TorchStub {
+    /// Write the stand-in under `dir`; the directory to put on `PYTHONPATH`.
+    fn write(&self, dir: &Path) -> PathBuf {
+        let config = dir.join("torch/share/cmake/Torch");
+        std::fs::create_dir_all(&config).expect("mkdir");
+        std::fs::write(
+            dir.join("torch/__init__.py"),
+            format!("from . import utils\n__version__ = {:?}\n", self.version),
+        )
+        .expect("write");
+        std::fs::write(
+            dir.join("torch/utils.py"),
+            "import os\ncmake_prefix_path = os.path.join(os.path.dirname(__file__), 'share', 'cmake')\n",
+        )
+        .expect("write");
+        std::fs::write(
+            config.join("TorchConfig.cmake"),
+            format!(
+                "set(Torch_FOUND TRUE)\nset(Torch_VERSION {v})\nset(TORCH_LIBRARIES \"\")\nset(TORCH_INCLUDE_DIRS \"\")\nset(CUDA_FOUND TRUE)\nset(CMAKE_CUDA_COMPILER_VERSION {c})\nset(CMAKE_CUDA_FLAGS \"{f}\")\n",
+                v = self.version,
+                c = self.cuda,
+                f = self.cuda_flags
+            ),
+        )
+        .expect("write");
+        std::fs::write(
+            config.join("TorchConfigVersion.cmake"),
+            format!(
+                "set(PACKAGE_VERSION {})\nset(PACKAGE_VERSION_COMPATIBLE TRUE)\n",
+                self.version
+            ),
+        )
+        .expect("write");
+        dir.to_path_buf()
+    }
 }
 
 /// One remote fetch: the values compared.
@@ -110,6 +181,11 @@ fn corpus() -> Corpus {
 /// unpack it into `into`; the unpacked tree's root.
 fn fetch_sdist(pkg: &Package, dir: &Path, into: &Path) -> PathBuf {
     let dl = dir.join(format!("{}-{}", pkg.name, pkg.version));
+    // A tree already unpacked there (an sdist whose metadata pip cannot prepare without
+    // installing its build requirements, such as vLLM's torch) is used as it is.
+    if dl.join("PKG-INFO").is_file() {
+        return dl;
+    }
     let archive = |dl: &Path| -> Option<PathBuf> {
         std::fs::read_dir(dl).ok()?.flatten().map(|e| e.path()).find(|p| {
             p.to_string_lossy().ends_with(".tar.gz") || p.to_string_lossy().ends_with(".zip")
@@ -182,7 +258,12 @@ struct Configured {
     log: String,
 }
 
-fn configure(src: &Path, run: &CmakeRun, stubs: &[String]) -> Configured {
+fn configure(
+    src: &Path,
+    run: &CmakeRun,
+    stubs: &[String],
+    torch: Option<&TorchStub>,
+) -> Configured {
     let work = tempfile::tempdir().expect("tempdir");
     let out = work.path().join("fetches.txt");
     let mut cmd = Command::new("cmake");
@@ -202,6 +283,10 @@ fn configure(src: &Path, run: &CmakeRun, stubs: &[String]) -> Configured {
     }
     for (k, v) in &run.defines {
         cmd.arg(format!("-D{k}={v}"));
+    }
+    if let Some(torch) = torch {
+        let path = torch.write(&work.path().join("torch-stub"));
+        cmd.env("PYTHONPATH", path);
     }
     for (k, v) in &run.env {
         cmd.env(k, v);
@@ -291,6 +376,7 @@ struct Row {
     wrong: Vec<String>,
     missed: Vec<String>,
     extra: Vec<String>,
+    unexercised: Vec<String>,
     exit: i32,
     undecided: String,
     stops: BTreeSet<String>,
@@ -302,18 +388,28 @@ fn same_name(a: &str, b: &str) -> bool {
     a.eq_ignore_ascii_case(b)
 }
 
+/// The same fetch: a git fetch by repository and tag; an archive by its URL (the list CMake
+/// tries, in order) and its hash. pinprobe also names the repository and tag of a GitHub archive
+/// URL; those are its reading of the URL, not compared.
+fn same_value(cmake: &FetchValue, pin: &FetchValue) -> bool {
+    same_name(&cmake.name, &pin.name)
+        && if cmake.repo.is_empty() {
+            cmake.url == pin.url && cmake.hash.eq_ignore_ascii_case(&pin.hash)
+        } else {
+            cmake.repo == pin.repo && cmake.tag == pin.tag && pin.url.is_empty()
+        }
+}
+
 fn compare(row: &mut Row, cmake: &BTreeSet<FetchValue>, pins: &[FetchValue]) {
     row.cmake = cmake.len();
     for want in cmake {
-        let named: Vec<&FetchValue> = pins.iter().filter(|p| same_name(&p.name, &want.name)).collect();
+        let named: Vec<&FetchValue> = pins
+            .iter()
+            .filter(|p| same_name(&p.name, &want.name))
+            .collect();
         if named.is_empty() {
             row.missed.push(want.to_string());
-        } else if named.iter().any(|p| {
-            p.repo == want.repo
-                && p.tag == want.tag
-                && p.url == want.url
-                && (p.hash.is_empty() || p.hash.eq_ignore_ascii_case(&want.hash))
-        }) {
+        } else if named.iter().any(|p| same_value(want, p)) {
             row.found += 1;
         } else {
             let said: Vec<String> = named.iter().map(|p| p.to_string()).collect();
@@ -322,13 +418,7 @@ fn compare(row: &mut Row, cmake: &BTreeSet<FetchValue>, pins: &[FetchValue]) {
         }
     }
     for pin in pins {
-        let seen = cmake.iter().any(|c| {
-            same_name(&c.name, &pin.name)
-                && c.repo == pin.repo
-                && c.tag == pin.tag
-                && c.url == pin.url
-        });
-        if !seen {
+        if !cmake.iter().any(|c| same_value(c, pin)) {
             row.extra.push(pin.to_string());
         }
     }
@@ -338,19 +428,19 @@ fn table(rows: &[Row], command: &str) -> String {
     let mut t = String::new();
     t.push_str(&format!("Command: `{command}`\n\n"));
     t.push_str(
-        "| package | version | pins by CMake | found by pinprobe | wrong | missed | extra | pinprobe exit |\n",
+        "| package | version | pins by CMake | found by pinprobe | wrong | missed | extra | not reachable here | pinprobe exit |\n",
     );
-    t.push_str("|---|---|---:|---:|---:|---:|---:|---:|\n");
+    t.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
     for r in rows {
         if let Some(why) = &r.unconfigurable {
             t.push_str(&format!(
-                "| {} | {} | not configurable: {why} | | | | | {} |\n",
+                "| {} | {} | not configurable: {why} | | | | | | {} |\n",
                 r.package, r.version, r.exit
             ));
             continue;
         }
         t.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             r.package,
             r.version,
             r.cmake,
@@ -358,6 +448,7 @@ fn table(rows: &[Row], command: &str) -> String {
             r.wrong.len(),
             r.missed.len(),
             r.extra.len(),
+            r.unexercised.len(),
             r.exit
         ));
     }
@@ -372,6 +463,9 @@ fn table(rows: &[Row], command: &str) -> String {
         }
         for e in &r.extra {
             lines.push(format!("- extra: {e}"));
+        }
+        for u in &r.unexercised {
+            lines.push(format!("- reported by pinprobe, not reachable here: {u}"));
         }
         if !r.undecided.is_empty() {
             lines.push(format!("- pinprobe undecided: {}", r.undecided));
@@ -453,7 +547,11 @@ fn sdist_corpus_pins_agree_with_cmake() {
             };
             let mut cmake = BTreeSet::new();
             for run in &runs {
-                let c = configure(&src, run, &pkg.stub_commands);
+                let src = run
+                    .source_dir
+                    .as_ref()
+                    .map_or_else(|| src.clone(), |d| root.join(d));
+                let c = configure(&src, run, &pkg.stub_commands, pkg.torch_stub.as_ref());
                 if std::env::var_os("PINPROBE_SDIST_CORPUS_LOG").is_some() {
                     eprintln!("--- {} {} ---\n{}", pkg.name, run.name, c.log);
                 }
@@ -472,6 +570,26 @@ fn sdist_corpus_pins_agree_with_cmake() {
                 row.local.extend(c.local);
             }
             compare(&mut row, &cmake, &pins);
+            for u in &pkg.unexercised {
+                let reported = pins.iter().any(|p| {
+                    same_name(&p.name, &u.name) && (p.tag == u.value || p.url == u.value)
+                });
+                let fetched = cmake.iter().any(|c| {
+                    same_name(&c.name, &u.name) && (c.tag == u.value || c.url == u.value)
+                });
+                assert!(
+                    reported && !fetched,
+                    "{}: unexercised {} {} must be reported by pinprobe and fetched by no run",
+                    pkg.name,
+                    u.name,
+                    u.value
+                );
+                row.extra.retain(|e| {
+                    !(e.starts_with(&format!("{} ", u.name)) && e.contains(&u.value))
+                });
+                row.unexercised
+                    .push(format!("{} {}: {}", u.name, u.value, u.why));
+            }
         }
         rows.push(row);
     }
