@@ -367,7 +367,7 @@ fn pinprobe_values(target: &serde_json::Value) -> Vec<FetchValue> {
                 continue;
             }
             values.insert(FetchValue {
-                repo: p.get("repo").map_or_else(|| top.repo.clone(), |r| s(r)),
+                repo: p.get("repo").map_or_else(|| top.repo.clone(), s),
                 tag: s(&p["reference"]),
                 ..top.clone()
             });
