@@ -627,6 +627,11 @@ fn sdist_corpus_pins_agree_with_cmake() {
         for p in &r.problems {
             failures.push(format!("{}: {p}", r.package));
         }
+        // Each entry is in the corpus for its fetches: none recorded means the stand-ins or the
+        // entry's runs are broken, and every comparison of it would pass for nothing.
+        if r.unconfigurable.is_none() && r.cmake == 0 {
+            failures.push(format!("{}: CMake recorded no fetch in any run", r.package));
+        }
         if !r.wrong.is_empty() || !r.extra.is_empty() {
             failures.push(format!("{}: wrong or extra pins", r.package));
         }
