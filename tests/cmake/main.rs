@@ -14,6 +14,7 @@
 mod common;
 
 mod cmake_adversarial;
+mod cmake_corpus;
 mod cmake_differential;
 mod cmake_partial;
 mod cmake_real_sdists;
