@@ -817,6 +817,7 @@ mod tests {
         let view = WheelView::open(&path).expect("opens");
         // What a walk over every member below the directory lists.
         let walked = |dir: &str| {
+            let dir = dir.trim_end_matches('/');
             let skip = if dir.is_empty() { 0 } else { dir.len() + 1 };
             let mut out: Vec<String> = view
                 .under(dir)
