@@ -276,6 +276,23 @@ fn first_pass(r: &mut dyn Read) -> Result<FirstPass, ElfError> {
     })
 }
 
+/// Read into `buf` until it is full or the stream ends; returns the bytes read. A decoder's
+/// `read` hands back what one step of it made (a wheel member's inflater: about 128 KiB per
+/// call); whole buffers make a tenth as many hand-overs to the hashing thread, each of which
+/// wakes it.
+fn fill(r: &mut dyn Read, buf: &mut [u8]) -> Result<usize, ElfError> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match r.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(io(e)),
+        }
+    }
+    Ok(filled)
+}
+
 /// One chunk of the stream: `fill` reads into the buffer it is handed, and the chunk is kept
 /// (and hashed) before the next is read; returns the bytes read (0 at the end).
 type NextChunk<'a> =
@@ -284,20 +301,16 @@ type NextChunk<'a> =
 /// The first pass without the hash: streams the file, keeps its prefix and section header
 /// table, bounds its size. `next` reads each chunk (and hands it on to be hashed).
 fn read_first_pass(r: &mut dyn Read, next: &mut NextChunk) -> Result<FirstPass, ElfError> {
-    let mut prefix = Vec::new();
+    // Reserved whole (pages are only touched as it fills): growing it by doubling copied it
+    // four times over on a 150 MB library.
+    let mut prefix = Vec::with_capacity(PREFIX_BYTES as usize);
     let mut sections = Vec::new();
     let mut table: Option<Option<Span>> = None;
     let mut pos: u64 = 0;
     loop {
         let mut kept = Ok(());
         let n = next(&mut |buf: &mut [u8]| {
-            let n = loop {
-                match r.read(buf) {
-                    Ok(n) => break n,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    Err(e) => return Err(io(e)),
-                }
-            };
+            let n = fill(r, buf)?;
             if n == 0 {
                 return Ok(0);
             }

@@ -7,7 +7,7 @@
 //! lie): an outcome is reused only for the bytes it was computed on.
 
 use super::{Outcome, Signature};
-use crate::cache::{Key, Kind, Store};
+use crate::cache::{Flight, Key, Kind, Store};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
@@ -43,6 +43,12 @@ pub(super) fn key(signature: &Signature, texts: &[(&str, &str)]) -> Key {
         parts.push(text.as_bytes());
     }
     Key::of(&parts)
+}
+
+/// This thread's turn to compute the outcome `key` names: other threads of the process wanting
+/// it wait until the guard is dropped, then [`get`] finds it.
+pub(super) fn flight(key: &Key) -> Flight {
+    Flight::begin(Kind::Signature, key)
 }
 
 pub(super) fn get(key: &Key) -> Option<Outcome> {

@@ -239,6 +239,9 @@ impl Signature {
             .collect();
         // Missing or unreadable files are not remembered: they cost no parse.
         let key = texts.map(|texts| memo::key(self, &texts));
+        // One parse per signature and contents per run: a worker scanning a second copy of the
+        // same files (two identical wheels) waits for the first, then reuses its outcome.
+        let _flight = key.as_ref().map(memo::flight);
         if let Some(hit) = key.as_ref().and_then(memo::get) {
             return hit;
         }
