@@ -726,12 +726,35 @@ impl View for WheelView {
             return Ok(false);
         };
         let mut archive = self.archive.borrow_mut();
-        let entry = archive
+        let mut entry = archive
             .by_index(member.index)
             .map_err(|e| bad(&self.path, format!("member `{path}`: {e}")))?;
-        // The consumer bounds what it reads; past the declared size the member is cut off
-        // (the consumer sees the declared size, and the zip reader checks the CRC at its end).
-        consume(&mut entry.take(member.size));
+        // The consumer bounds what it reads and sees at most the declared size. The zip reader
+        // checks the CRC only when a read past the end returns nothing, which a reader stopping
+        // at the declared size never makes: when the consumer read the whole member, one more
+        // read checks the CRC and that the member inflates to no more than declared (a consumer
+        // that stopped early is left as it was: checking would inflate the rest).
+        let mut limited = Counted {
+            inner: (&mut entry).take(member.size),
+            read: 0,
+        };
+        consume(&mut limited);
+        if limited.read == member.size {
+            let mut past = [0u8; 1];
+            match entry.read(&mut past) {
+                Ok(0) => {}
+                Ok(_) => {
+                    return Err(bad(
+                        &self.path,
+                        format!(
+                            "member `{path}` inflates to more than the {} bytes declared",
+                            member.size
+                        ),
+                    ));
+                }
+                Err(e) => return Err(bad(&self.path, format!("member `{path}`: {e}"))),
+            }
+        }
         Ok(true)
     }
 
@@ -772,6 +795,20 @@ impl View for WheelView {
     }
 }
 
+/// A reader that counts the bytes it gave out.
+struct Counted<R> {
+    inner: R,
+    read: u64,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read += n as u64;
+        Ok(n)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -785,6 +822,42 @@ mod tests {
         zip.start_file("demo/__init__.py", stored).expect("member");
         zip.write_all(body).expect("write");
         zip.finish().expect("finish");
+    }
+
+    #[test]
+    fn a_streamed_member_read_whole_has_its_crc_checked() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("demo-1.0-py3-none-any.whl");
+        let body = b"a library body that the consumer reads to its end\n".repeat(64);
+        zip_with(&path, &body);
+        let read_all = |view: &WheelView| {
+            let mut seen = Vec::new();
+            let streamed = view.read_stream("demo/__init__.py", &mut |r: &mut dyn Read| {
+                let _ = r.read_to_end(&mut seen);
+            });
+            (streamed, seen)
+        };
+        let (intact, seen) = read_all(&WheelView::open(&path).expect("opens"));
+        assert!(intact.expect("intact member streams"));
+        assert_eq!(seen, body);
+        // One byte of the stored data changed: same size, wrong CRC.
+        let mut bytes = std::fs::read(&path).expect("read");
+        let at = bytes
+            .windows(body.len())
+            .position(|w| w == &body[..])
+            .expect("stored data");
+        bytes[at + 100] ^= 0x20;
+        std::fs::write(&path, &bytes).expect("write");
+        let (damaged, _) = read_all(&WheelView::open(&path).expect("opens"));
+        let err = damaged.expect_err("a CRC mismatch is an error").to_string();
+        assert!(err.contains("demo/__init__.py"), "{err}");
+        // A consumer that stops early is not made to inflate the rest.
+        let view = WheelView::open(&path).expect("opens");
+        let early = view.read_stream("demo/__init__.py", &mut |r: &mut dyn Read| {
+            let mut head = [0u8; 16];
+            let _ = r.read_exact(&mut head);
+        });
+        assert!(early.expect("an early stop is not checked"));
     }
 
     #[test]
