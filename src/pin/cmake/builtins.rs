@@ -17,7 +17,7 @@ fn val(text: impl Into<String>, taint: Taint) -> Option<Val> {
     Some(Val {
         text: text.into(),
         taint,
-        alts: Vec::new(),
+        alts: crate::pin::cmake::value::Alts::new(),
     })
 }
 
@@ -222,7 +222,7 @@ pub(super) fn list(args: &[Arg], get: &dyn Fn(&str) -> Val) -> Result<Option<Set
                         item.map(|i| Val {
                             text: i,
                             taint: taint.clone(),
-                            alts: Vec::new(),
+                            alts: crate::pin::cmake::value::Alts::new(),
                         }),
                     ));
                 }
@@ -638,7 +638,7 @@ mod tests {
                 taint: Taint::new(),
                 quoted: true,
                 line: 1,
-                alts: Vec::new(),
+                alts: crate::pin::cmake::value::Alts::new(),
             })
             .collect()
     }

@@ -244,7 +244,7 @@ fn operand(item: &Item, env: &mut dyn Env) -> Val {
         Item::Bool(b, t) => Val {
             text: if *b { "1" } else { "0" }.into(),
             taint: t.clone(),
-            alts: Vec::new(),
+            alts: crate::pin::cmake::value::Alts::new(),
         },
         Item::Arg(a) if a.quoted => a.val(),
         Item::Arg(a) => {
@@ -256,7 +256,7 @@ fn operand(item: &Item, env: &mut dyn Env) -> Val {
                     Val {
                         text: v.text,
                         taint,
-                        alts: Vec::new(),
+                        alts: crate::pin::cmake::value::Alts::new(),
                     }
                 }
                 None => {
@@ -267,7 +267,7 @@ fn operand(item: &Item, env: &mut dyn Env) -> Val {
                     Val {
                         text: a.text.clone(),
                         taint,
-                        alts: Vec::new(),
+                        alts: crate::pin::cmake::value::Alts::new(),
                     }
                 }
             }

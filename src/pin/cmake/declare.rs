@@ -380,7 +380,7 @@ mod tests {
                 taint: Default::default(),
                 quoted: false,
                 line: 1,
-                alts: Vec::new(),
+                alts: crate::pin::cmake::value::Alts::new(),
             })
             .collect()
     }

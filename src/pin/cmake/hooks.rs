@@ -62,7 +62,7 @@ pub(super) fn files(var: &str, value: &Val) -> Result<Vec<Arg>, String> {
             taint: Default::default(),
             quoted: true,
             line: 0,
-            alts: Vec::new(),
+            alts: crate::pin::cmake::value::Alts::new(),
         });
     }
     Ok(out)

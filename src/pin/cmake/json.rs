@@ -12,7 +12,7 @@ fn val(text: impl Into<String>, taint: &Taint) -> Option<Val> {
     Some(Val {
         text: text.into(),
         taint: taint.clone(),
-        alts: Vec::new(),
+        alts: crate::pin::cmake::value::Alts::new(),
     })
 }
 

@@ -10,13 +10,14 @@ use std::rc::Rc;
 /// Names changed before the layer is folded into the base.
 const MAX_LAYER: usize = 32;
 
-/// A map from names, shared until changed.
+/// A map from names, shared until changed. Values are held behind `Rc`, so copying a layer or
+/// a base (a write after a clone, a fold) copies no value.
 #[derive(Debug, Clone)]
 pub(super) struct Shared<V> {
-    base: Rc<HashMap<String, V>>,
+    base: Rc<HashMap<String, Rc<V>>>,
     /// Names changed since the base: a value, or `None` where removed. Shared too (a join
     /// or a call clones the whole state; most clones are dropped unchanged).
-    layer: Rc<HashMap<String, Option<V>>>,
+    layer: Rc<HashMap<String, Option<Rc<V>>>>,
 }
 
 impl<V> Default for Shared<V> {
@@ -40,7 +41,7 @@ impl<V: Clone + PartialEq> PartialEq for Shared<V> {
 impl<V: Clone> FromIterator<(String, V)> for Shared<V> {
     fn from_iter<I: IntoIterator<Item = (String, V)>>(iter: I) -> Self {
         Shared {
-            base: Rc::new(iter.into_iter().collect()),
+            base: Rc::new(iter.into_iter().map(|(k, v)| (k, Rc::new(v))).collect()),
             layer: Rc::default(),
         }
     }
@@ -49,8 +50,8 @@ impl<V: Clone> FromIterator<(String, V)> for Shared<V> {
 impl<V: Clone> Shared<V> {
     pub fn get(&self, name: &str) -> Option<&V> {
         match self.layer.get(name) {
-            Some(v) => v.as_ref(),
-            None => self.base.get(name),
+            Some(v) => v.as_deref(),
+            None => self.base.get(name).map(|v| &**v),
         }
     }
 
@@ -63,11 +64,12 @@ impl<V: Clone> Shared<V> {
         let base = self
             .base
             .iter()
-            .filter(|(k, _)| !self.layer.contains_key(*k));
+            .filter(|(k, _)| !self.layer.contains_key(*k))
+            .map(|(k, v)| (k, &**v));
         let layer = self
             .layer
             .iter()
-            .filter_map(|(k, v)| v.as_ref().map(|v| (k, v)));
+            .filter_map(|(k, v)| v.as_deref().map(|v| (k, v)));
         base.chain(layer)
     }
 
@@ -80,7 +82,7 @@ impl<V: Clone> Shared<V> {
     }
 
     pub fn insert(&mut self, name: String, value: V) {
-        Rc::make_mut(&mut self.layer).insert(name, Some(value));
+        Rc::make_mut(&mut self.layer).insert(name, Some(Rc::new(value)));
         self.fold_when_large();
     }
 
@@ -119,17 +121,13 @@ impl<V: Clone> Shared<V> {
         Some(names)
     }
 
-    /// The map to change in place (the layer folded in; the base copied first when another
-    /// state still holds it).
-    pub fn make_mut(&mut self) -> &mut HashMap<String, V> {
-        self.fold();
-        Rc::make_mut(&mut self.base)
-    }
-
     /// The map itself.
     pub fn into_map(mut self) -> HashMap<String, V> {
         self.fold();
         Rc::unwrap_or_clone(self.base)
+            .into_iter()
+            .map(|(k, v)| (k, Rc::unwrap_or_clone(v)))
+            .collect()
     }
 
     fn fold_when_large(&mut self) {
@@ -199,7 +197,7 @@ mod tests {
         assert_eq!(b.changed_since(&a), None, "folded: the base is its own now");
         assert_eq!(b.get("n5"), Some(&5));
         assert!(!b.contains_key("x"));
-        b.make_mut().insert("m".into(), 9);
+        b.insert("m".into(), 9);
         assert_eq!(b.get("m"), Some(&9));
     }
 }

@@ -66,7 +66,7 @@ pub(super) fn declarations(file: &str, invocations: &[Invocation]) -> Vec<Declar
                         .collect(),
                     quoted: false,
                     line: token.line,
-                    alts: Vec::new(),
+                    alts: crate::pin::cmake::value::Alts::new(),
                 }),
             }
         }
@@ -87,7 +87,7 @@ pub(super) fn declarations(file: &str, invocations: &[Invocation]) -> Vec<Declar
                         .iter()
                         .flat_map(|a| a.taint.iter().cloned())
                         .collect(),
-                    alts: Vec::new(),
+                    alts: crate::pin::cmake::value::Alts::new(),
                 };
                 scope.vars.insert(var.text.clone(), val);
             }

@@ -46,7 +46,83 @@ impl std::fmt::Display for Input {
     }
 }
 
-pub(super) type Taint = BTreeSet<Input>;
+/// The inputs a value depends on: a set shared until changed (values are cloned at every
+/// read, join and call; their inputs seldom change), with no allocation while empty.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct Taint(Option<std::rc::Rc<BTreeSet<Input>>>);
+
+impl Taint {
+    pub fn new() -> Taint {
+        Taint(None)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.as_ref().is_none_or(|s| s.is_empty())
+    }
+
+    pub fn iter(&self) -> std::collections::btree_set::Iter<'_, Input> {
+        static EMPTY: BTreeSet<Input> = BTreeSet::new();
+        match &self.0 {
+            Some(s) => s.iter(),
+            None => EMPTY.iter(),
+        }
+    }
+
+    /// Add every input of `other` (sharing its set when this one is empty).
+    pub fn absorb(&mut self, other: &Taint) {
+        if self.is_empty() {
+            self.0.clone_from(&other.0);
+        } else if !other.is_empty() && self.0 != other.0 {
+            self.extend(other.iter().cloned());
+        }
+    }
+
+    /// Add an input; one already there changes (and copies) nothing.
+    pub fn insert(&mut self, i: Input) -> bool {
+        if self.0.as_ref().is_some_and(|s| s.contains(&i)) {
+            return false;
+        }
+        std::rc::Rc::make_mut(self.0.get_or_insert_with(Default::default)).insert(i)
+    }
+}
+
+impl Extend<Input> for Taint {
+    fn extend<T: IntoIterator<Item = Input>>(&mut self, iter: T) {
+        for i in iter {
+            self.insert(i);
+        }
+    }
+}
+
+impl FromIterator<Input> for Taint {
+    fn from_iter<T: IntoIterator<Item = Input>>(iter: T) -> Self {
+        let set: BTreeSet<Input> = iter.into_iter().collect();
+        if set.is_empty() {
+            Taint(None)
+        } else {
+            Taint(Some(std::rc::Rc::new(set)))
+        }
+    }
+}
+
+impl IntoIterator for Taint {
+    type Item = Input;
+    type IntoIter = std::collections::btree_set::IntoIter<Input>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0
+            .map(std::rc::Rc::unwrap_or_clone)
+            .unwrap_or_default()
+            .into_iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a Taint {
+    type Item = &'a Input;
+    type IntoIter = std::collections::btree_set::Iter<'a, Input>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
 
 /// Literal values a joined value keeps at most; past it the value is any value.
 const MAX_ALTERNATIVES: usize = 64;
@@ -71,6 +147,40 @@ pub(super) struct Alt {
     pub when: Vec<Outcome>,
 }
 
+/// A value's known alternatives ([`Val::alts`]): shared until changed, no allocation while
+/// empty (most values have none).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct Alts(Option<std::rc::Rc<Vec<Alt>>>);
+
+impl Alts {
+    pub const fn new() -> Alts {
+        Alts(None)
+    }
+
+    /// The list to change in place (copied first when another value holds it).
+    #[cfg(test)]
+    pub fn make_mut(&mut self) -> &mut Vec<Alt> {
+        std::rc::Rc::make_mut(self.0.get_or_insert_with(Default::default))
+    }
+}
+
+impl std::ops::Deref for Alts {
+    type Target = [Alt];
+    fn deref(&self) -> &[Alt] {
+        self.0.as_deref().map_or(&[], Vec::as_slice)
+    }
+}
+
+impl From<Vec<Alt>> for Alts {
+    fn from(v: Vec<Alt>) -> Alts {
+        if v.is_empty() {
+            Alts(None)
+        } else {
+            Alts(Some(std::rc::Rc::new(v)))
+        }
+    }
+}
+
 /// A variable's value.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub(super) struct Val {
@@ -79,7 +189,7 @@ pub(super) struct Val {
     /// When the inputs are only joined conditions whose every side gave a known value: every
     /// literal value it can take (see [`Val::finite`]). Empty: unknown inputs can make it any
     /// value.
-    pub alts: Vec<Alt>,
+    pub alts: Alts,
 }
 
 impl Val {
@@ -94,7 +204,7 @@ impl Val {
         Val {
             text: text.into(),
             taint: [input].into_iter().collect(),
-            alts: Vec::new(),
+            alts: Alts::new(),
         }
     }
 
@@ -110,7 +220,7 @@ impl Val {
         }
         let only_joins = self.taint.iter().all(|i| matches!(i, Input::Join(_)));
         let holds_own = self.alts.iter().any(|a| a.text == self.text);
-        (only_joins && holds_own).then(|| self.alts.clone())
+        (only_joins && holds_own).then(|| self.alts.to_vec())
     }
 
     /// The value of a variable that differs between the two sides of a joined condition: this
@@ -138,7 +248,7 @@ impl Val {
             // Whatever the other side depends on, the merged value does too.
             self.taint.extend(o.taint.iter().cloned());
         }
-        self.alts = combined.unwrap_or_default();
+        self.alts = combined.unwrap_or_default().into();
     }
 
     /// Elements joined with `;` (a `set()` of several arguments, `ARGV`): known alternatives
@@ -161,7 +271,7 @@ impl Val {
             }
             pieces.push(Piece::Value((*v).clone()));
         }
-        let alts = combine(&pieces).unwrap_or_default();
+        let alts = combine(&pieces).unwrap_or_default().into();
         Val { text, taint, alts }
     }
 }
@@ -247,7 +357,7 @@ pub(super) struct Arg {
     pub quoted: bool,
     pub line: u32,
     /// Known alternatives, as [`Val::alts`].
-    pub alts: Vec<Alt>,
+    pub alts: Alts,
 }
 
 impl Arg {
@@ -283,7 +393,7 @@ pub(super) fn expand(token: &Token, scope: &dyn Lookup) -> Result<Vec<Arg>, Expa
             taint: Taint::new(),
             quoted: true,
             line: token.line,
-            alts: Vec::new(),
+            alts: Alts::new(),
         }]),
         Quoting::Quoted => {
             let v = expand_text(&token.text, scope)?;
@@ -318,6 +428,7 @@ pub(super) fn expand(token: &Token, scope: &dyn Lookup) -> Result<Vec<Arg>, Expa
                 }
                 _ => Vec::new(),
             };
+            let alts: Alts = alts.into();
             Ok(items
                 .into_iter()
                 .map(|text| Arg {
@@ -391,6 +502,10 @@ pub(super) fn expand_text(text: &str, scope: &dyn Lookup) -> Result<Val, ExpandE
         Env,
         Cache,
     }
+    // No reference and no escape: the text itself (most arguments).
+    if !text.contains(['$', '\\']) {
+        return Ok(Val::exact(text));
+    }
     let mut open: Vec<(Kind, String)> = Vec::new();
     let mut out = String::new();
     let mut taint = Taint::new();
@@ -416,17 +531,18 @@ pub(super) fn expand_text(text: &str, scope: &dyn Lookup) -> Result<Val, ExpandE
                 continue;
             }
         }
-        let ch = if c == '\\' {
+        let mut buf = [0u8; 4];
+        let ch: &str = if c == '\\' {
             match chars.next() {
-                Some((_, 't')) => "\t".to_string(),
-                Some((_, 'n')) => "\n".to_string(),
-                Some((_, 'r')) => "\r".to_string(),
-                Some((_, ';')) => "\\;".to_string(),
-                Some((_, other)) => other.to_string(),
-                None => "\\".to_string(),
+                Some((_, 't')) => "\t",
+                Some((_, 'n')) => "\n",
+                Some((_, 'r')) => "\r",
+                Some((_, ';')) => "\\;",
+                Some((_, other)) => other.encode_utf8(&mut buf),
+                None => "\\",
             }
         } else {
-            c.to_string()
+            c.encode_utf8(&mut buf)
         };
         if c == '}'
             && let Some((kind, name)) = open.pop()
@@ -436,7 +552,7 @@ pub(super) fn expand_text(text: &str, scope: &dyn Lookup) -> Result<Val, ExpandE
                 Kind::Env => scope.env(&name),
                 Kind::Cache => scope.cache(&name),
             };
-            taint.extend(v.taint.iter().cloned());
+            taint.absorb(&v.taint);
             match open.last_mut() {
                 Some((_, outer)) => {
                     outer.push_str(&v.text);
@@ -457,13 +573,13 @@ pub(super) fn expand_text(text: &str, scope: &dyn Lookup) -> Result<Val, ExpandE
             continue;
         }
         match open.last_mut() {
-            Some((_, name)) => name.push_str(&ch),
+            Some((_, name)) => name.push_str(ch),
             None => {
-                out.push_str(&ch);
+                out.push_str(ch);
                 if let Some(p) = pieces.as_mut() {
                     match p.last_mut() {
-                        Some(Piece::Text(t)) => t.push_str(&ch),
-                        _ => p.push(Piece::Text(ch)),
+                        Some(Piece::Text(t)) => t.push_str(ch),
+                        _ => p.push(Piece::Text(ch.to_string())),
                     }
                 }
             }
@@ -477,8 +593,8 @@ pub(super) fn expand_text(text: &str, scope: &dyn Lookup) -> Result<Val, ExpandE
         taint.insert(Input::Opaque("an unterminated ${} reference".into()));
     }
     let alts = match pieces {
-        Some(p) if !taint.is_empty() => combine(&p).unwrap_or_default(),
-        _ => Vec::new(),
+        Some(p) if !taint.is_empty() => combine(&p).unwrap_or_default().into(),
+        _ => Alts::new(),
     };
     Ok(Val {
         text: out,
@@ -509,7 +625,7 @@ mod tests {
         Val {
             text: texts.first().map(|t| t.to_string()).unwrap_or_default(),
             taint: [Input::Join(format!("join {join}"))].into_iter().collect(),
-            alts,
+            alts: alts.into(),
         }
     }
 
@@ -611,7 +727,7 @@ mod tests {
             let refs: Vec<&str> = names.iter().map(String::as_str).collect();
             // Each alternative its own join, so every pair combines.
             let mut v = joined_value(join, &refs);
-            for (i, a) in v.alts.iter_mut().enumerate() {
+            for (i, a) in v.alts.make_mut().iter_mut().enumerate() {
                 a.when = vec![Outcome {
                     join: join * 100 + i as u32,
                     outcome: true,

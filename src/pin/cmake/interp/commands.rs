@@ -265,7 +265,7 @@ impl Run<'_, '_> {
                 let val = Val {
                     text: p.to_string(),
                     taint: v.taint.clone(),
-                    alts: Vec::new(),
+                    alts: crate::pin::cmake::value::Alts::new(),
                 };
                 self.set_var(&format!("PROJECT_VERSION_{suffix}"), val.clone());
                 self.set_var(&format!("{}_VERSION_{suffix}", name.text), val);
@@ -307,9 +307,8 @@ impl Run<'_, '_> {
             if let Some(why) = super::super::outside::build_dir_include(&target.text) {
                 return Err(Stop::Undecided(format!("{}: {why}", self.here(line))));
             }
-            self.st
-                .unread
-                .insert(format!("{}: include({})", self.here(line), target.text));
+            let what = format!("{}: include({})", self.here(line), target.text);
+            Rc::make_mut(&mut self.st.unread).insert(what);
             return Ok(Flow::Next);
         }
         let is_module = !target.text.contains('/') && !target.text.ends_with(".cmake");
@@ -394,10 +393,10 @@ impl Run<'_, '_> {
             .last()
             .map(|d| d.source_dir.clone())
             .unwrap_or_default();
-        self.st.dirs.push(Dirs {
+        self.st.dirs.push(Rc::new(Dirs {
             source_dir,
             list_file: rel,
-        });
+        }));
         self.st.depth += 1;
         let r = self.block(&nodes, false);
         self.st.depth -= 1;
@@ -412,19 +411,13 @@ impl Run<'_, '_> {
             return Ok(());
         };
         if !dir.taint.is_empty() {
-            self.st.unread.insert(format!(
-                "{}: add_subdirectory({})",
-                self.here(line),
-                dir.text
-            ));
+            let what = format!("{}: add_subdirectory({})", self.here(line), dir.text);
+            Rc::make_mut(&mut self.st.unread).insert(what);
             return Ok(());
         }
         let Some(rel) = view_path(&self.path_arg(dir)) else {
-            self.st.unread.insert(format!(
-                "{}: add_subdirectory({})",
-                self.here(line),
-                dir.text
-            ));
+            let what = format!("{}: add_subdirectory({})", self.here(line), dir.text);
+            Rc::make_mut(&mut self.st.unread).insert(what);
             return Ok(());
         };
         let file = if rel.is_empty() {
@@ -453,10 +446,10 @@ impl Run<'_, '_> {
         }
         let copy = self.st.scopes.last().cloned().unwrap_or_default();
         self.st.scopes.push(copy);
-        self.st.dirs.push(Dirs {
+        self.st.dirs.push(Rc::new(Dirs {
             source_dir: rel,
             list_file: file,
-        });
+        }));
         self.st.depth += 1;
         let r = self.block(&nodes, false);
         self.st.depth -= 1;
@@ -493,7 +486,7 @@ impl Run<'_, '_> {
             Some(t) => Val {
                 text: t,
                 taint: file.taint.clone(),
-                alts: Vec::new(),
+                alts: crate::pin::cmake::value::Alts::new(),
             },
             None => Val::with(
                 "",
@@ -654,7 +647,7 @@ impl Run<'_, '_> {
                     Val {
                         text: v,
                         taint,
-                        alts: Vec::new(),
+                        alts: crate::pin::cmake::value::Alts::new(),
                     },
                 );
             }
@@ -716,7 +709,7 @@ impl Run<'_, '_> {
                     Val {
                         text: files.join(";"),
                         taint,
-                        alts: Vec::new(),
+                        alts: crate::pin::cmake::value::Alts::new(),
                     },
                 );
             }

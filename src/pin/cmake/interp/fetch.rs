@@ -11,11 +11,8 @@ impl Run<'_, '_> {
         };
         let lc = name.text.to_ascii_lowercase();
         // The first declaration of a name wins; later ones are ignored.
-        self.st
-            .declared
-            .make_mut()
-            .entry(lc)
-            .or_insert_with(|| Details {
+        if !self.st.declared.contains_key(&lc) {
+            let details = Details {
                 args: std::iter::once(name.clone())
                     .chain(rest.iter().cloned())
                     .collect(),
@@ -26,7 +23,9 @@ impl Run<'_, '_> {
                     .map(|d| d.list_file.clone())
                     .unwrap_or_default(),
                 line,
-            });
+            };
+            self.st.declared.insert(lc, details);
+        }
         Ok(())
     }
 
@@ -41,7 +40,7 @@ impl Run<'_, '_> {
                 // on this side CMake stops here, which this run does not follow (it goes on,
                 // so it may fetch more than CMake, never less), so no default is claimed.
                 self.no_default = true;
-                self.st.populated.insert(lc.clone());
+                Rc::make_mut(&mut self.st.populated).insert(lc.clone());
                 self.fetch_declared_alternatives(&lc, line);
                 return Ok(());
             }
@@ -51,7 +50,7 @@ impl Run<'_, '_> {
                 name.text
             )));
         };
-        self.st.populated.insert(lc.clone());
+        Rc::make_mut(&mut self.st.populated).insert(lc.clone());
         let var = format!("FETCHCONTENT_SOURCE_DIR_{}", name.text.to_ascii_uppercase());
         let (v, mut taint) = self.defined_val(&var);
         let local = match v {
@@ -183,7 +182,7 @@ impl Run<'_, '_> {
             })
         };
         let lc = decl.name.to_ascii_lowercase();
-        if !self.st.cpm_added.insert(lc) {
+        if !Rc::make_mut(&mut self.st.cpm_added).insert(lc) {
             return;
         }
         let f = Fetch {
@@ -231,7 +230,7 @@ pub(super) fn list_elements(args: Vec<Arg>) -> Vec<Arg> {
                 taint: a.taint.clone(),
                 quoted: false,
                 line: a.line,
-                alts: Vec::new(),
+                alts: crate::pin::cmake::value::Alts::new(),
             });
         }
     }

@@ -118,7 +118,7 @@ impl Run<'_, '_> {
                 Node::Cmd(inv) => {
                     let run = |r: &mut Self| match r.command(inv) {
                         Err(Stop::Error(e)) if !function_body => {
-                            r.st.errors.push(e);
+                            Rc::make_mut(&mut r.st.errors).push(e);
                             Ok(Flow::Next)
                         }
                         other => other,
@@ -133,7 +133,7 @@ impl Run<'_, '_> {
                 Node::Foreach(head, body) => {
                     let run = |r: &mut Self| match r.foreach(head, body) {
                         Err(Stop::Error(e)) => {
-                            r.st.errors.push(e);
+                            Rc::make_mut(&mut r.st.errors).push(e);
                             Ok(Flow::Next)
                         }
                         other => other,
@@ -396,7 +396,7 @@ impl Run<'_, '_> {
                             .map(|t| Val {
                                 text: t,
                                 taint: taint.clone(),
-                                alts: Vec::new(),
+                                alts: crate::pin::cmake::value::Alts::new(),
                             })
                             .collect();
                         if mode == "LISTS" {
@@ -478,7 +478,7 @@ impl Run<'_, '_> {
         }
         self.st.depth += 1;
         let result = if def.is_macro {
-            self.st.macro_frames.push(Some(frame));
+            self.st.macro_frames.push(Some(Rc::new(frame)));
             let r = self.block(&def.body, true);
             self.st.macro_frames.pop();
             r

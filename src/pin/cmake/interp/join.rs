@@ -220,9 +220,17 @@ impl Run<'_, '_> {
                 }
                 None => {
                     let b = b.into_map();
-                    merge_map(a.make_mut(), &b, &mut |k: &String| {
-                        maybe_names.push(k.clone())
-                    });
+                    let mut merged: Vec<(String, Val)> = Vec::new();
+                    for (k, va) in a.iter() {
+                        let vb = b.get(k);
+                        if vb != Some(va) {
+                            let mut va = va.clone();
+                            va.merge(vb, mark, mine, theirs);
+                            merged.push((k.clone(), va));
+                        }
+                    }
+                    maybe_names.extend(b.keys().filter(|k| !a.contains_key(k)).cloned());
+                    a.extend(merged);
                 }
             }
         }
@@ -289,7 +297,9 @@ impl Run<'_, '_> {
         }
         // Populated on one side only: a later `FetchContent_MakeAvailable` fetches on the
         // other (again here: more than CMake, never less).
-        self.st.populated.retain(|k| populated.contains(k));
+        if !Rc::ptr_eq(&self.st.populated, &populated) {
+            Rc::make_mut(&mut self.st.populated).retain(|k| populated.contains(k));
+        }
         for (k, d) in declared.into_map() {
             match self.st.declared.get(&k) {
                 Some(mine) if *mine == d => {}
@@ -338,7 +348,9 @@ impl Run<'_, '_> {
         if !Rc::ptr_eq(&reached, &self.st.reached) {
             Rc::make_mut(&mut self.st.reached).extend(reached.iter().cloned());
         }
-        self.st.unread.extend(unread);
+        if !Rc::ptr_eq(&self.st.unread, &unread) {
+            Rc::make_mut(&mut self.st.unread).extend(unread.iter().cloned());
+        }
         self.st.written.extend(written);
         Ok(())
     }

@@ -237,6 +237,9 @@ struct Details {
     line: u32,
 }
 
+/// Policies set explicitly (`cmake_policy(SET)`), shared until changed.
+type Policies = Rc<HashMap<String, bool>>;
+
 /// Everything a run changes: what CMake's state would be.
 #[derive(Clone, PartialEq)]
 pub(super) struct State {
@@ -245,25 +248,25 @@ pub(super) struct State {
     cache: Shared<Option<Val>>,
     env: Shared<Option<Val>>,
     commands: Shared<Def>,
-    macro_frames: Vec<Option<HashMap<String, Val>>>,
-    dirs: Vec<Dirs>,
+    macro_frames: Vec<Option<Rc<HashMap<String, Val>>>>,
+    dirs: Vec<Rc<Dirs>>,
     declared: Shared<Details>,
     /// Declarations a joined condition's other side made instead, with the condition.
     declared_alt: Rc<HashMap<String, Vec<(Details, Input)>>>,
-    populated: HashSet<String>,
-    cpm_added: HashSet<String>,
+    populated: Rc<HashSet<String>>,
+    cpm_added: Rc<HashSet<String>>,
     /// Shared until changed (a join clones the state twice).
     pub fetches: Rc<Vec<Fetch>>,
     /// Declaring calls reached: (file, line).
     pub reached: Rc<BTreeSet<(String, u32)>>,
     /// Files CMake would read that pinprobe cannot (outside the tree, a path from an input).
-    pub unread: BTreeSet<String>,
+    pub unread: Rc<BTreeSet<String>>,
     /// Errors CMake reports and goes on after.
-    pub errors: Vec<String>,
+    pub errors: Rc<Vec<String>>,
     /// What the configuration wrote (or removed) in the tree so far.
     written: Writes,
     policy_version: (u64, u64),
-    policies: HashMap<String, bool>,
+    policies: Policies,
     depth: usize,
     /// Names unset on the default path that a joined branch may have set, with why.
     maybe: Rc<HashMap<String, Taint>>,
@@ -275,9 +278,9 @@ pub(super) struct State {
     returning: Vec<(String, Option<Val>)>,
     /// Files an `include_guard(GLOBAL)` (`None`) or `include_guard(DIRECTORY)` (the directory)
     /// has guarded.
-    guards: HashSet<(Option<String>, String)>,
+    guards: Rc<HashSet<(Option<String>, String)>>,
     /// `cmake_policy(PUSH)`ed policy settings.
-    policy_stack: Vec<((u64, u64), HashMap<String, bool>)>,
+    policy_stack: Vec<((u64, u64), Policies)>,
 }
 
 impl State {
@@ -349,7 +352,7 @@ impl Lookup for Run<'_, '_> {
             (None, taint) => Val {
                 text: String::new(),
                 taint,
-                alts: Vec::new(),
+                alts: crate::pin::cmake::value::Alts::new(),
             },
         }
     }
@@ -488,26 +491,26 @@ impl<'m, 'v> Run<'m, 'v> {
                 env: Shared::default(),
                 commands: Shared::default(),
                 macro_frames: vec![None],
-                dirs: vec![Dirs {
+                dirs: vec![Rc::new(Dirs {
                     source_dir: String::new(),
                     list_file: "CMakeLists.txt".into(),
-                }],
+                })],
                 declared: Shared::default(),
                 declared_alt: Rc::default(),
-                populated: HashSet::new(),
-                cpm_added: HashSet::new(),
+                populated: Rc::default(),
+                cpm_added: Rc::default(),
                 fetches: Rc::default(),
                 reached: Rc::default(),
-                unread: BTreeSet::new(),
-                errors: Vec::new(),
+                unread: Rc::default(),
+                errors: Rc::default(),
                 written: Writes::default(),
                 policy_version: (3, 0),
-                policies: HashMap::new(),
+                policies: Rc::default(),
                 depth: 0,
                 maybe: Rc::default(),
                 wild: Vec::new(),
                 returning: Vec::new(),
-                guards: HashSet::new(),
+                guards: Rc::default(),
                 policy_stack: Vec::new(),
             },
             no_default: false,

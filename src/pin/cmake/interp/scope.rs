@@ -21,7 +21,7 @@ impl Run<'_, '_> {
         let dir = dirs.source_dir.clone();
         match args.first().map(|a| a.text.as_str()) {
             Some("GLOBAL") => {
-                if !self.st.guards.insert((None, file)) {
+                if !Rc::make_mut(&mut self.st.guards).insert((None, file)) {
                     return Flow::Return;
                 }
             }
@@ -35,7 +35,7 @@ impl Run<'_, '_> {
                 {
                     return Flow::Return;
                 }
-                self.st.guards.insert((Some(dir), file));
+                Rc::make_mut(&mut self.st.guards).insert((Some(dir), file));
             }
             _ => {
                 let name = format!("__pinprobe_include_guard_{file}");
@@ -316,10 +316,10 @@ impl Run<'_, '_> {
                 let version = v.rsplit("...").next().unwrap_or(v);
                 let mut parts = version.split('.').map(|p| p.parse::<u64>().unwrap_or(0));
                 self.st.policy_version = (parts.next().unwrap_or(3), parts.next().unwrap_or(0));
-                self.st.policies.clear();
+                self.st.policies = Rc::default();
             }
             ["SET", id, value, ..] => {
-                self.st.policies.insert(id.to_string(), *value == "NEW");
+                Rc::make_mut(&mut self.st.policies).insert(id.to_string(), *value == "NEW");
             }
             ["PUSH"] => {
                 let top = (self.st.policy_version, self.st.policies.clone());
@@ -442,7 +442,7 @@ impl Run<'_, '_> {
             (None, taint) => Val {
                 text: String::new(),
                 taint,
-                alts: Vec::new(),
+                alts: crate::pin::cmake::value::Alts::new(),
             },
         }
     }
