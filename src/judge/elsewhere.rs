@@ -163,6 +163,8 @@ mod tests {
             set_by: vec!["-DFA_TAG".into()],
             commit: None,
             repo: None,
+            url: None,
+            url_hash: None,
             default: true,
             conditions: Vec::new(),
             file: "cmake/y.cmake".into(),

@@ -367,6 +367,8 @@ mod tests {
                 .filter(|r| crate::model::is_full_sha(r))
                 .map(CommitId::from),
             repo: None,
+            url: None,
+            url_hash: None,
             default,
             conditions: Vec::new(),
             file: "cmake/fa.cmake".into(),

@@ -141,6 +141,8 @@ mod tests {
             set_by: Vec::new(),
             commit: None,
             repo: None,
+            url: None,
+            url_hash: None,
             default,
             conditions: if condition.is_empty() {
                 Vec::new()

@@ -235,6 +235,12 @@ pub struct Possible {
     /// `GIT_REPOSITORY` in this configuration.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub repo: Option<String>,
+    /// `URL` in this configuration, when the project is fetched as an archive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// `URL_HASH` (or `URL_MD5`) of that `URL`, as written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url_hash: Option<String>,
     /// Whether the default configuration (no `-D`, empty environment, no preset) fetches it.
     pub default: bool,
     /// What selects it: the decisions on inputs, the preset, or the inputs that set the value.

@@ -67,10 +67,8 @@ pub fn from_cmake(view: &dyn View, registry: &Registry) -> Result<CmakePins, cma
 
 /// One value of a pin, while grouping.
 struct Variant {
+    /// The value, with its `URL` and `URL_HASH` when it is an archive.
     possible: Possible,
-    url: Option<String>,
-    /// `URL_HASH` / `URL_MD5` of the archive `URL`.
-    url_hash: Option<String>,
     /// The `URL` is a forge archive: the reference and repository come from it.
     archive: bool,
     patches: Vec<String>,
@@ -168,14 +166,14 @@ pub fn from_evaluation(
                     reference,
                     set_by,
                     repo,
+                    url: fetch.url.as_ref().map(|v| v.text.clone()),
+                    url_hash: url_hash.clone(),
                     default,
                     conditions,
                     file: file.clone(),
                     line,
                     release: None,
                 },
-                url: fetch.url.as_ref().map(|v| v.text.clone()),
-                url_hash: url_hash.clone(),
                 archive: archive.is_some(),
                 patches: patches.clone(),
             };
@@ -398,7 +396,7 @@ fn push_variant(variants: &mut Vec<Variant>, v: Variant) {
         w.possible.reference == v.possible.reference
             && w.possible.set_by == v.possible.set_by
             && w.possible.repo == v.possible.repo
-            && w.url == v.url
+            && w.possible.url == v.possible.url
             && w.possible.file == v.possible.file
             && w.possible.line == v.possible.line
     });
@@ -446,8 +444,8 @@ fn pin_of(
         commit: main.possible.commit.clone(),
         reference: main.possible.reference.clone(),
         reference_raw: None,
-        url: main.url.clone(),
-        url_hash: main.url_hash.clone(),
+        url: main.possible.url.clone(),
+        url_hash: main.possible.url_hash.clone(),
         found_by: if main.archive {
             FoundBy::Archive
         } else {

@@ -127,6 +127,8 @@ fn unknown(sub: &Submodule, path: &str, why: &str) -> Possible {
         set_by: vec![format!("submodule `{}` at {path}: {why}", sub.name)],
         commit: None,
         repo: sub.url.clone(),
+        url: None,
+        url_hash: None,
         default: true,
         conditions: Vec::new(),
         file: ".gitmodules".into(),

@@ -95,6 +95,8 @@ fn any_value(r: &Requirement, why: String) -> Possible {
         set_by: vec![why],
         commit: None,
         repo: None,
+        url: None,
+        url_hash: None,
         default: true,
         conditions: conditions(r, format!("`{}`", r.written)),
         file: r.file.clone(),
@@ -212,6 +214,8 @@ fn vllm_pins(r: &Requirement, db: &Database) -> Vec<Pin> {
                 set_by: Vec::new(),
                 commit: p.commit.as_ref().map(|c| c.to_ascii_lowercase().into()),
                 repo: Some(p.repo.clone()).filter(|r| !r.is_empty()),
+                url: None,
+                url_hash: None,
                 default: false,
                 conditions: conditions(
                     r,

@@ -312,6 +312,55 @@ fn the_archive_pin_keeps_its_url_hash_and_names_the_repository() {
     );
 }
 
+/// An archive pin with a value per configuration: each `possible` value carries its own `URL`
+/// and `URL_HASH`, so a reader can tell which archive each configuration downloads.
+#[test]
+fn each_configurations_archive_keeps_its_url_and_hash() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("repo");
+    let mirror = format!("https://github.com/vllm-project/flash-attention/archive/{AFFECTED}.zip");
+    let mirror_hash = "SHA256=0000000000000000000000000000000000000000000000000000000000000001";
+    let form = Form {
+        name: "archive per configuration",
+        files: vec![(
+            "CMakeLists.txt",
+            format!(
+                "cmake_minimum_required(VERSION 3.26)\nproject(kernels LANGUAGES CXX)\n\
+                 include(FetchContent)\noption(USE_ZIP \"zip archive\" OFF)\nif(USE_ZIP)\n\
+                 FetchContent_Declare(vllm-flash-attn URL {mirror} URL_HASH {mirror_hash})\n\
+                 else()\nFetchContent_Declare(vllm-flash-attn URL https://github.com/vllm-project/\
+                 flash-attention/archive/{AFFECTED}.tar.gz URL_HASH {HASH})\nendif()\n\
+                 FetchContent_MakeAvailable(vllm-flash-attn)\n"
+            ),
+        )],
+        gitlink: None,
+    };
+    repository(&dir, &form);
+    let run = scan(&dir, &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let json = run.json();
+    let pin = &json["targets"][0]["components"][0];
+    let possible = pin["possible"]
+        .as_array()
+        .expect("a value per configuration");
+    let mut seen: Vec<(String, String)> = possible
+        .iter()
+        .map(|p| {
+            (
+                p["url"].as_str().expect("url").to_string(),
+                p["url_hash"].as_str().expect("url_hash").to_string(),
+            )
+        })
+        .collect();
+    seen.sort();
+    let tar = format!("https://github.com/vllm-project/flash-attention/archive/{AFFECTED}.tar.gz");
+    assert_eq!(
+        seen,
+        vec![(tar, HASH.to_string()), (mirror, mirror_hash.to_string())],
+        "{pin}"
+    );
+}
+
 /// A reference pinprobe cannot resolve is never a clean exit: an archive URL that is no forge
 /// archive, a lookalike repository, a vLLM version the ledger does not know, a range that
 /// allows such versions.
