@@ -189,9 +189,26 @@ impl Run<'_, '_> {
             ));
         }
         if commands != self.st.commands {
-            return Err(Stop::Undecided(
-                "a function or macro defined differently under a condition on an input".into(),
-            ));
+            // Name them, so the reader can find the definitions.
+            let mut differ: Vec<String> = self
+                .st
+                .commands
+                .iter()
+                .filter(|(k, d)| commands.get(k) != Some(*d))
+                .chain(
+                    commands
+                        .iter()
+                        .filter(|(k, _)| !self.st.commands.contains_key(k)),
+                )
+                .map(|(_, d)| format!("{}()", d.name))
+                .collect();
+            differ.sort();
+            differ.dedup();
+            return Err(Stop::Undecided(format!(
+                "{} defined differently under a condition on an input (in {})",
+                differ.join(", "),
+                self.here(0).trim_end_matches(":0")
+            )));
         }
         if scopes.len() != self.st.scopes.len() {
             return Err(Stop::Undecided("scopes differ after a condition".into()));
