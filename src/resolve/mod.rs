@@ -7,6 +7,7 @@
 pub mod fetch;
 mod graph;
 mod patch_id;
+pub mod apply;
 mod patched;
 pub mod provenance;
 #[cfg(test)]

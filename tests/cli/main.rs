@@ -29,6 +29,7 @@ mod judge;
 mod layouts;
 mod osv_semantics;
 mod output_hygiene;
+mod patches;
 mod outputs;
 mod pin_forms;
 mod policy;
