@@ -16,8 +16,9 @@ use std::fmt;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tool {
     /// `git apply`: each hunk is placed in the file as the previous hunks left it, from the
-    /// header's new-side line; a hunk whose old side starts at line 0 or 1 must match at the
-    /// start, and one with no trailing context at the end.
+    /// header's new-side line, never over a line a previous hunk wrote; a hunk whose old side
+    /// starts at line 0 or 1 must match at the start, and one with no trailing context at the
+    /// end.
     GitApply,
     /// GNU `patch -p1` with no fuzz: hunks are placed in order in the original file, from the
     /// header's old-side line shifted by the offset the previous hunk needed, never before the
@@ -107,7 +108,11 @@ impl FileDiff {
 
 /// `-p1`: the name with its first directory removed; `None` for `/dev/null`.
 fn strip_name(origin: &str, raw: &str) -> Result<Option<String>, String> {
-    let name = raw.split('\t').next().unwrap_or(raw).trim_end_matches(['\n', '\r']);
+    let name = raw
+        .split('\t')
+        .next()
+        .unwrap_or(raw)
+        .trim_end_matches(['\n', '\r']);
     if name == "/dev/null" {
         return Ok(None);
     }
@@ -207,10 +212,7 @@ pub fn parse(origin: &str, text: &str) -> Result<Vec<FileDiff>, String> {
         }
         if line.starts_with("@@ ") {
             let Some(file) = out.last_mut() else {
-                return Err(format!(
-                    "{origin}:{}: a hunk before any file header",
-                    i + 1
-                ));
+                return Err(format!("{origin}:{}: a hunk before any file header", i + 1));
             };
             let Some((old_start, old_len, new_start, new_len)) = hunk_header(line) else {
                 return Err(format!("{origin}:{}: malformed hunk header", i + 1));
@@ -345,10 +347,15 @@ fn matches_at(image: &[&str], old: &[&str], at: usize) -> bool {
 type HunkError = (usize, String);
 
 fn apply_git(diff: &FileDiff, base: &str) -> Result<String, HunkError> {
-    let mut image: Vec<String> = lines_of(base).into_iter().map(str::to_string).collect();
+    // Each line with whether a previous hunk wrote it: git apply never lets a hunk match
+    // over a line another hunk wrote (no `--allow-overlap`).
+    let mut image: Vec<(String, bool)> = lines_of(base)
+        .into_iter()
+        .map(|l| (l.to_string(), false))
+        .collect();
     for (n, hunk) in diff.hunks.iter().enumerate() {
         let old = hunk.old_side();
-        let view: Vec<&str> = image.iter().map(String::as_str).collect();
+        let view: Vec<&str> = image.iter().map(|(l, _)| l.as_str()).collect();
         let match_beginning = hunk.old_start <= 1;
         let match_end = hunk.trailing() == 0;
         if old.len() > view.len() {
@@ -365,14 +372,21 @@ fn apply_git(diff: &FileDiff, base: &str) -> Result<String, HunkError> {
             (!match_beginning || at == 0)
                 && (!match_end || at + old.len() == view.len())
                 && matches_at(&view, &old, at)
+                && !image[at..at + old.len()]
+                    .iter()
+                    .any(|(_, written)| *written)
         };
         let Some(at) = outwards(line, 0, view.len()).find(|&at| fits(at)) else {
             return Err((n + 1, anchored_why(match_beginning, match_end)));
         };
-        let new: Vec<String> = hunk.new_side().into_iter().map(str::to_string).collect();
+        let new: Vec<(String, bool)> = hunk
+            .new_side()
+            .into_iter()
+            .map(|l| (l.to_string(), true))
+            .collect();
         image.splice(at..at + old.len(), new);
     }
-    Ok(image.concat())
+    Ok(image.into_iter().map(|(l, _)| l).collect())
 }
 
 /// `line`, then one later, one earlier, two later, ... within `low..=high`.
@@ -401,6 +415,8 @@ fn apply_gnu(diff: &FileDiff, base: &str) -> Result<String, HunkError> {
     let mut frozen = 0usize;
     // The offset the previous hunk needed.
     let mut offset: isize = 0;
+    // The previous hunk's trailing context, which GNU patch lets the next hunk match over.
+    let mut open = 0usize;
     for (n, hunk) in diff.hunks.iter().enumerate() {
         let old = hunk.old_side();
         let (prefix, suffix) = (hunk.leading(), hunk.trailing());
@@ -415,56 +431,61 @@ fn apply_gnu(diff: &FileDiff, base: &str) -> Result<String, HunkError> {
                 ));
             }
             let at = at as usize;
-            unterminated_inside(hunk, at == input.len()).map_err(|e| (n + 1, e))?;
             out.extend(&input[frozen..at]);
             out.extend(hunk.new_side());
             frozen = at;
+            open = 0;
             continue;
         }
         // 0-based line the header names, shifted like the previous hunk.
         let guess = hunk.old_start.saturating_sub(1) as isize + offset;
         let guess = guess.clamp(0, input.len() as isize) as usize;
+        let low = frozen - open;
         let at = if prefix < suffix {
             if hunk.old_start > 1 {
                 return Err((
                     n + 1,
-                    "less leading than trailing context away from the start: not modelled"
-                        .into(),
+                    "less leading than trailing context away from the start: not modelled".into(),
                 ));
             }
-            (frozen == 0 && matches_at(&input, &old, 0)).then_some(0)
+            (low == 0 && matches_at(&input, &old, 0)).then_some(0)
         } else if suffix < prefix {
             input
                 .len()
                 .checked_sub(old.len())
-                .filter(|&at| at >= frozen && matches_at(&input, &old, at))
+                .filter(|&at| at >= low && matches_at(&input, &old, at))
         } else {
-            outwards(guess, frozen, input.len()).find(|&at| matches_at(&input, &old, at))
+            outwards(guess.max(low), low, input.len()).find(|&at| matches_at(&input, &old, at))
         };
         let Some(at) = at else {
             return Err((
                 n + 1,
-                anchored_why(prefix < suffix, suffix < prefix).replace("the file", "the file (after the previous hunk)"),
+                anchored_why(prefix < suffix, suffix < prefix)
+                    .replace("the file", "the file (after the previous hunk)"),
             ));
         };
-        unterminated_inside(hunk, at + old.len() == input.len()).map_err(|e| (n + 1, e))?;
+        if at < frozen {
+            return Err((
+                n + 1,
+                "it matches over the previous hunk's trailing context: not modelled".into(),
+            ));
+        }
         offset = at as isize - hunk.old_start.saturating_sub(1) as isize;
         out.extend(&input[frozen..at]);
         out.extend(hunk.new_side());
         frozen = at + old.len();
+        open = suffix;
     }
     out.extend(&input[frozen..]);
-    Ok(out.concat())
-}
-
-/// A new line without a line end placed before other lines: GNU patch then writes a line end
-/// after all (git does not); not modelled.
-fn unterminated_inside(hunk: &Hunk, at_end: bool) -> Result<(), String> {
-    let unterminated = hunk.new_side().last().is_some_and(|l| !l.ends_with('\n'));
-    if unterminated && !at_end {
-        return Err("a line marked `No newline` placed before other lines: not modelled".into());
+    // A line without a line end (the file's last, or one a hunk marks `\ No newline`) that
+    // ends up before other lines: GNU patch writes a line end after it; not modelled.
+    if out.iter().rev().skip(1).any(|l| !l.ends_with('\n')) {
+        return Err((
+            diff.hunks.len(),
+            "a line without a line end placed before other lines: not modelled".into(),
+        ));
     }
-    Ok(())
+    Ok(out.concat())
 }
 
 #[cfg(test)]
@@ -500,12 +521,24 @@ mod tests {
     #[test]
     fn what_is_not_modelled_is_an_error() {
         for (text, why) in [
-            ("diff --git a/x b/y\nrename from x\nrename to y\n", "rename from"),
-            ("diff --git a/x b/x\nGIT binary patch\nliteral 1\n", "GIT binary patch"),
-            ("--- \"a/x y\"\n+++ \"b/x y\"\n@@ -1 +1 @@\n-a\n+b\n", "quoted"),
+            (
+                "diff --git a/x b/y\nrename from x\nrename to y\n",
+                "rename from",
+            ),
+            (
+                "diff --git a/x b/x\nGIT binary patch\nliteral 1\n",
+                "GIT binary patch",
+            ),
+            (
+                "--- \"a/x y\"\n+++ \"b/x y\"\n@@ -1 +1 @@\n-a\n+b\n",
+                "quoted",
+            ),
             ("--- x\n+++ x\n@@ -1 +1 @@\n-a\n+b\n", "no directory"),
             ("--- a/x\n+++ b/y\n@@ -1 +1 @@\n-a\n+b\n", "into"),
-            ("--- a/x\n+++ b/x\n@@ -1,2 +1 @@\n-a\n", "ends inside a hunk"),
+            (
+                "--- a/x\n+++ b/x\n@@ -1,2 +1 @@\n-a\n",
+                "ends inside a hunk",
+            ),
             ("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n+c\n", ""),
             ("--- a/x\n+++ b/x\n@@ -1 +1 @@\n*a\n+b\n", "malformed hunk"),
             ("just words\n", "no file changes"),
@@ -556,7 +589,10 @@ mod tests {
         // Offsets: the hunk found two lines later.
         let diff = one("--- a/x\n+++ b/x\n@@ -2,3 +2,3 @@\n c\n-d\n+D\n e\n");
         for r in both(&diff, Some("0\n1\nb\nc\nd\ne\nf\n")) {
-            assert_eq!(r.expect("applies").as_deref(), Some("0\n1\nb\nc\nD\ne\nf\n"));
+            assert_eq!(
+                r.expect("applies").as_deref(),
+                Some("0\n1\nb\nc\nD\ne\nf\n")
+            );
         }
     }
 
