@@ -34,6 +34,7 @@ mod patches;
 mod pin_forms;
 mod policy;
 mod reports;
+mod roots;
 mod rules;
 mod sarif;
 mod scan;
