@@ -242,3 +242,35 @@ fn a_file_written_into_the_build_directory_and_included_is_undecided_with_the_re
     let said = format!("{} {}", t["undecided"], t["warnings"]);
     assert!(said.contains("gen.cmake"), "{t:#}");
 }
+
+/// The table and `-v` name the projects evaluated when there is more than the top-level one.
+#[test]
+fn the_table_and_verbose_output_name_the_projects_evaluated() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    write(
+        tmp.path(),
+        "kernels/CMakeLists.txt",
+        &kernels_lists(AFFECTED),
+    );
+    write(
+        tmp.path(),
+        "setup.py",
+        "setup(ext_modules=[CMakeExtension(\"k._C\", sourcedir=\"kernels\")])\n",
+    );
+    let run = run_in(tmp.path(), &["scan", ".", "--offline", "-v"]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains(
+            "CMake projects evaluated: kernels (setup.py:1: CMakeExtension(\"kernels\"))"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stderr.contains(
+            "evaluated the CMake project in kernels (setup.py:1: CMakeExtension(\"kernels\"))"
+        ),
+        "{}",
+        run.stderr
+    );
+}
