@@ -235,7 +235,10 @@ pub fn configured(file: &str, text: &str) -> Vec<Configured> {
                     }
                 }
                 words
-            } else if let Some(rest) = s.strip_prefix("cmake ") {
+            } else if let Some(rest) = s.strip_prefix("cmake ")
+                // A command line, not prose: it names a source or build directory.
+                && rest.split_whitespace().any(|w| w.starts_with("-S") || w == "-B")
+            {
                 rest.split_whitespace().map(str::to_string).collect()
             } else {
                 Vec::new()
