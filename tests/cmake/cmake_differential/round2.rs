@@ -353,7 +353,10 @@ fn the_project_a_python_build_configures_is_evaluated() {
     };
     let (code, json) = scan(&list);
     assert_eq!(code, Some(1), "found as a project nothing reaches: {json}");
-    assert!(json.contains("no other CMakeLists.txt reaches it"), "{json}");
+    assert!(
+        json.contains("no other CMakeLists.txt reaches it"),
+        "{json}"
+    );
     list.push((
         "pyproject.toml",
         "[project]\nname = \"x\"\nversion = \"1\"\n[tool.scikit-build]\ncmake.source-dir = \"csrc\"\n".into(),
