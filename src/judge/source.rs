@@ -6,9 +6,9 @@
 use super::{elsewhere, hygiene, ledger, values};
 use crate::model::{CommitId, Evidence, EvidenceKind, Finding, Location, Pin, Status};
 use crate::pin;
-use crate::resolve::{PatchedTree, Repo, ResolveError, Resolved};
+use crate::resolve::{PatchSet, PatchedTree, Repo, ResolveError, Resolved};
 use crate::rules::Database;
-use crate::rules::evaluate::{self, OtherPin, Subject};
+use crate::rules::evaluate::{self, OtherPin, PatchScope, Subject};
 use crate::view::{TargetError, View};
 
 /// Why a pin could not be judged: its tree or its clone could not be read.
@@ -88,11 +88,23 @@ impl Judge<'_> {
             ));
         }
         let hygiene = hygiene::check(pin, &db.registry, clone.zip(commit));
-        let patches = read_patches(self.view, pin)?;
+        let patches = PatchSet::new(&read_patches(self.view, pin)?);
         let tree = match (clone, commit) {
             (Some(clone), Some(commit)) => Some(PatchedTree::new(clone, commit, &patches)),
             _ => None,
         };
+        // What the patches change: applied to the pinned commit where a clone holds it, else
+        // as the patch files say.
+        let scope = (!patches.is_empty()).then(|| PatchScope {
+            names: patches.names.clone(),
+            touched: match &tree {
+                Some(t) => match t.failure() {
+                    Some(why) => Err(why.to_string()),
+                    None => Ok(t.touched().to_vec()),
+                },
+                None => patches.touched(),
+            },
+        });
         let sources_label = match (&tree, pin.patches.is_empty()) {
             (None, _) => String::new(),
             (Some(_), true) => format!("{} at {}", pin.component, short(commit)),
@@ -124,6 +136,7 @@ impl Judge<'_> {
                 })
             }),
             recorded: resolution.recorded,
+            patches: scope,
             location: Some(Location {
                 file: pin.file.clone(),
                 line: pin.line,
@@ -319,13 +332,17 @@ fn resolve_pin(pin: &Pin, clone: Option<&Repo>) -> Result<PinCommit, JudgeError>
     }
 }
 
-/// The text of each patch file the pin declares, read from the target.
-fn read_patches(view: &dyn View, pin: &Pin) -> Result<Vec<(String, String)>, JudgeError> {
+/// The text of each patch file the pin declares, read from the target (`None` where the
+/// target does not hold it).
+type PatchTexts = Vec<(String, Option<String>)>;
+
+fn read_patches(view: &dyn View, pin: &Pin) -> Result<PatchTexts, JudgeError> {
     let mut out = Vec::new();
     for path in &pin.patches {
-        if let Some(bytes) = view.read(path)? {
-            out.push((path.clone(), String::from_utf8_lossy(&bytes).into_owned()));
-        }
+        let text = view
+            .read(path)?
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
+        out.push((path.clone(), text));
     }
     Ok(out)
 }
@@ -486,7 +503,10 @@ mod tests {
         p.patches = vec!["patches/a.patch".into(), "patches/missing.patch".into()];
         assert_eq!(
             read_patches(view.as_ref(), &p).expect("reads"),
-            [("patches/a.patch".to_string(), "diff a\n".to_string())]
+            [
+                ("patches/a.patch".to_string(), Some("diff a\n".to_string())),
+                ("patches/missing.patch".to_string(), None)
+            ]
         );
     }
 

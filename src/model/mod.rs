@@ -29,8 +29,8 @@ pub use pin::{
     CommitId, Fingerprint, FoundBy, PackagePin, Pin, Possible, is_full_sha, purl_encode,
 };
 pub use report::{
-    ImageInfo, LayerInfo, Report, RulesSource, SCHEMA, Shard, TargetKind, TargetReport, Tool,
-    VersionControl,
+    CmakeRoot, ImageInfo, LayerInfo, Report, RulesSource, SCHEMA, Shard, TargetKind, TargetReport,
+    Tool, VersionControl,
 };
 pub use rule_id::{FindingKind, RuleId};
 pub use status::{Severity, Status};

@@ -186,6 +186,10 @@ pub struct TargetReport {
     pub undecided: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Source trees only: the CMake projects evaluated, each as CMake would be given it
+    /// (`cmake -S DIR`; `.` for the top-level `CMakeLists.txt`), with why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cmake_roots: Vec<CmakeRoot>,
     /// Container images only: the layers and which layer brought each file that was read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub image: Option<ImageInfo>,
@@ -201,6 +205,16 @@ pub struct TargetReport {
     /// `versionControlProvenance`.
     #[serde(skip)]
     pub provenance: Option<VersionControl>,
+}
+
+/// A CMake project evaluated in a source tree ([`TargetReport::cmake_roots`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CmakeRoot {
+    /// The directory holding its `CMakeLists.txt`, from the tree's root (`.` for the root).
+    pub dir: String,
+    /// Why it was evaluated: the top-level project, what configures it (`setup.py:LINE ...`,
+    /// `pyproject.toml ...`), or that no other `CMakeLists.txt` reaches it.
+    pub why: String,
 }
 
 /// A git work tree's repository, commit and branch.
@@ -288,6 +302,7 @@ impl TargetReport {
             findings: Vec::new(),
             undecided: None,
             warnings: Vec::new(),
+            cmake_roots: Vec::new(),
             image: None,
             notices: Vec::new(),
             provisional: false,

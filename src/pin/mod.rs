@@ -12,6 +12,7 @@ pub mod cmake;
 pub mod components;
 pub mod fingerprint;
 pub mod python;
+pub mod setup_py;
 pub mod shipped;
 pub mod submodule;
 pub mod subproject;

@@ -5,7 +5,7 @@
 //! pins join the tree's, with paths from the tree's root.
 
 use super::{CmakePins, cmake, components::Registry, from_evaluation};
-use crate::model::TargetKind;
+use crate::model::{CmakeRoot, TargetKind};
 use crate::view::{TargetError, View};
 
 /// A directory of another view, seen as a view of its own.
@@ -53,16 +53,71 @@ impl View for SubView<'_> {
     }
 }
 
-/// The directories below the root whose `CMakeLists.txt` starts a project and holds (in it
-/// or below it) declarations the root's evaluation never reached: the shallowest of each; and
-/// the directory the Python build configures (`pyproject.toml`'s `[tool.scikit-build]`
-/// `cmake.source-dir`), whatever it declares literally.
-pub fn roots(view: &dyn View, found: &CmakePins) -> Result<Vec<String>, TargetError> {
-    let mut out: Vec<String> = Vec::new();
-    if let Some(dir) = python_build_root(view)?
-        && view.read(&format!("{dir}/CMakeLists.txt"))?.is_some()
-    {
-        out.push(dir);
+/// The CMake projects below the root to evaluate, in order, each with why
+/// ([`CmakeRoot::why`]), and what could not be read about them (warnings):
+///
+/// 1. the directories the Python build configures: `pyproject.toml`'s `[tool.scikit-build]`
+///    `cmake.source-dir`, and `setup.py`'s CMake extensions and `cmake` runs
+///    ([`super::setup_py`]);
+/// 2. the shallowest directory with a `CMakeLists.txt` calling `project()` above each
+///    declaration the root's evaluation never reached;
+/// 3. every other directory whose `CMakeLists.txt` no other CMake file reaches (by
+///    `add_subdirectory`, `include` of a `CMakeLists.txt`, or a `SOURCE_DIR`, with a path
+///    read without evaluating): a project the Python build may configure in a way not read
+///    here (a computed path), or that is built on its own.
+pub fn roots(view: &dyn View, found: &CmakePins) -> Result<Roots, TargetError> {
+    let mut out = Roots::default();
+    // A path the Python build names may be anything (a file, a directory the tree lacks).
+    let has_lists = |dir: &str| -> Result<bool, TargetError> {
+        Ok(matches!(
+            view.read(&format!("{dir}/CMakeLists.txt")),
+            Ok(Some(_))
+        ))
+    };
+    let push = |out: &mut Roots, dir: String, why: String, configured: bool| {
+        if !out.roots.iter().any(|r| r.dir == dir) {
+            out.roots.push(CmakeRoot { dir, why });
+            out.configured.push(configured);
+        }
+    };
+    if let Some(dir) = python_build_root(view)? {
+        if has_lists(&dir)? {
+            push(
+                &mut out,
+                dir,
+                "pyproject.toml: [tool.scikit-build] cmake.source-dir".into(),
+                true,
+            );
+        } else {
+            out.warnings.push(format!(
+                "pyproject.toml: [tool.scikit-build] cmake.source-dir `{dir}` has no CMakeLists.txt"
+            ));
+        }
+    }
+    if let Some(bytes) = view.read("setup.py")? {
+        let text = String::from_utf8_lossy(&bytes);
+        for c in super::setup_py::configured("setup.py", &text) {
+            let Some(raw) = c.dir else {
+                if !c.extension {
+                    continue;
+                }
+                out.warnings.push(format!(
+                    "{}: the CMake source directory is not written out; every CMakeLists.txt no other one reaches is evaluated instead",
+                    c.why
+                ));
+                continue;
+            };
+            match crate::pin::cmake::normalize_path(raw.trim_end_matches('/')) {
+                // The top-level project: evaluated already.
+                Some(dir) if dir.is_empty() || dir == "." => {}
+                Some(dir) if has_lists(&dir)? => push(&mut out, dir, c.why, true),
+                _ if !c.extension => {}
+                _ => out.warnings.push(format!(
+                    "{}: `{raw}` is not a directory of the tree with a CMakeLists.txt",
+                    c.why
+                )),
+            }
+        }
     }
     for u in &found.unreached {
         let mut dir = String::new();
@@ -79,8 +134,9 @@ pub fn roots(view: &dyn View, found: &CmakePins) -> Result<Vec<String>, TargetEr
                 format!("{dir}/{part}")
             };
             if out
+                .roots
                 .iter()
-                .any(|o| dir == *o || dir.starts_with(&format!("{o}/")))
+                .any(|o| dir == o.dir || dir.starts_with(&format!("{}/", o.dir)))
             {
                 break;
             }
@@ -91,24 +147,227 @@ pub fn roots(view: &dyn View, found: &CmakePins) -> Result<Vec<String>, TargetEr
                 .to_ascii_lowercase()
                 .contains("project(")
             {
-                out.push(dir.clone());
+                let why = format!(
+                    "holds {}:{}, a declaration the top-level evaluation does not reach",
+                    u.file, u.line
+                );
+                push(&mut out, dir.clone(), why, true);
                 break;
+            }
+        }
+    }
+    let files = view.files_under("")?;
+    let reached = reached_dirs(view, &files)?;
+    let mut lists: Vec<&str> = files
+        .iter()
+        .filter_map(|f| f.strip_suffix("/CMakeLists.txt"))
+        .collect();
+    lists.sort_by_key(|d| (d.matches('/').count(), *d));
+    for dir in lists {
+        if !reached.contains(dir) {
+            push(
+                &mut out,
+                dir.to_string(),
+                "no other CMakeLists.txt reaches it".into(),
+                false,
+            );
+        }
+    }
+    Ok(out)
+}
+
+/// The projects [`roots`] found.
+#[derive(Debug, Default)]
+pub struct Roots {
+    pub roots: Vec<CmakeRoot>,
+    /// Per root: whether something configures it (the Python build, a declaration only it can
+    /// reach), so that a problem evaluating it leaves the tree undecided; a project found only
+    /// because nothing reaches it leaves it undecided only when it could pin something.
+    configured: Vec<bool>,
+    pub warnings: Vec<String>,
+}
+
+/// Commands that pin a fetched source, as CMake files spell them (lowercase).
+const DECLARING: [&str; 6] = [
+    "fetchcontent_declare",
+    "fetchcontent_populate",
+    "externalproject_add",
+    "cpmaddpackage",
+    "cpmdeclarepackage",
+    "cpmfindpackage",
+];
+
+/// Markers of a CMake file reading what lies outside its own directory (a parent's helpers,
+/// the environment, a download, a program's output).
+const READS_OUTSIDE: [&str; 6] = [
+    "../",
+    "cmake_source_dir",
+    "$env{",
+    "execute_process",
+    "download",
+    "cmake_module_path",
+];
+
+/// Whether a project in `dir` could pin anything: a CMake file below it declares a fetch, or
+/// reads what lies outside the directory (where a declaring helper may live).
+fn could_pin(view: &dyn View, dir: &str) -> Result<bool, TargetError> {
+    for file in view.files_under(dir)? {
+        if !is_cmake_file(&file) {
+            continue;
+        }
+        let Some(bytes) = view.read(&file)? else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&bytes).to_ascii_lowercase();
+        if DECLARING
+            .iter()
+            .chain(READS_OUTSIDE.iter())
+            .any(|m| text.contains(m))
+        {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+fn is_cmake_file(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name == "CMakeLists.txt" || name.to_ascii_lowercase().ends_with(".cmake")
+}
+
+/// The directories whose `CMakeLists.txt` another CMake file reaches: `add_subdirectory(X)`,
+/// `include(X/CMakeLists.txt)`, `SOURCE_DIR X`, with `X` relative or under
+/// `${CMAKE_CURRENT_SOURCE_DIR}` / `${CMAKE_CURRENT_LIST_DIR}` (read from a `CMakeLists.txt`;
+/// in a `*.cmake` file only `${CMAKE_CURRENT_LIST_DIR}`, the includer being unknown). A path
+/// with any other variable reaches nothing here: the directory is then evaluated on its own
+/// too, which is the safe side.
+fn reached_dirs(
+    view: &dyn View,
+    files: &[String],
+) -> Result<std::collections::BTreeSet<String>, TargetError> {
+    let mut out = std::collections::BTreeSet::new();
+    for file in files.iter().filter(|f| is_cmake_file(f)) {
+        let Some(bytes) = view.read(file)? else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        let here = file.rsplit_once('/').map_or("", |(d, _)| d);
+        let lists = file.ends_with("CMakeLists.txt");
+        for target in references(&text) {
+            let mut path = target.replace("${CMAKE_CURRENT_LIST_DIR}", "@HERE@");
+            if lists {
+                path = path.replace("${CMAKE_CURRENT_SOURCE_DIR}", "@HERE@");
+            } else if !path.starts_with("@HERE@") {
+                continue;
+            }
+            let path = match path.strip_prefix("@HERE@") {
+                Some(rest) => format!("{here}/{}", rest.trim_start_matches('/')),
+                None if path.starts_with('/') => continue,
+                None => format!("{here}/{path}"),
+            };
+            if path.contains("${") || path.contains("$ENV{") || path.contains('@') {
+                continue;
+            }
+            let path = path.strip_suffix("/CMakeLists.txt").unwrap_or(&path);
+            if let Some(dir) = crate::pin::cmake::normalize_path(path.trim_start_matches('/'))
+                && dir != here
+            {
+                out.insert(dir);
             }
         }
     }
     Ok(out)
 }
 
-/// Evaluate each subproject root of `found` and merge its pins into `found`: its declarations
-/// stop being unreached, its own unreached ones and unread files stay, with tree paths.
+/// The path arguments of `add_subdirectory(...)`, `include(...CMakeLists.txt)` and every
+/// `SOURCE_DIR ...` in a CMake file's text, unquoted.
+fn references(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let lower = text.to_ascii_lowercase();
+    let words = |at: usize| -> Vec<String> {
+        text[at..]
+            .split(')')
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .map(|w| w.trim_matches('"').to_string())
+            .collect()
+    };
+    for (at, _) in lower.match_indices("add_subdirectory(") {
+        if let Some(first) = words(at + "add_subdirectory(".len()).into_iter().next() {
+            out.push(first);
+        }
+    }
+    for (at, _) in lower.match_indices("include(") {
+        if let Some(first) = words(at + "include(".len()).into_iter().next()
+            && first.ends_with("CMakeLists.txt")
+        {
+            out.push(first);
+        }
+    }
+    for (at, _) in text.match_indices("SOURCE_DIR") {
+        let before = text[..at].chars().last();
+        if before.is_some_and(|c| !c.is_whitespace() && c != '(') {
+            continue;
+        }
+        if let Some(value) = text[at + "SOURCE_DIR".len()..].split_whitespace().next() {
+            let value = value.trim_end_matches(')').trim_matches('"');
+            if !value.is_empty() {
+                out.push(value.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// Evaluate each root of [`roots`] and merge its pins into `found`: its declarations stop
+/// being unreached, its own unreached ones and unread files stay, with tree paths; a pin the
+/// top-level evaluation (or an earlier root) found at the same place is kept once. Returns
+/// the roots evaluated (the top-level first) and warnings.
 pub fn merge(
     view: &dyn View,
     registry: &Registry,
     found: &mut CmakePins,
-) -> Result<(), cmake::CmakeError> {
-    for dir in roots(view, found)? {
+) -> Result<(Vec<CmakeRoot>, Vec<String>), cmake::CmakeError> {
+    let Roots {
+        roots: candidates,
+        configured,
+        mut warnings,
+    } = roots(view, found)?;
+    let mut evaluated = Vec::new();
+    if view.read("CMakeLists.txt")?.is_some() {
+        evaluated.push(CmakeRoot {
+            dir: ".".into(),
+            why: "the top-level CMakeLists.txt".into(),
+        });
+    }
+    for (root, configured) in candidates.into_iter().zip(configured) {
+        let dir = root.dir.clone();
         let sub = SubView::new(view, &dir);
-        let evaluation = cmake::evaluate(&sub)?;
+        // A project found only because nothing reaches it and that can pin nothing (a test
+        // project, a vendored library): what stops its evaluation is said, not undecided.
+        let matters = configured || could_pin(view, &dir)?;
+        let evaluation = match cmake::evaluate(&sub) {
+            Ok(e) => e,
+            Err(e) if !matters => {
+                warnings.push(format!(
+                    "the CMake project in {dir}/ ({}) was not evaluated: {e}; it declares no fetch and reads nothing outside its directory",
+                    root.why
+                ));
+                continue;
+            }
+            Err(e) if !configured => {
+                found.undecided.get_or_insert_with(|| {
+                    format!(
+                        "the CMake project in {dir}/ ({}) could not be evaluated: {e}",
+                        root.why
+                    )
+                });
+                evaluated.push(root);
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
         let mut pins = from_evaluation(&evaluation, &sub, registry)?;
         let at = |f: &str| format!("{dir}/{f}");
         for pin in &mut pins.pins {
@@ -123,20 +382,42 @@ pub fn merge(
         }
         let inside = format!("{dir}/");
         found.unreached.retain(|u| !u.file.starts_with(&inside));
-        found.unreached.extend(pins.unreached);
-        found.pins.extend(pins.pins);
+        for u in pins.unreached {
+            if !found.unreached.contains(&u) {
+                found.unreached.push(u);
+            }
+        }
+        for pin in pins.pins {
+            let same = |p: &crate::model::Pin| {
+                p.file == pin.file
+                    && p.line == pin.line
+                    && p.reference == pin.reference
+                    && p.component == pin.component
+            };
+            if !found.pins.iter().any(same) {
+                found.pins.push(pin);
+            }
+        }
         found.unread.extend(
             pins.unread
                 .iter()
                 .map(|f| format!("{f} (from the project in {dir}/)")),
         );
-        if found.undecided.is_none()
-            && let Some(why) = pins.undecided
-        {
-            found.undecided = Some(format!("the project in {dir}/: {why}"));
+        if let Some(why) = pins.undecided {
+            if matters {
+                found
+                    .undecided
+                    .get_or_insert_with(|| format!("the project in {dir}/: {why}"));
+            } else {
+                warnings.push(format!(
+                    "the CMake project in {dir}/ ({}) is not fully evaluated: {why}; it declares no fetch and reads nothing outside its directory",
+                    root.why
+                ));
+            }
         }
+        evaluated.push(root);
     }
-    Ok(())
+    Ok((evaluated, warnings))
 }
 
 /// `[tool.scikit-build] cmake.source-dir` (or `cmake = { source-dir = ... }`) of the tree's

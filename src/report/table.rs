@@ -234,6 +234,16 @@ pub fn render_at(report: &Report, width: u16, out: &mut dyn Write) -> std::io::R
         if let Some(why) = &target.undecided {
             writeln!(out, "{}", wrap(&format!("undecided: {why}"), cols, "  "))?;
         }
+        // The CMake projects evaluated, said when there is more than the top-level one.
+        if target.cmake_roots.iter().any(|r| r.dir != ".") {
+            let roots: Vec<String> = target
+                .cmake_roots
+                .iter()
+                .map(|r| format!("{} ({})", r.dir, r.why))
+                .collect();
+            let line = format!("CMake projects evaluated: {}", roots.join("; "));
+            writeln!(out, "{}", wrap(&line, cols, "  "))?;
+        }
         for w in &target.warnings {
             writeln!(out, "{}", wrap(&format!("warning: {w}"), cols, "  "))?;
         }

@@ -4,6 +4,7 @@
 //! Fail closed: a commit, or an ancestor, missing from the clone (a shallow clone, a partial
 //! fetch) answers [`Answer::Unknown`], never "not an ancestor".
 
+pub mod apply;
 pub mod fetch;
 mod graph;
 mod patch_id;
@@ -12,7 +13,7 @@ pub mod provenance;
 #[cfg(test)]
 pub(crate) mod test_git;
 
-pub use patched::PatchedTree;
+pub use patched::{PatchSet, PatchedTree};
 
 use gix::ObjectId;
 use std::collections::{BTreeMap, HashSet};
@@ -425,6 +426,15 @@ impl Repo {
             .map_err(|e| self.git_err(e))?;
         let tree = commit.tree_id().map_err(|e| self.git_err(e))?.detach();
         crate::view::blob_at(&self.repo, tree, path).map_err(|e| self.git_err(e))
+    }
+
+    /// The files `commit` changes against its first parent (every file, for a root commit),
+    /// sorted; `Unknown` when the commit or a tree is not in the clone.
+    pub fn files_changed(&self, commit: &ObjectId) -> Answer<Vec<String>> {
+        match patch_id::files_changed(self, commit) {
+            Some(files) => Answer::Known(files),
+            None => Answer::Unknown(self.missing(commit)),
+        }
     }
 
     /// A commit reachable from `tip` (and not from `base`, when given) whose change is the same

@@ -187,6 +187,16 @@ fn touches_all(clone: &Repo, lookups: &mut EntryCache, commit: &ObjectId, paths:
         .all(|p| lookups.at(clone, info.tree, p) != lookups.at(clone, parent.tree, p))
 }
 
+/// The paths [`changes_of`] gives.
+pub(super) fn files_changed(clone: &Repo, commit: &ObjectId) -> Option<Vec<String>> {
+    Some(
+        changes_of(clone, commit)?
+            .into_iter()
+            .map(|c| c.path)
+            .collect(),
+    )
+}
+
 /// The files a commit changes against its first parent (or against nothing, for a root).
 fn changes_of(clone: &Repo, commit: &ObjectId) -> Option<Vec<Change>> {
     let info = clone.graph.commit(&clone.repo, commit)?;

@@ -54,6 +54,20 @@ pub struct Subject<'a> {
     /// Evidence recorded elsewhere for a rule (rule id, evidence): the release ledger's verdicts.
     pub recorded: Vec<(RuleId, Evidence)>,
     pub location: Option<Location>,
+    /// The pin's declared patches, `None` when it declares none: commit evidence (ancestry,
+    /// the pin being an event commit) describes the unpatched commit, so it may say
+    /// `not_affected` only when no patch touches a file of the rule's fix or introduction.
+    pub patches: Option<PatchScope>,
+}
+
+/// What a pin's declared patches change ([`Subject::patches`]).
+#[derive(Debug, Clone)]
+pub struct PatchScope {
+    /// The patch files, as declared.
+    pub names: Vec<String>,
+    /// The files they change, each with the patch file that changes it; `Err`: why that is
+    /// not known, or why the patches do not apply (the build's patch step fails).
+    pub touched: Result<Vec<(String, String)>, String>,
 }
 
 impl Subject<'_> {
@@ -136,13 +150,15 @@ pub fn evaluate_with(
         if !spec.note.is_empty() && ancestry.status != Status::Unknown {
             ancestry.detail = format!("{} ({})", ancestry.detail, spec.note);
         }
+        patched_away(&mut ancestry, range, subject);
         weighed.push((
             ancestry,
             subject.clone.is_some() && subject.commit.is_some(),
         ));
         if let Some(e) = known_pin_evidence(&spec.known_affected_pins, subject) {
             weighed.push((e, true));
-        } else if let Some(e) = event_pin_evidence(range, subject) {
+        } else if let Some(mut e) = event_pin_evidence(range, subject) {
+            patched_away(&mut e, range, subject);
             // A pin equal to an event commit, read from the events alone: ancestry in a clone
             // holding the pin says the same with the whole range (limits, other events), so
             // this inference only applies without one.
@@ -425,6 +441,7 @@ fn requirement_evidence(
         package_pins: Vec::new(),
         no_clone: None,
         recorded: Vec::new(),
+        patches: None,
         location: None,
     };
     let mut unknown = Vec::new();
@@ -650,6 +667,67 @@ fn signature_evidence(signature: &super::signature::Signature, subject: &Subject
             subject.sources_label
         )),
     }
+}
+
+/// Commit evidence that says `not_affected` of a pin whose declared patches may change what
+/// it says: a patch touches a file that one of the range's `fixed` or `introduced` commits
+/// changed (a patch can revert the fix, or bring the bug in), or which files either side
+/// touches cannot be told, or the patches do not apply. Such evidence becomes `unknown` with
+/// the reason, and the lattice leaves the decision to the patched source (the signature).
+fn patched_away(evidence: &mut Evidence, range: &super::model::Range, subject: &Subject) {
+    if evidence.status != Status::NotAffected {
+        return;
+    }
+    let Some(why) = patch_reason(range, subject) else {
+        return;
+    };
+    evidence.status = Status::Unknown;
+    evidence.detail = format!(
+        "{}; but {why}, so the unpatched commit does not say what the build compiles",
+        evidence.detail
+    );
+}
+
+fn patch_reason(range: &super::model::Range, subject: &Subject) -> Option<String> {
+    let scope = subject.patches.as_ref()?;
+    let touched = match &scope.touched {
+        Ok(t) if t.is_empty() => return None,
+        Ok(t) => t,
+        Err(why) => return Some(format!("the declared patches cannot be applied: {why}")),
+    };
+    let Some(clone) = subject.clone else {
+        return Some(format!(
+            "{} patch{} the source and no clone tells which files the rule's fix changed",
+            scope.names.join(", "),
+            if scope.names.len() == 1 { "es" } else { "" }
+        ));
+    };
+    for event in &range.events {
+        let role = match event {
+            Event::Fixed(_) => "fix",
+            Event::Introduced(_) => "introduction",
+            _ => continue,
+        };
+        let Some(commit) = parse_commit(event.value()) else {
+            continue;
+        };
+        let short = &event.value()[..12.min(event.value().len())];
+        match clone.files_changed(&commit) {
+            Answer::Known(files) => {
+                if let Some((path, origin)) = touched.iter().find(|(p, _)| files.contains(p)) {
+                    return Some(format!(
+                        "{origin} changes {path}, which the rule's {role} {short} changed"
+                    ));
+                }
+            }
+            Answer::Unknown(why) => {
+                return Some(format!(
+                    "the declared patches change files and which files the rule's {role} {short} changed is not known ({why})"
+                ));
+            }
+        }
+    }
+    None
 }
 
 fn parse_commit(v: &str) -> Option<ObjectId> {
@@ -1145,6 +1223,7 @@ mod tests {
                 package_pins: Vec::new(),
                 no_clone: None,
                 recorded: Vec::new(),
+                patches: None,
                 location: None,
                 binaries: None,
             }

@@ -170,9 +170,9 @@ fn run_one(rule: &Rule, vector: &TestVector, db: &Database, clones: &Clones) -> 
         .as_deref()
         .and_then(|p| gix::ObjectId::from_hex(p.as_bytes()).ok());
     let tree = match (clone, commit) {
-        (Some(c), Some(id)) if vector.files.is_empty() && c.has_commit(&id) => {
-            Some(PatchedTree::new(c, id, &[]))
-        }
+        (Some(c), Some(id)) if vector.files.is_empty() && c.has_commit(&id) => Some(
+            PatchedTree::new(c, id, &crate::resolve::PatchSet::default()),
+        ),
         _ => None,
     };
     let mem = MemFiles(&vector.files);
@@ -201,6 +201,7 @@ fn run_one(rule: &Rule, vector: &TestVector, db: &Database, clones: &Clones) -> 
         package_pins: vector_package(rule, vector, &component),
         no_clone: None,
         recorded: Vec::new(),
+        patches: None,
         location: None,
     };
     let others: Vec<OtherPin> = vector

@@ -21,7 +21,17 @@ pub(super) fn add(
     found: &mut CmakePins,
     report: &mut TargetReport,
 ) -> Result<(), ScanError> {
-    pin::subproject::merge(view, &db.registry, found)?;
+    let (roots, warnings) = pin::subproject::merge(view, &db.registry, found)?;
+    for root in &roots {
+        crate::model::verbose::say(format_args!(
+            "{}: evaluated the CMake project in {} ({})",
+            view.describe(),
+            root.dir,
+            root.why
+        ));
+    }
+    report.cmake_roots = roots;
+    report.warnings.extend(warnings);
     submodules(view, db, own, found, report)?;
     let python = pin::python::find(view)?;
     report.warnings.extend(

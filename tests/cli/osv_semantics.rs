@@ -322,6 +322,7 @@ fn evaluate(db: &pinprobe::rules::Database, id: &str, pin: &str, clone: &Repo) -
         commit_unknown: None,
         no_clone: None,
         recorded: Vec::new(),
+        patches: None,
         clone: Some(clone),
         sources: None,
         sources_label: String::new(),

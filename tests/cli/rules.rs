@@ -41,6 +41,7 @@ fn eval(
         package_pins: Vec::new(),
         no_clone: None,
         recorded: Vec::new(),
+        patches: None,
         location: None,
     };
     evaluate::evaluate(rule, &subject, &db.registry)

@@ -322,7 +322,8 @@ fn a_tree_cmake_makes_fetch_the_affected_commit_never_passes_scan_or_diff() {
 
 /// The CMake project a Python build configures (`[tool.scikit-build] cmake.source-dir`) is a
 /// root of its own: a declaration only its evaluation reaches (in a file not named `.cmake`)
-/// decides the scan, where without it the tree pins nothing pinprobe can see (exit 3).
+/// decides the scan. Without the Python build it is still evaluated (no other CMakeLists.txt
+/// reaches it); the report says why each project was evaluated.
 #[test]
 fn the_project_a_python_build_configures_is_evaluated() {
     let mut list = vec![
@@ -350,11 +351,11 @@ fn the_project_a_python_build_configures_is_evaluated() {
         ]);
         (Some(out.code), out.stdout)
     };
-    let (code, _) = scan(&list);
-    assert_eq!(
-        code,
-        Some(3),
-        "without the Python build's root nothing is seen: undecided"
+    let (code, json) = scan(&list);
+    assert_eq!(code, Some(1), "found as a project nothing reaches: {json}");
+    assert!(
+        json.contains("no other CMakeLists.txt reaches it"),
+        "{json}"
     );
     list.push((
         "pyproject.toml",
@@ -362,6 +363,10 @@ fn the_project_a_python_build_configures_is_evaluated() {
     ));
     let (code, json) = scan(&list);
     assert_eq!(code, Some(1), "{json}");
+    assert!(
+        json.contains("pyproject.toml: [tool.scikit-build] cmake.source-dir"),
+        "{json}"
+    );
     assert!(
         json.contains("csrc/deps.txt"),
         "the pin is located in the file that declares it: {json}"
