@@ -17,7 +17,7 @@ fuzz_target!(|data: &[u8]| {
         "vllm/vllm_flash_attn/cute/block_info.py",
         "vllm/vllm_flash_attn/cute/flash_fwd_sm90.py",
     ];
-    let mut view = MemView::new("fuzz", "site-packages");
+    let mut view = MemView::new("fuzz", pinprobe::model::TargetKind::Installed);
     view.insert("vllm/__init__.py", Vec::new());
     for (name, part) in names.iter().zip(common::parts(data, names.len())) {
         view.insert(*name, part.to_vec());

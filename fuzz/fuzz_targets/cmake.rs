@@ -7,7 +7,7 @@ use libfuzzer_sys::fuzz_target;
 use pinprobe::view::MemView;
 
 fuzz_target!(|data: &[u8]| {
-    let mut view = MemView::new("fuzz", "source-tree");
+    let mut view = MemView::new("fuzz", pinprobe::model::TargetKind::SourceTree);
     let names = [
         "CMakeLists.txt",
         "cmake/external_projects/vllm_flash_attn.cmake",

@@ -26,7 +26,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(index) = pinprobe::pin::fingerprint::load(file.path()) else {
         return;
     };
-    let mut view = MemView::new("fuzz", "site-packages");
+    let mut view = MemView::new("fuzz", pinprobe::model::TargetKind::Installed);
     for (path, text) in common::buggy_files() {
         view.insert(path, text.into_bytes());
     }

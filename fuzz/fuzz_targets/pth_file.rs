@@ -35,7 +35,7 @@ fuzz_target!(|data: &[u8]| {
     assert!(pth.lines.len() <= newlines + 1);
 
     let site = "lib/python3.12/site-packages";
-    let mut view = MemView::new("fuzz", "site-packages");
+    let mut view = MemView::new("fuzz", pinprobe::model::TargetKind::Installed);
     view.insert(format!("{site}/vllm/__init__.py"), Vec::new());
     view.insert(format!("{site}/fuzz.pth"), data.to_vec());
     let env = Env::at(site);
