@@ -143,10 +143,7 @@ pub fn roots(view: &dyn View, found: &CmakePins) -> Result<Roots, TargetError> {
             let Some(bytes) = view.read(&format!("{dir}/CMakeLists.txt"))? else {
                 continue;
             };
-            if String::from_utf8_lossy(&bytes)
-                .to_ascii_lowercase()
-                .contains("project(")
-            {
+            if cmake::calls_project(&String::from_utf8_lossy(&bytes)) {
                 let why = format!(
                     "holds {}:{}, a declaration the top-level evaluation does not reach",
                     u.file, u.line

@@ -43,6 +43,18 @@ pub fn normalize_path(path: &str) -> Option<String> {
     paths::normalize(path)
 }
 
+/// Whether a lists file calls `project()` (any case, any spacing before the parenthesis, as
+/// CMake reads it). A file CMake could not read either way counts as calling it, so that a
+/// directory is evaluated rather than passed over.
+pub fn calls_project(text: &str) -> bool {
+    match lexer::tokenize(text) {
+        Ok(invocations) => invocations
+            .iter()
+            .any(|i| i.name.eq_ignore_ascii_case("project")),
+        Err(_) => true,
+    }
+}
+
 use crate::view::TargetError;
 
 /// Which CMake command declared the dependency.

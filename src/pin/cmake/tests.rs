@@ -1697,3 +1697,23 @@ fn eval_watches_and_properties_are_unknown_never_narrower() {
     let (_, any) = tag_values(&e);
     assert!(any, "a property read is any value");
 }
+
+#[test]
+fn project_calls_are_found_as_cmake_reads_them() {
+    for text in [
+        "project(p NONE)\n",
+        "project (p NONE)\n",
+        "PROJECT\t(p)\n",
+        "cmake_minimum_required(VERSION 3.20)\nProject\n(p LANGUAGES CXX)\n",
+    ] {
+        assert!(calls_project(text), "{text:?}");
+    }
+    for text in [
+        "# project(p)\n",
+        "message(STATUS \"project(p)\")\n",
+        "set(project_name p)\n",
+        "my_project(p)\n",
+    ] {
+        assert!(!calls_project(text), "{text:?}");
+    }
+}
