@@ -296,38 +296,14 @@ const R1: &str = "PINPROBE-2026-0001";
 const TEST_RULE: &str = "TEST-SPLITKV-ANCESTRY";
 const PATCH_DIR: &str = "cmake/external_projects/patches";
 
-struct Fixture {
-    _tmp: tempfile::TempDir,
-    h: FaHistory,
-    rules: std::path::PathBuf,
-    root: std::path::PathBuf,
-}
-
-fn fixture() -> Fixture {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let h = FaHistory::build(&tmp.path().join("flash-attention"));
-    let rules = tmp.path().join("rules");
-    write(
-        &rules,
-        "test.yaml",
-        &ancestry_rule(
-            TEST_RULE,
-            &[("introduced", &h.introduce), ("fixed", &h.fix)],
-        ),
-    );
-    let root = tmp.path().to_path_buf();
-    Fixture {
-        _tmp: tmp,
-        h,
-        rules,
-        root,
-    }
+fn fixture() -> AncestryFixture {
+    AncestryFixture::new(TEST_RULE)
 }
 
 /// A vLLM-shaped tree pinning `tag` whose patch step applies `patch` (name, text; `None`: the
 /// file is declared but not in the tree).
 fn patched_tree(
-    fx: &Fixture,
+    fx: &AncestryFixture,
     name: &str,
     tag: &str,
     patch: (&str, Option<&str>),
@@ -345,10 +321,10 @@ fn patched_tree(
     tree
 }
 
-fn scan_tree(fx: &Fixture, tree: &Path, with_clone: bool) -> TargetReport {
+fn scan_tree(fx: &AncestryFixture, tree: &Path, with_clone: bool) -> TargetReport {
     let (db, _) = pinprobe::rules::load(Some(&fx.rules)).expect("rules load");
     let repos: Vec<(String, std::path::PathBuf)> = if with_clone {
-        vec![("flash-attention".to_string(), fx.h.dir.clone())]
+        vec![("flash-attention".to_string(), fx.history.dir.clone())]
     } else {
         Vec::new()
     };
@@ -383,7 +359,7 @@ fn detail(f: &Finding, kind: EvidenceKind) -> String {
 #[test]
 fn a_patch_that_reverts_the_fix_is_never_not_affected() {
     let fx = fixture();
-    let h = &fx.h;
+    let h = &fx.history;
     let revert = git(&h.dir, &["format-patch", "-1", "--stdout", &h.revert]);
     let tree = patched_tree(&fx, "reverted", &h.c4, ("revert-fix.patch", Some(&revert)));
     let report = scan_tree(&fx, &tree, true);
@@ -434,7 +410,7 @@ fn a_patch_that_reverts_the_fix_is_never_not_affected() {
 #[test]
 fn a_patch_of_unrelated_files_leaves_ancestry_to_decide() {
     let fx = fixture();
-    let h = &fx.h;
+    let h = &fx.history;
     let unrelated = "--- a/CHANGELOG.md\n+++ b/CHANGELOG.md\n@@ -1 +1,2 @@\n fixed split-kv\n+patched for this build\n";
     let tree = patched_tree(
         &fx,
@@ -458,7 +434,7 @@ fn a_patch_of_unrelated_files_leaves_ancestry_to_decide() {
 #[test]
 fn a_patch_that_does_not_apply_is_unknown_and_named() {
     let fx = fixture();
-    let h = &fx.h;
+    let h = &fx.history;
     let stale = "--- a/flash_attn/cute/flash_fwd_sm90.py\n+++ b/flash_attn/cute/flash_fwd_sm90.py\n@@ -1,3 +1,3 @@\n-from flash_attn.cute.block_info import Missing\n+from flash_attn.cute.block_info import BlockInfo\n \n \n";
     for (name, text, why) in [
         (
@@ -488,7 +464,7 @@ fn a_patch_that_does_not_apply_is_unknown_and_named() {
 #[test]
 fn a_pull_request_adding_a_reverting_patch_does_not_pass() {
     let fx = fixture();
-    let h = &fx.h;
+    let h = &fx.history;
     let vllm = fx.root.join("vllm");
     init(&vllm);
     vllm_tree(&vllm, FA_REPO, &h.c4);

@@ -40,35 +40,11 @@ fn finding<'a>(report: &'a TargetReport, rule: &str) -> &'a Finding {
         .unwrap_or_else(|| panic!("no finding for {rule}: {:#?}", report.findings))
 }
 
-struct Fixture {
-    _tmp: tempfile::TempDir,
-    history: FaHistory,
-    rules: std::path::PathBuf,
-    root: std::path::PathBuf,
+fn fixture() -> AncestryFixture {
+    AncestryFixture::new(TEST_RULE)
 }
 
-fn fixture() -> Fixture {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let history = FaHistory::build(&tmp.path().join("flash-attention"));
-    let rules = tmp.path().join("rules");
-    write(
-        &rules,
-        "test.yaml",
-        &ancestry_rule(
-            TEST_RULE,
-            &[("introduced", &history.introduce), ("fixed", &history.fix)],
-        ),
-    );
-    let root = tmp.path().to_path_buf();
-    Fixture {
-        _tmp: tmp,
-        history,
-        rules,
-        root,
-    }
-}
-
-fn tree_pinning(fx: &Fixture, name: &str, sha: &str) -> std::path::PathBuf {
+fn tree_pinning(fx: &AncestryFixture, name: &str, sha: &str) -> std::path::PathBuf {
     let tree = fx.root.join(name);
     vllm_tree(&tree, FA_REPO, sha);
     tree

@@ -306,6 +306,40 @@ pub fn vllm_tree(root: &Path, repo: &str, tag: &str) {
     );
 }
 
+/// The synthetic FlashAttention history beside a rules directory holding one ancestry-only
+/// rule `id` (introduced and fixed at the history's commits): what ancestry tests scan against.
+pub struct AncestryFixture {
+    _tmp: tempfile::TempDir,
+    pub history: FaHistory,
+    /// The rules directory (`--rules`).
+    pub rules: std::path::PathBuf,
+    /// A scratch directory for the trees under test.
+    pub root: std::path::PathBuf,
+}
+
+impl AncestryFixture {
+    pub fn new(id: &str) -> Self {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let history = FaHistory::build(&tmp.path().join("flash-attention"));
+        let rules = tmp.path().join("rules");
+        write(
+            &rules,
+            "test.yaml",
+            &ancestry_rule(
+                id,
+                &[("introduced", &history.introduce), ("fixed", &history.fix)],
+            ),
+        );
+        let root = tmp.path().to_path_buf();
+        AncestryFixture {
+            _tmp: tmp,
+            history,
+            rules,
+            root,
+        }
+    }
+}
+
 /// A rule file pinning the synthetic history's commits (ancestry only, no signature).
 pub fn ancestry_rule(id: &str, events: &[(&str, &str)]) -> String {
     let events: String = events
