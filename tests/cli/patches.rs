@@ -289,8 +289,6 @@ fn application_agrees_with_git_apply_and_gnu_patch() {
 
 use crate::common::*;
 use pinprobe::model::{EvidenceKind, Finding, Status, TargetReport};
-use pinprobe::resolve::Clones;
-use pinprobe::scan::{self, Options};
 
 const R1: &str = "PINPROBE-2026-0001";
 const TEST_RULE: &str = "TEST-SPLITKV-ANCESTRY";
@@ -321,27 +319,9 @@ fn patched_tree(
     tree
 }
 
-fn scan_tree(fx: &AncestryFixture, tree: &Path, with_clone: bool) -> TargetReport {
-    let (db, _) = pinprobe::rules::load(Some(&fx.rules)).expect("rules load");
-    let repos: Vec<(String, std::path::PathBuf)> = if with_clone {
-        vec![("flash-attention".to_string(), fx.history.dir.clone())]
-    } else {
-        Vec::new()
-    };
-    let clones = Clones::open(&repos).expect("clone opens");
-    let opts = Options {
-        repos,
-        ..Default::default()
-    };
-    scan::scan_source(tree, &opts, &db, &clones).expect("scan succeeds")
-}
-
-fn finding<'a>(report: &'a TargetReport, rule: &str) -> &'a Finding {
-    report
-        .findings
-        .iter()
-        .find(|f| f.rule == rule)
-        .unwrap_or_else(|| panic!("no finding for {rule}: {:#?}", report.findings))
+fn scan_with(fx: &AncestryFixture, tree: &Path, with_clone: bool) -> TargetReport {
+    let clone = with_clone.then_some(fx.history.dir.as_path());
+    scan_tree(tree, clone, Some(&fx.rules), None)
 }
 
 fn detail(f: &Finding, kind: EvidenceKind) -> String {
@@ -362,7 +342,7 @@ fn a_patch_that_reverts_the_fix_is_never_not_affected() {
     let h = &fx.history;
     let revert = git(&h.dir, &["format-patch", "-1", "--stdout", &h.revert]);
     let tree = patched_tree(&fx, "reverted", &h.c4, ("revert-fix.patch", Some(&revert)));
-    let report = scan_tree(&fx, &tree, true);
+    let report = scan_with(&fx, &tree, true);
     let r1 = finding(&report, R1);
     assert_eq!(r1.status, Status::Affected, "{r1:#?}");
     assert_eq!(r1.decided_by, Some(EvidenceKind::Signature));
@@ -383,13 +363,13 @@ fn a_patch_that_reverts_the_fix_is_never_not_affected() {
     // The unpatched pin is clean by both.
     let clean = fx.root.join("clean");
     vllm_tree(&clean, FA_REPO, &h.c4);
-    let report = scan_tree(&fx, &clean, true);
+    let report = scan_with(&fx, &clean, true);
     assert_eq!(finding(&report, R1).status, Status::NotAffected);
     assert_eq!(finding(&report, TEST_RULE).status, Status::NotAffected);
     // Without a clone, the pin that is the fix commit itself is clean only unpatched: which
     // files the fix changed is not known, so the patch leaves it undecided.
     let at_fix = patched_tree(&fx, "at-fix", &h.fix, ("revert-fix.patch", Some(&revert)));
-    let report = scan_tree(&fx, &at_fix, false);
+    let report = scan_with(&fx, &at_fix, false);
     let t = finding(&report, TEST_RULE);
     assert_eq!(t.status, Status::Unknown, "{t:#?}");
     assert!(
@@ -400,7 +380,7 @@ fn a_patch_that_reverts_the_fix_is_never_not_affected() {
     let bare = fx.root.join("bare-fix");
     vllm_tree(&bare, FA_REPO, &h.fix);
     assert_eq!(
-        finding(&scan_tree(&fx, &bare, false), TEST_RULE).status,
+        finding(&scan_with(&fx, &bare, false), TEST_RULE).status,
         Status::NotAffected
     );
 }
@@ -418,7 +398,7 @@ fn a_patch_of_unrelated_files_leaves_ancestry_to_decide() {
         &h.c4,
         ("changelog.patch", Some(unrelated)),
     );
-    let report = scan_tree(&fx, &tree, true);
+    let report = scan_with(&fx, &tree, true);
     let t = finding(&report, TEST_RULE);
     assert_eq!(
         (t.status, t.decided_by),
@@ -449,7 +429,7 @@ fn a_patch_that_does_not_apply_is_unknown_and_named() {
         ),
     ] {
         let tree = patched_tree(&fx, name, &h.c4, (name, text));
-        let report = scan_tree(&fx, &tree, true);
+        let report = scan_with(&fx, &tree, true);
         for rule in [R1, TEST_RULE] {
             let f = finding(&report, rule);
             assert_eq!(f.status, Status::Unknown, "{rule}: {f:#?}");

@@ -4,41 +4,12 @@
 use crate::common;
 
 use common::*;
-use pinprobe::model::TargetReport;
 use pinprobe::model::{EvidenceKind, Finding, Status};
 use pinprobe::resolve::Clones;
 use pinprobe::scan::{self, Options};
-use std::path::Path;
 
 const R1: &str = "PINPROBE-2026-0001";
 const TEST_RULE: &str = "TEST-SPLITKV-ANCESTRY";
-
-fn scan_tree(
-    tree: &Path,
-    clone: Option<&Path>,
-    rules: Option<&Path>,
-    rev: Option<&str>,
-) -> TargetReport {
-    let (db, _) = pinprobe::rules::load(rules).expect("rules load");
-    let repos: Vec<(String, std::path::PathBuf)> = clone
-        .map(|c| vec![("flash-attention".to_string(), c.to_path_buf())])
-        .unwrap_or_default();
-    let clones = Clones::open(&repos).expect("clone opens");
-    let opts = Options {
-        rev: rev.map(String::from),
-        repos,
-        ..Default::default()
-    };
-    scan::scan_source(tree, &opts, &db, &clones).expect("scan succeeds")
-}
-
-fn finding<'a>(report: &'a TargetReport, rule: &str) -> &'a Finding {
-    report
-        .findings
-        .iter()
-        .find(|f| f.rule == rule)
-        .unwrap_or_else(|| panic!("no finding for {rule}: {:#?}", report.findings))
-}
 
 fn fixture() -> AncestryFixture {
     AncestryFixture::new(TEST_RULE)

@@ -340,6 +340,39 @@ impl AncestryFixture {
     }
 }
 
+/// Scan a source tree in process (`scan::scan_source`): with `clone` as FlashAttention's
+/// repository, `rules` as `--rules` and `rev` as `--rev`.
+pub fn scan_tree(
+    tree: &Path,
+    clone: Option<&Path>,
+    rules: Option<&Path>,
+    rev: Option<&str>,
+) -> pinprobe::model::TargetReport {
+    let (db, _) = pinprobe::rules::load(rules).expect("rules load");
+    let repos: Vec<(String, PathBuf)> = clone
+        .map(|c| vec![("flash-attention".to_string(), c.to_path_buf())])
+        .unwrap_or_default();
+    let clones = pinprobe::resolve::Clones::open(&repos).expect("clone opens");
+    let opts = pinprobe::scan::Options {
+        rev: rev.map(String::from),
+        repos,
+        ..Default::default()
+    };
+    pinprobe::scan::scan_source(tree, &opts, &db, &clones).expect("scan succeeds")
+}
+
+/// The finding of `rule` in `report` (a test failure naming the findings when there is none).
+pub fn finding<'a>(
+    report: &'a pinprobe::model::TargetReport,
+    rule: &str,
+) -> &'a pinprobe::model::Finding {
+    report
+        .findings
+        .iter()
+        .find(|f| f.rule == rule)
+        .unwrap_or_else(|| panic!("no finding for {rule}: {:#?}", report.findings))
+}
+
 /// A rule file pinning the synthetic history's commits (ancestry only, no signature).
 pub fn ancestry_rule(id: &str, events: &[(&str, &str)]) -> String {
     let events: String = events
