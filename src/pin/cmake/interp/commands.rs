@@ -691,6 +691,7 @@ impl Run<'_, '_> {
                                     f
                                 }
                             };
+                            self.m.share_glob(&rel, recurse, &found);
                             files.extend(found.into_iter().map(|f| abs(&f)));
                         }
                     }
