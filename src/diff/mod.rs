@@ -159,7 +159,7 @@ pub fn review(req: &Request, db: &Database, clones: &Clones) -> Result<Review, R
         (Ok(b), Ok(h)) => scan::shared::likely_shared(b.as_ref(), h.as_ref()),
         _ => false,
     };
-    let mut runs_shared = (0, 0);
+    let mut runs_shared = (0, 0, 0);
     let (base, head) = if likely_shared {
         let head = side("HEAD", req.head, clones, true);
         (side("BASE", req.base, clones, true), head)
@@ -173,10 +173,11 @@ pub fn review(req: &Request, db: &Database, clones: &Clones) -> Result<Review, R
     };
     if std::env::var_os("PINPROBE_STATS").is_some() {
         eprintln!(
-            "pinprobe: stats: diff: CMake evaluations shared between the revisions: {} (tried: {likely_shared}); runs started from BASE's: {}, top-level statements skipped: {}",
+            "pinprobe: stats: diff: CMake evaluations shared between the revisions: {} (tried: {likely_shared}); runs started from BASE's: {}, top-level statements skipped: {}, included files taken as evaluated: {}",
             evaluations.shared(),
             runs_shared.0,
-            runs_shared.1
+            runs_shared.1,
+            runs_shared.2
         );
     }
     let mut base = base?;

@@ -398,7 +398,7 @@ impl Run<'_, '_> {
             list_file: rel,
         }));
         self.st.depth += 1;
-        let r = self.block(&nodes, false);
+        let r = super::share::included(self, &nodes);
         self.st.depth -= 1;
         self.st.dirs.pop();
         // An included file shares its includer's scope: what it propagates is already there.

@@ -91,6 +91,8 @@ struct Link {
     steps: usize,
     /// What the statement consulted (the earlier ones' in the links before).
     accesses: Vec<Access>,
+    /// The length of the run's journal here.
+    journal: usize,
     /// Decisions the run added to [`Machine::relevant`] so far.
     added: Rc<Vec<String>>,
     saved: Saved,
@@ -178,9 +180,24 @@ pub(super) struct Shelf {
     /// Parsed files, with the digest of their bytes.
     parsed: RefCell<HashMap<String, Parsed>>,
     chains: RefCell<Vec<Chain>>,
+    /// Executions of included files, by the identity of the file's parse.
+    calls: RefCell<HashMap<*const Vec<Node>, Vec<Call>>>,
 }
 
 impl Shelf {
+    /// The distinct accesses of the run's journal from `from` on.
+    fn since(&self, from: usize) -> Vec<Access> {
+        let journal = self.journal.borrow();
+        let mut seen = HashSet::new();
+        journal
+            .get(from..)
+            .unwrap_or_default()
+            .iter()
+            .filter(|a| seen.insert(*a))
+            .cloned()
+            .collect()
+    }
+
     fn note(&self, access: Access, answer: Option<Answer>) {
         match answer {
             Some(a) => {
@@ -292,6 +309,8 @@ struct Session {
     /// Runs that started from a recorded prefix, and the top-level statements they skipped.
     resumed: usize,
     skipped: usize,
+    /// Executions of included files taken as recorded.
+    calls: usize,
 }
 
 thread_local! {
@@ -315,6 +334,7 @@ impl Sharing {
                 shelves: Vec::new(),
                 resumed: 0,
                 skipped: 0,
+                calls: 0,
             });
         });
         Sharing {
@@ -331,12 +351,13 @@ impl Sharing {
         });
     }
 
-    /// Runs started from a recorded prefix so far, and the top-level statements they skipped.
-    pub fn shared(&self) -> (usize, usize) {
+    /// Runs started from a recorded prefix so far, the top-level statements they skipped, and
+    /// the executions of included files taken as recorded.
+    pub fn shared(&self) -> (usize, usize, usize) {
         SESSION.with(|s| {
-            s.borrow()
-                .as_ref()
-                .map_or((0, 0), |session| (session.resumed, session.skipped))
+            s.borrow().as_ref().map_or((0, 0, 0), |session| {
+                (session.resumed, session.skipped, session.calls)
+            })
         })
     }
 }
@@ -359,6 +380,7 @@ pub(in crate::pin::cmake) fn journal(view: &dyn View) -> Option<Journal<'_>> {
                 journal: RefCell::default(),
                 parsed: RefCell::default(),
                 chains: RefCell::default(),
+                calls: RefCell::default(),
             }),
         })
     })
@@ -534,9 +556,7 @@ fn record(run: &Run<'_, '_>, statements: usize, links: &mut Vec<Link>, end: Opti
     if run.m.steps > run.m.max_steps {
         return;
     }
-    let mut accesses: Vec<Access> = std::mem::take(&mut *shelf.journal.borrow_mut());
-    let mut seen = HashSet::new();
-    accesses.retain(|a| seen.insert(a.clone()));
+    let accesses = shelf.since(links.last().map_or(0, |l| l.journal));
     let added = match links.last() {
         Some(l) if run.m.relevant.len() == rec.relevant.len() + l.added.len() => l.added.clone(),
         None if run.m.relevant.len() == rec.relevant.len() => Rc::default(),
@@ -557,6 +577,7 @@ fn record(run: &Run<'_, '_>, statements: usize, links: &mut Vec<Link>, end: Opti
         statements,
         steps: run.m.steps.saturating_sub(rec.steps),
         accesses,
+        journal: shelf.journal.borrow().len(),
         added,
         saved: Saved {
             trace: run.trace.clone(),
@@ -616,7 +637,10 @@ fn resume(run: &mut Run<'_, '_>) -> Resumed {
             let holds = same_way
                 && answers_same
                 && within_budget
-                && link.accesses.iter().all(|a| same(r, &shelf, view, a));
+                && link
+                    .accesses
+                    .iter()
+                    .all(|a| same(&mut r.same, &shelf, view, a));
             if !holds {
                 break;
             }
@@ -654,8 +678,13 @@ fn resume(run: &mut Run<'_, '_>) -> Resumed {
 }
 
 /// Whether `access` answers in `view` as it did when recorded (each access asked once).
-fn same(r: &mut Resume, shelf: &Shelf, view: &dyn View, access: &Access) -> bool {
-    if let Some(known) = r.same.get(access) {
+fn same(
+    known: &mut HashMap<Access, bool>,
+    shelf: &Shelf,
+    view: &dyn View,
+    access: &Access,
+) -> bool {
+    if let Some(known) = known.get(access) {
         return *known;
     }
     let recorded = shelf.answers.borrow().get(access).copied();
@@ -669,6 +698,203 @@ fn same(r: &mut Resume, shelf: &Shelf, view: &dyn View, access: &Access) -> bool
         Access::Unreplayable => None,
     };
     let answer = recorded.is_some() && now == recorded;
-    r.same.insert(access.clone(), answer);
+    known.insert(access.clone(), answer);
     answer
+}
+
+/// What a run was when it started the statements of an included file: everything the
+/// execution of those statements reads of the run besides its choices and the relevance
+/// answers.
+#[derive(Clone)]
+struct Entry {
+    st: State,
+    decided: usize,
+    joins: u32,
+    no_default: bool,
+    summarizing: usize,
+    call_forced: (Vec<bool>, usize),
+}
+
+impl Entry {
+    fn of(run: &Run<'_, '_>) -> Entry {
+        Entry {
+            st: run.st.clone(),
+            decided: run.trace.len(),
+            joins: run.joins,
+            no_default: run.no_default,
+            summarizing: run.summarizing,
+            call_forced: run.call_forced.clone(),
+        }
+    }
+
+    /// Whether `run` (with `decided` decisions) is where this entry was, but for the state
+    /// (compared last: the costliest).
+    fn holds_parts(&self, decided: usize, run: &Run<'_, '_>) -> bool {
+        self.decided == decided
+            && self.joins == run.joins
+            && self.no_default == run.no_default
+            && self.summarizing == run.summarizing
+            && self.call_forced == run.call_forced
+            && matches!(run.next_args, EmptyArgs::Decide)
+    }
+}
+
+/// How the statements of an included file ended: a flow, or a stop that carries only text.
+#[derive(Clone)]
+enum Ending {
+    Next,
+    Break,
+    Continue,
+    Return,
+    Fatal(String),
+    Error(String),
+    Undecided(String),
+    NeedsFork,
+}
+
+impl Ending {
+    fn of(result: &Result<Flow, Stop>) -> Option<Ending> {
+        Some(match result {
+            Ok(Flow::Next) => Ending::Next,
+            Ok(Flow::Break) => Ending::Break,
+            Ok(Flow::Continue) => Ending::Continue,
+            Ok(Flow::Return) => Ending::Return,
+            Err(Stop::Fatal(m)) => Ending::Fatal(m.clone()),
+            Err(Stop::Error(m)) => Ending::Error(m.clone()),
+            Err(Stop::Undecided(m)) => Ending::Undecided(m.clone()),
+            Err(Stop::NeedsFork) => Ending::NeedsFork,
+            Err(_) => return None,
+        })
+    }
+
+    fn result(self) -> Result<Flow, Stop> {
+        match self {
+            Ending::Next => Ok(Flow::Next),
+            Ending::Break => Ok(Flow::Break),
+            Ending::Continue => Ok(Flow::Continue),
+            Ending::Return => Ok(Flow::Return),
+            Ending::Fatal(m) => Err(Stop::Fatal(m)),
+            Ending::Error(m) => Err(Stop::Error(m)),
+            Ending::Undecided(m) => Err(Stop::Undecided(m)),
+            Ending::NeedsFork => Err(Stop::NeedsFork),
+        }
+    }
+}
+
+/// One recorded execution of an included file's statements: where it started, what it did
+/// to the run and the machine, what it consulted, and how it ended.
+struct Call {
+    entry: Entry,
+    st: State,
+    joins: u32,
+    no_default: bool,
+    call_forced: (Vec<bool>, usize),
+    next_args: EmptyArgs,
+    /// The decisions it took, after the entry's.
+    decisions: Vec<Decision>,
+    /// The relevance answers it asked for.
+    asked: Vec<(String, bool)>,
+    /// Decisions it added to [`Machine::relevant`].
+    added: Vec<String>,
+    steps: usize,
+    accesses: Vec<Access>,
+    ending: Ending,
+}
+
+/// Run the statements of an included file (`include()`): as recorded, where an execution of
+/// the same parse was recorded from the same run state and everything it consulted is the
+/// same here (resuming); keeping the execution (recording).
+pub(super) fn included(run: &mut Run<'_, '_>, nodes: &Rc<Vec<Node>>) -> Result<Flow, Stop> {
+    match &run.m.share {
+        Role::None => run.block(nodes, false),
+        Role::Resume(_) => match replay(run, nodes) {
+            Some(result) => result,
+            None => run.block(nodes, false),
+        },
+        Role::Record(shelf, _) => {
+            let shelf = shelf.clone();
+            let entry = Entry::of(run);
+            let from = shelf.journal.borrow().len();
+            let (steps, relevant, asked) = (run.m.steps, run.m.relevant.clone(), run.asked.len());
+            // A replay starts with arguments expanded as usual ([`Entry::holds_parts`]).
+            let usual = matches!(run.next_args, EmptyArgs::Decide);
+            let result = run.block(nodes, false);
+            let ending = Ending::of(&result);
+            if let Some(ending) = ending.filter(|_| usual && run.m.steps <= run.m.max_steps) {
+                let call = Call {
+                    st: run.st.clone(),
+                    joins: run.joins,
+                    no_default: run.no_default,
+                    call_forced: run.call_forced.clone(),
+                    next_args: run.next_args.clone(),
+                    decisions: run.trace.get(entry.decided..).unwrap_or_default().to_vec(),
+                    asked: run.asked.get(asked..).unwrap_or_default().to_vec(),
+                    added: run
+                        .m
+                        .relevant
+                        .iter()
+                        .filter(|w| !relevant.contains(*w))
+                        .cloned()
+                        .collect(),
+                    steps: run.m.steps - steps,
+                    accesses: shelf.since(from),
+                    entry,
+                    ending,
+                };
+                shelf
+                    .calls
+                    .borrow_mut()
+                    .entry(Rc::as_ptr(nodes))
+                    .or_default()
+                    .push(call);
+            }
+            result
+        }
+    }
+}
+
+/// The recorded execution of `nodes` that holds for `run`, applied.
+fn replay(run: &mut Run<'_, '_>, nodes: &Rc<Vec<Node>>) -> Option<Result<Flow, Stop>> {
+    let (shelf, mut known) = match &mut run.m.share {
+        Role::Resume(r) => (r.shelf.clone(), std::mem::take(&mut r.same)),
+        _ => return None,
+    };
+    let calls = shelf.calls.borrow();
+    let view = run.m.view;
+    let decided = run.trace.len();
+    let found = calls.get(&Rc::as_ptr(nodes)).and_then(|candidates| {
+        candidates.iter().find(|c| {
+            c.entry.holds_parts(decided, run)
+                && c.decisions.iter().enumerate().all(|(k, d)| {
+                    run.choices.get(decided + k).copied().unwrap_or(d.computed) == d.outcome
+                })
+                && c.asked.iter().all(|(what, was)| {
+                    (*was && c.added.contains(what)) || run.m.relevant.contains(what) == *was
+                })
+                && run.m.steps.saturating_add(c.steps) <= run.m.max_steps
+                && c.entry.st == run.st
+                && c.accesses.iter().all(|a| same(&mut known, &shelf, view, a))
+        })
+    });
+    if let Role::Resume(r) = &mut run.m.share {
+        r.same = known;
+    }
+    let found = found?;
+    run.st = found.st.clone();
+    run.joins = found.joins;
+    run.no_default = found.no_default;
+    run.call_forced = found.call_forced.clone();
+    run.next_args = found.next_args.clone();
+    run.trace.extend(found.decisions.iter().cloned());
+    run.asked.extend(found.asked.iter().cloned());
+    run.m.steps = run.m.steps.saturating_add(found.steps);
+    run.m.relevant.extend(found.added.iter().cloned());
+    let ending = found.ending.clone();
+    drop(calls);
+    SESSION.with(|s| {
+        if let Some(session) = s.borrow_mut().as_mut() {
+            session.calls += 1;
+        }
+    });
+    Some(ending.result())
 }
