@@ -837,7 +837,10 @@ pub(super) fn included(run: &mut Run<'_, '_>, nodes: &Rc<Vec<Node>>) -> Result<F
                         .cloned()
                         .collect(),
                     steps: run.m.steps - steps,
-                    accesses: shelf.since(from),
+                    // `if(EXISTS)` asks the machine's listing of the tree without a note.
+                    accesses: std::iter::once(Access::FilesUnder(String::new()))
+                        .chain(shelf.since(from))
+                        .collect(),
                     entry,
                     ending,
                 };
