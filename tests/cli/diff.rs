@@ -1788,7 +1788,10 @@ fn heads_report_in_a_review_is_heads_own_scan() {
     write(&vllm, "cmake/utils.cmake", SHAPED_UTILS);
     write(&vllm, "cmake/cpu_extension.cmake", "set(CPU_KERNELS ON)\n");
     write(&vllm, mla_file, &mla_text);
-    let fa_at = |sha: &str| tag.replace(&fa_text, format!("GIT_TAG {sha}").as_str()).into_owned();
+    let fa_at = |sha: &str| {
+        tag.replace(&fa_text, format!("GIT_TAG {sha}").as_str())
+            .into_owned()
+    };
     write(&vllm, fa_file, &fa_at(FIX));
     write(&vllm, "README.md", "vLLM-shaped\n");
     let base = commit(&vllm, "base: the fix");
