@@ -5,7 +5,9 @@
 //! checked out. Each revision is evaluated once; where the two agree on every file the CMake
 //! evaluation always reads (a change to Python code or docs), HEAD is evaluated first and BASE
 //! takes HEAD's evaluation when every file and listing it read answers the same at BASE
-//! ([`crate::scan::shared`]); otherwise (a pin bump) the two run at once on two threads.
+//! ([`crate::scan::shared`]); otherwise (a pin bump) BASE is evaluated first and each run of
+//! HEAD starts from BASE's where everything it consulted is the same
+//! ([`crate::pin::cmake::Sharing`]), the two one after the other on this thread.
 //! Components pair by name (and declared name); findings pair by (component, rule).
 //!
 //! # The gate judges the head

@@ -13,8 +13,8 @@
 //! evaluation that failed is never kept.
 //!
 //! [`likely_shared`] tells the review beforehand whether sharing is worth waiting for (the
-//! revisions agree on every file the evaluation always reads): when it is not, the two sides run
-//! at once on two threads instead.
+//! revisions agree on every file the evaluation always reads): when it is not, HEAD's runs start
+//! from BASE's instead ([`crate::pin::cmake::Sharing`]).
 
 use crate::model::TargetKind;
 use crate::pin::{self, CmakePins, cmake::CmakeError, components::Registry};
