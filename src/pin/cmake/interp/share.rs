@@ -15,7 +15,17 @@
 //! whose every consulted access answers the same in its own tree (read through its own view),
 //! whose relevance answers are the same, and whose steps stay within its budget; from there
 //! on it runs as usual. Every step of the prefix would have run the same (each consults only
-//! what was checked), so the state is the one a fresh run reaches there.
+//! what was checked), so the state is the one a fresh run reaches there. A run that ended
+//! at a statement (`return()`, a fatal error, a stop pinprobe cannot follow) ends there again.
+//!
+//! Below the top level, the statements of an included file (`include()`) are shared the same
+//! way, wherever the call is: a recorded execution of the same parse that started from an
+//! equal run state (the [`State`], the number of decisions and joins, the call being
+//! summarised) and whose decisions, relevance answers, budget and accesses hold here is taken
+//! as recorded ([`included`]). So in vLLM, where FlashAttention's file is included last, the
+//! other external projects' files before it are not run again either. Each included
+//! execution's accesses include the tree's listing (`if(EXISTS)` reads the machine's listing
+//! without a note).
 //!
 //! What is consulted is seen where it enters: a view that records every access the
 //! evaluation makes ([`Journal`]; an access other than `read`, `files_under` and `children`
