@@ -337,7 +337,12 @@ impl Run<'_, '_> {
             }
         } else {
             let full = self.path_arg(target);
-            match view_path(&full) {
+            // A file above the root that the view still holds (a project below the
+            // repository's root including `../cmake/x.cmake`): read as CMake reads it.
+            let above = || {
+                super::super::outside::above_root(&full).filter(|up| self.m.view.reaches_above(up))
+            };
+            match view_path(&full).or_else(above) {
                 Some(rel) => path = Some(rel),
                 None => {
                     return Err(Stop::Undecided(format!(
