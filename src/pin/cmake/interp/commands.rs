@@ -46,6 +46,34 @@ const NO_EFFECT: &[&str] = &[
 ];
 
 impl Run<'_, '_> {
+    /// An `execute_process` whose every `COMMAND` is git reading the repository
+    /// ([`super::super::git_readonly`]), with what it still writes; `None` for any other call,
+    /// or where the CMake code set a `GIT_*` environment variable (which git would obey).
+    fn git_reads(
+        &self,
+        name: &str,
+        inv: &Invocation,
+    ) -> Option<super::super::git_readonly::GitReads> {
+        if name != "execute_process" || self.st.env.keys().any(|k| k.starts_with("GIT_")) {
+            return None;
+        }
+        let items: Vec<Vec<Arg>> = inv
+            .args
+            .iter()
+            .map(|t| expand(t, self).ok())
+            .collect::<Option<_>>()?;
+        let words: Vec<super::super::git_readonly::Word<'_>> = inv
+            .args
+            .iter()
+            .zip(&items)
+            .map(|(t, items)| super::super::git_readonly::Word {
+                raw: &t.text,
+                items,
+            })
+            .collect();
+        super::super::git_readonly::read_only(&words)
+    }
+
     pub(super) fn command(&mut self, inv: &Invocation) -> Result<Flow, Stop> {
         let name = inv.name.to_ascii_lowercase();
         // Fetch commands are always the real ones (CPM.cmake defines CPMAddPackage as a
@@ -111,7 +139,12 @@ impl Run<'_, '_> {
             "continue" => return Ok(Flow::Continue),
             "configure_file" | "write_file" | "make_directory" => self.mark_written(&name, &args),
             "execute_process" | "exec_program" => {
-                let texts: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
+                // Only git reading the repository: the tree's files stay the tree's.
+                let git_files = self.git_reads(&name, inv).map(|r| r.files);
+                let texts: Vec<&str> = match &git_files {
+                    Some(files) => files.iter().map(String::as_str).collect(),
+                    None => args.iter().map(|a| a.text.as_str()).collect(),
+                };
                 for p in writes::process_writes(&texts, SOURCE_ROOT) {
                     if let Some(rel) = view_path(p) {
                         self.st.written.insert(rel);
