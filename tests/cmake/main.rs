@@ -16,5 +16,6 @@ mod common;
 mod cmake_adversarial;
 mod cmake_corpus;
 mod cmake_differential;
+mod cmake_git_reads;
 mod cmake_partial;
 mod cmake_real_sdists;

@@ -68,7 +68,12 @@ pub(super) fn read_only(words: &[Word<'_>]) -> Option<GitReads> {
         }
         // The arguments up to the next keyword.
         let mut j = i + 1;
-        while j < words.len() && !words.get(j).and_then(literal).is_some_and(|k| KEYWORDS.contains(&k.as_str())) {
+        while j < words.len()
+            && !words
+                .get(j)
+                .and_then(literal)
+                .is_some_and(|k| KEYWORDS.contains(&k.as_str()))
+        {
             j += 1;
         }
         let group = words.get(i + 1..j)?;
@@ -345,7 +350,16 @@ mod tests {
             assert!(!read(no), "{no}");
         }
         // Any other program, anywhere in the pipeline.
-        assert!(!words(&["COMMAND", "git", "rev-parse", "HEAD", "COMMAND", "sh", "-c", "x"]));
+        assert!(!words(&[
+            "COMMAND",
+            "git",
+            "rev-parse",
+            "HEAD",
+            "COMMAND",
+            "sh",
+            "-c",
+            "x"
+        ]));
         assert!(!words(&["COMMAND", "cmake", "-E", "copy", "a", "b"]));
         assert!(!words(&["COMMAND", "/tmp/git-wrapper", "rev-parse"]));
         assert!(words(&["COMMAND", "/usr/bin/git", "rev-parse", "HEAD"]));
