@@ -77,6 +77,7 @@ fn scan(dir: &Path) -> Run {
 }
 
 const READS: &[&str] = &[
+    "diff-index --quiet HEAD -- .",
     "rev-parse --short HEAD",
     "rev-list --count HEAD",
     "describe --always --abbrev=40",
@@ -90,10 +91,29 @@ const READS: &[&str] = &[
 #[test]
 fn git_reading_the_repository_leaves_later_includes_the_trees() {
     let cmake = cmake_available();
-    for form in READS {
+    for (form, found) in READS
+        .iter()
+        .map(|f| (*f, false))
+        .chain([("rev-parse --short HEAD", true)])
+    {
         let tmp = tempfile::tempdir().expect("tempdir");
         let dir = tmp.path();
         repo(dir, form, "");
+        if found {
+            // git found by `find_program` (ggml's way) rather than FindGit.
+            let lists = std::fs::read_to_string(dir.join("CMakeLists.txt")).expect("read");
+            write(
+                dir,
+                "CMakeLists.txt",
+                &lists
+                    .replace(
+                        "find_package(Git QUIET)\nif(Git_FOUND)",
+                        "find_program(GIT_EXE NAMES git git.exe NO_CMAKE_FIND_ROOT_PATH)\nif(GIT_EXE)",
+                    )
+                    .replace("${GIT_EXECUTABLE}", "${GIT_EXE}"),
+            );
+            git(dir, &["commit", "-qam", "find_program"]);
+        }
         // git itself: nothing written in the work tree or the index.
         let before = snapshot(dir);
         let args: Vec<&str> = form.split_whitespace().collect();
@@ -188,4 +208,89 @@ fn a_git_executable_set_to_another_program_is_not_git() {
     );
     let run = scan(tmp.path());
     assert_eq!(run.code, 3, "{}{}", run.stdout, run.stderr);
+}
+
+/// The reason `status` and `describe --dirty` are not read-only, shown on a real repository:
+/// with a file's stat information stale (touched, same content), they rewrite the index, and
+/// the allowed forms leave it as it is.
+#[test]
+fn an_index_refresh_writes_and_the_allowed_forms_do_not() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path();
+    repo(dir, "rev-parse HEAD", "");
+    let touch = || {
+        let f = std::fs::File::options()
+            .append(true)
+            .open(dir.join("cmake/deps.cmake"))
+            .expect("open");
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+        f.set_modified(later).expect("mtime");
+    };
+    for form in READS {
+        touch();
+        let before = snapshot(dir);
+        let args: Vec<&str> = form.split_whitespace().collect();
+        let _ = std::process::Command::new("git")
+            .args(&args)
+            .current_dir(dir)
+            .output()
+            .expect("git runs");
+        assert_eq!(snapshot(dir), before, "git {form} wrote");
+    }
+    touch();
+    let before = snapshot(dir);
+    git(dir, &["status", "--porcelain"]);
+    assert_ne!(snapshot(dir), before, "git status refreshed the index");
+}
+
+/// A tree that gets CMake to run its own `git` (a script that rewrites `cmake/deps.cmake` to
+/// pin another commit): through `PATH`, a `find_program` with `PATHS` into the tree, or a
+/// search path naming the tree before `FindGit`. Real CMake fetches the rewritten pin;
+/// pinprobe never takes that git as read-only: undecided, never the tree's pin alone.
+#[test]
+fn a_git_the_tree_ships_is_not_read_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let other = "6d11b3c1b6ca7dac0b111bb0db63ca16eeb19a46";
+    let cases = [
+        "set(ENV{PATH} \"${CMAKE_CURRENT_SOURCE_DIR}/tools:$ENV{PATH}\")\nset(G git)",
+        "find_program(G NAMES git PATHS ${CMAKE_CURRENT_SOURCE_DIR}/tools NO_DEFAULT_PATH)",
+        "list(APPEND CMAKE_PROGRAM_PATH ${CMAKE_CURRENT_SOURCE_DIR}/tools)\nunset(GIT_EXECUTABLE CACHE)\nfind_package(Git QUIET)\nset(G ${GIT_EXECUTABLE})",
+    ];
+    for setup in cases {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path();
+        repo(dir, "rev-parse HEAD", "");
+        write(
+            dir,
+            "tools/git",
+            &format!(
+                "#!/bin/sh\nprintf 'include(FetchContent)\\nFetchContent_Declare(vllm-flash-attn GIT_REPOSITORY {FA} GIT_TAG {other})\\nFetchContent_MakeAvailable(vllm-flash-attn)\\n' > \"$(dirname \"$0\")/../cmake/deps.cmake\"\n"
+            ),
+        );
+        std::fs::set_permissions(
+            dir.join("tools/git"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .expect("chmod");
+        write(
+            dir,
+            "CMakeLists.txt",
+            &format!(
+                "cmake_minimum_required(VERSION 3.20)\nproject(p NONE)\n{setup}\nexecute_process(COMMAND ${{G}} rev-parse --short HEAD\n  WORKING_DIRECTORY ${{CMAKE_CURRENT_SOURCE_DIR}} OUTPUT_VARIABLE out ERROR_QUIET)\ninclude(${{CMAKE_CURRENT_SOURCE_DIR}}/cmake/deps.cmake)\n"
+            ),
+        );
+        if cmake_available() {
+            let outcome = run_cmake(dir, &[], &[]);
+            assert!(
+                outcome.records.iter().any(|r| r.tag == other),
+                "{setup}: {:?}\n{}",
+                outcome.records,
+                outcome.log
+            );
+            // Put the tree back as committed for the scan.
+            git(dir, &["checkout", "--", "cmake/deps.cmake"]);
+        }
+        let run = scan(dir);
+        assert_eq!(run.code, 3, "{setup}: {}{}", run.stdout, run.stderr);
+    }
 }

@@ -17,5 +17,6 @@ mod cmake_adversarial;
 mod cmake_corpus;
 mod cmake_differential;
 mod cmake_git_reads;
+mod cmake_outside;
 mod cmake_partial;
 mod cmake_real_sdists;

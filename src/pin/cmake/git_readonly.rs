@@ -14,7 +14,79 @@
 //! configuration (the builder's `.git/config`, `~/.gitconfig`) is the builder's environment,
 //! as the compiler is.
 
+use super::paths::{BINARY_ROOT, SOURCE_ROOT};
 use super::value::{Arg, Input};
+
+/// What `find_program(VAR NAMES git git.exe)` leaves in `VAR` when it searches ([`finds_git`]):
+/// the git found on the machine.
+pub(super) const FOUND_GIT: &str = "find_program(git)";
+
+/// Variables and environment variables that steer where a program is found: one naming a
+/// directory of the tree (or the build directory) may find a `git` the tree ships.
+pub(super) const SEARCH_PATHS: &[&str] = &[
+    "CMAKE_PREFIX_PATH",
+    "CMAKE_PROGRAM_PATH",
+    "CMAKE_SYSTEM_PREFIX_PATH",
+    "CMAKE_SYSTEM_PROGRAM_PATH",
+    "CMAKE_FIND_ROOT_PATH",
+    "CMAKE_APPBUNDLE_PATH",
+    "CMAKE_SYSTEM_APPBUNDLE_PATH",
+    "CMAKE_STAGING_PREFIX",
+    "CMAKE_SYSROOT",
+];
+
+/// Whether a search-path value names the tree or the build directory.
+pub(super) fn names_tree(text: &str) -> bool {
+    text.contains(SOURCE_ROOT) || text.contains(BINARY_ROOT)
+}
+
+/// Whether an environment variable the CMake code sets changes which git runs or how
+/// (`PATH`, `GIT_*`, `CMAKE_*` search paths).
+pub(super) fn steers_git(env: &str) -> bool {
+    env == "PATH" || env.starts_with("GIT_") || env.starts_with("CMAKE_")
+}
+
+/// `find_program(VAR NAMES git [git.exe])` (or `find_program(VAR git)`), with at most `DOC`,
+/// `REQUIRED`, `NO_CACHE`, `NAMES_PER_DIR` and the `NO_*` / find-root options that only narrow
+/// the search: the variable it sets; `None` for any other search (another name, `PATHS`/`HINTS`
+/// that may name the tree's own directories).
+pub(super) fn finds_git(args: &[&str]) -> Option<String> {
+    let (var, rest) = args.split_first()?;
+    let mut names = Vec::new();
+    let mut i: usize;
+    if rest.first() == Some(&"NAMES") {
+        i = 1;
+        // The names end at the next option (`DOC`, `PATHS`, `NO_...`).
+        let option =
+            |a: &str| a.len() > 1 && a.bytes().all(|b| b.is_ascii_uppercase() || b == b'_');
+        while let Some(a) = rest.get(i) {
+            if option(a) {
+                break;
+            }
+            names.push(*a);
+            i += 1;
+        }
+    } else {
+        names.push(*rest.first()?);
+        i = 1;
+    }
+    while let Some(a) = rest.get(i) {
+        match *a {
+            "DOC" => i += 2,
+            // Options that only narrow where it searches (the search paths themselves are
+            // checked where git runs).
+            "REQUIRED"
+            | "NO_CACHE"
+            | "NAMES_PER_DIR"
+            | "CMAKE_FIND_ROOT_PATH_BOTH"
+            | "ONLY_CMAKE_FIND_ROOT_PATH" => i += 1,
+            a if a.starts_with("NO_") => i += 1,
+            _ => return None,
+        }
+    }
+    (!names.is_empty() && names.iter().all(|n| matches!(*n, "git" | "git.exe")))
+        .then(|| (*var).to_string())
+}
 
 /// `execute_process` keywords (CMake 4.x), which end a `COMMAND`'s arguments.
 const KEYWORDS: &[&str] = &[
@@ -113,28 +185,45 @@ fn literal(word: &Word<'_>) -> Option<String> {
     }
 }
 
-/// The program is git: written `git` (or a path to it), or `${GIT_EXECUTABLE}` as `FindGit`
-/// leaves it (an input: the git found on the machine) or set in the tree to a path to git.
+/// The program is git: written `git` (or an absolute path to it outside the tree), or a
+/// variable holding git as `FindGit` or `find_program(VAR NAMES git)` leave it (an input: the
+/// git found on the machine), every value it can take (a joined condition's sides) git.
 fn is_git(program: &Word<'_>) -> bool {
     let named_git = |text: &str| {
-        let base = text.rsplit(['/', '\\']).next().unwrap_or(text);
-        base == "git" || base.eq_ignore_ascii_case("git.exe")
+        if matches!(text, "git" | "git.exe") {
+            return true;
+        }
+        let base = text.rsplit('/').next().unwrap_or(text);
+        text.starts_with('/') && !names_tree(text) && base == "git"
     };
     if let Some(text) = literal(program) {
         return named_git(&text);
     }
-    if program.raw.trim() != "${GIT_EXECUTABLE}" {
+    let raw = program.raw.trim();
+    let Some(name) = raw
+        .strip_prefix("${")
+        .and_then(|r| r.strip_suffix('}'))
+        .filter(|n| !n.contains(['$', '{', '}']))
+    else {
         return false;
-    }
+    };
+    let input_ok = |t: &Input| match t {
+        Input::Join(_) => true,
+        Input::Opaque(o) => o == FOUND_GIT,
+        Input::Cache(n) => n == name && name == "GIT_EXECUTABLE",
+        Input::Env(_) => false,
+    };
     match program.items {
         // Unset: FindGit's cache entry, the git found (or one the user names).
-        [] => true,
+        [] => name == "GIT_EXECUTABLE",
         [only] => {
-            only.text.is_empty()
+            (only.text.is_empty() || named_git(&only.text))
                 && only
-                    .taint
+                    .alts
                     .iter()
-                    .all(|t| matches!(t, Input::Cache(n) if n == "GIT_EXECUTABLE"))
+                    .all(|a| a.text.is_empty() || named_git(&a.text))
+                && !only.taint.is_empty()
+                && only.taint.iter().all(input_ok)
         }
         _ => false,
     }
@@ -268,6 +357,21 @@ fn git_reads_only(args: &[String]) -> bool {
                     .all(|a| operand(a) || matches!(a.as_str(), "-q" | "--quiet" | "--short"))
         }
         "branch" => rest.len() == 1 && rest.first().is_some_and(|a| a == "--show-current"),
+        // Plumbing: compares without refreshing the index, runs no diff driver or text
+        // conversion unless asked (`--ext-diff`, `--textconv`, not allowed).
+        "diff-index" => rest.iter().all(|a| {
+            operand(a)
+                || matches!(
+                    a.as_str(),
+                    "--quiet"
+                        | "--exit-code"
+                        | "--cached"
+                        | "--name-only"
+                        | "--name-status"
+                        | "-r"
+                        | "--"
+                )
+        }),
         _ => false,
     }
 }
@@ -318,6 +422,7 @@ mod tests {
             "--no-pager log -1",
             "symbolic-ref --short HEAD",
             "branch --show-current",
+            "diff-index --quiet HEAD -- .",
         ] {
             assert!(read(ok), "{ok}");
         }
@@ -338,6 +443,8 @@ mod tests {
             "--git-dir=/src/x rev-parse HEAD",
             "--exec-path=/src rev-parse HEAD",
             "diff",
+            "diff-index -p --ext-diff HEAD",
+            "diff-index --textconv -p HEAD",
             "checkout v1",
             "apply p.diff",
             "fetch",
@@ -363,8 +470,48 @@ mod tests {
         assert!(!words(&["COMMAND", "cmake", "-E", "copy", "a", "b"]));
         assert!(!words(&["COMMAND", "/tmp/git-wrapper", "rev-parse"]));
         assert!(words(&["COMMAND", "/usr/bin/git", "rev-parse", "HEAD"]));
+        // A git the tree ships (a relative path, a path under the tree or the build directory).
+        assert!(!words(&["COMMAND", "tools/git", "rev-parse", "HEAD"]));
+        assert!(!words(&[
+            "COMMAND",
+            &format!("{SOURCE_ROOT}/tools/git"),
+            "rev-parse"
+        ]));
+        assert!(!words(&[
+            "COMMAND",
+            &format!("{BINARY_ROOT}/git"),
+            "rev-parse"
+        ]));
         // An unknown keyword or argument ahead of COMMAND: not read here.
         assert!(!words(&["FOO", "COMMAND", "git", "rev-parse"]));
+    }
+
+    #[test]
+    fn find_program_of_git_and_nothing_else() {
+        let f = |a: &str| finds_git(&a.split_whitespace().collect::<Vec<_>>());
+        assert_eq!(
+            f("GIT_EXECUTABLE NAMES git git.exe").as_deref(),
+            Some("GIT_EXECUTABLE")
+        );
+        assert_eq!(f("G git").as_deref(), Some("G"));
+        assert_eq!(f("G NAMES git DOC where REQUIRED").as_deref(), Some("G"));
+        assert_eq!(
+            f("GIT_EXE NAMES git git.exe NO_CMAKE_FIND_ROOT_PATH").as_deref(),
+            Some("GIT_EXE")
+        );
+        for no in [
+            "G NAMES sh",
+            "G NAMES git sh",
+            "G git /src/tools",
+            "G NAMES git PATHS /src/tools",
+            "G NAMES git NO_DEFAULT_PATH PATHS /src/tools",
+            "G NAMES git VALIDATOR v",
+            "G NAMES git HINTS /src/tools",
+            "G",
+            "G NAMES",
+        ] {
+            assert_eq!(f(no), None, "{no}");
+        }
     }
 
     #[test]

@@ -54,8 +54,16 @@ impl Run<'_, '_> {
         name: &str,
         inv: &Invocation,
     ) -> Option<super::super::git_readonly::GitReads> {
-        if name != "execute_process" || self.st.env.keys().any(|k| k.starts_with("GIT_")) {
+        use super::super::git_readonly::{SEARCH_PATHS, names_tree, steers_git};
+        if name != "execute_process" || self.st.env.keys().any(|k| steers_git(k)) {
             return None;
+        }
+        // A search path naming the tree may find a `git` it ships.
+        for var in SEARCH_PATHS {
+            let v = self.var(var);
+            if names_tree(&v.text) || v.alts.iter().any(|a| names_tree(&a.text)) {
+                return None;
+            }
         }
         let items: Vec<Vec<Arg>> = inv
             .args
@@ -213,6 +221,30 @@ impl Run<'_, '_> {
                     inv.name
                 )));
             }
+            "find_program" => {
+                // `find_program(VAR NAMES git)` searching (VAR unset): the git found, which a
+                // read-only git `execute_process` may run (`super::super::git_readonly`).
+                let texts: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
+                let git = super::super::git_readonly::finds_git(&texts).filter(|var| {
+                    let before = self.var(var);
+                    before.text.is_empty()
+                        && before.alts.is_empty()
+                        && before
+                            .taint
+                            .iter()
+                            .all(|t| matches!(t, Input::Cache(n) if n == var))
+                });
+                self.taint_outputs(&args, &inv.name);
+                if let Some(var) = git {
+                    self.set_var(
+                        &var,
+                        Val::with(
+                            "",
+                            Input::Opaque(super::super::git_readonly::FOUND_GIT.into()),
+                        ),
+                    );
+                }
+            }
             _ => self.taint_outputs(&args, &inv.name),
         }
         Ok(Flow::Next)
@@ -355,6 +387,22 @@ impl Run<'_, '_> {
                 {
                     path = Some(rel);
                     break;
+                }
+                // A directory above the root: the tree's file when the view holds it (a
+                // project below the repository's root), else one pinprobe cannot read, which
+                // CMake would include before any module of its own.
+                if let Some(up) = super::super::outside::above_root(&candidate) {
+                    if !self.m.view.reaches_above(&up) {
+                        return Err(Stop::Undecided(format!(
+                            "{}: {}",
+                            self.here(line),
+                            super::super::outside::outside_include(&target.text, &candidate)
+                        )));
+                    }
+                    if self.m.view.read(&up)?.is_some() {
+                        path = Some(up);
+                        break;
+                    }
                 }
             }
             if path.is_none() {
