@@ -16,6 +16,7 @@ mod common;
 mod cmake_adversarial;
 mod cmake_corpus;
 mod cmake_differential;
+mod cmake_fatal;
 mod cmake_git_reads;
 mod cmake_outside;
 mod cmake_partial;
