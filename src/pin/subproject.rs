@@ -477,11 +477,14 @@ pub fn merge(
             let demoted: Vec<crate::pin::Unreached> = std::mem::take(&mut pins.pins)
                 .iter()
                 .flat_map(|p| unreached_of(p, registry))
+                // Kept once where a configured project pins the same value at the same place.
                 .filter(|u| {
-                    !found
-                        .pins
-                        .iter()
-                        .any(|p| p.file == u.file && p.line == u.line)
+                    !found.pins.iter().any(|p| {
+                        p.file == u.file
+                            && p.line == u.line
+                            && (p.reference == u.reference
+                                || p.possible.iter().any(|q| q.reference == u.reference))
+                    })
                 })
                 .collect();
             pins.unreached.extend(demoted);

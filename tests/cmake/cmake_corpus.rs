@@ -370,13 +370,19 @@ fn pinprobe_values(target: &serde_json::Value) -> (Vec<FetchValue>, BTreeSet<Str
                 any.insert(top.name.to_ascii_lowercase());
                 continue;
             }
-            values.insert(FetchValue {
+            let value = FetchValue {
                 repo: p.get("repo").map_or_else(|| top.repo.clone(), s),
                 tag: s(&p["reference"]),
                 url: p.get("url").map_or_else(|| top.url.clone(), s),
                 hash: p.get("url_hash").map_or_else(|| top.hash.clone(), s),
                 ..top.clone()
-            });
+            };
+            // A configuration whose URL is empty (an empty input) names no download: CMake
+            // fetches nothing there either.
+            if value.repo.is_empty() && value.tag.is_empty() && value.url.is_empty() {
+                continue;
+            }
+            values.insert(value);
         }
     }
     (values.into_iter().collect(), any)

@@ -79,3 +79,38 @@ fn a_fetch_after_a_fatal_error_is_never_made() {
     let pins = from_evaluation(&eval, &view, &Registry { components: vec![] }).expect("pins");
     assert!(pins.pins.is_empty(), "{:#?}", pins.pins);
 }
+
+/// The same shape choosing between a text that is no archive (`NA`) and the affected
+/// FlashAttention archive, under a name no component has: real CMake with 8-byte pointers
+/// fetches the affected commit, so pinprobe never exits 0 (the URL is any value: unknown).
+#[test]
+fn an_affected_archive_behind_a_platform_fact_is_never_clean() {
+    let affected = "https://github.com/vllm-project/flash-attention/archive/506341a143fcabd4bb79052a7605ada727d6b3f5.tar.gz";
+    let tmp = tempfile::tempdir().expect("tempdir");
+    write(
+        tmp.path(),
+        "CMakeLists.txt",
+        &format!(
+            "cmake_minimum_required(VERSION 3.20)\nproject(p NONE)\nset(l32_url \"NA\")\nset(l64_url \"{affected}\")\nset(archive l32)\nif(CMAKE_SIZEOF_VOID_P EQUAL 8)\n  set(archive l64)\nendif()\ninclude(FetchContent)\nFetchContent_Declare(bin URL ${{${{archive}}_url}})\nFetchContent_Populate(bin)\n"
+        ),
+    );
+    if cmake_available() {
+        let def = vec![("CMAKE_SIZEOF_VOID_P".to_string(), "8".to_string())];
+        let wide = run_cmake(tmp.path(), &def, &[]);
+        assert!(
+            wide.records.iter().any(|r| r.url == affected),
+            "{:?}\n{}",
+            wide.records,
+            wide.log
+        );
+    }
+    let run = pinprobe(&[
+        "scan",
+        tmp.path().to_str().expect("utf-8"),
+        "--offline",
+        "--format",
+        "json",
+    ]);
+    assert_ne!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.code, 3, "{}{}", run.stdout, run.stderr);
+}

@@ -160,6 +160,8 @@ fn git_that_may_write_keeps_the_include_undecided() {
             "rev-parse HEAD",
             "OUTPUT_FILE ${CMAKE_CURRENT_SOURCE_DIR}/cmake/deps.cmake",
         ),
+        // Relative to the working directory, as real CMake writes it.
+        ("rev-parse HEAD", "OUTPUT_FILE cmake/deps.cmake"),
     ] {
         let tmp = tempfile::tempdir().expect("tempdir");
         repo(tmp.path(), form, extra);
@@ -174,21 +176,22 @@ fn git_that_may_write_keeps_the_include_undecided() {
             "{form}: {undecided}"
         );
     }
-    // The OUTPUT_FILE form, run by real CMake: git's output replaces the file, and the fetch
+    // The OUTPUT_FILE forms, run by real CMake: git's output replaces the file, and the fetch
     // the tree declares is not made.
     if cmake_available() {
-        let tmp = tempfile::tempdir().expect("tempdir");
-        repo(
-            tmp.path(),
-            "rev-parse HEAD",
-            "OUTPUT_FILE ${CMAKE_CURRENT_SOURCE_DIR}/cmake/deps.cmake",
-        );
-        let outcome = run_cmake(tmp.path(), &[], &[]);
-        assert!(
-            !outcome.records.iter().any(|r| r.tag == AFFECTED),
-            "{:?}",
-            outcome.records
-        );
+        for file in [
+            "${CMAKE_CURRENT_SOURCE_DIR}/cmake/deps.cmake",
+            "cmake/deps.cmake",
+        ] {
+            let tmp = tempfile::tempdir().expect("tempdir");
+            repo(tmp.path(), "rev-parse HEAD", &format!("OUTPUT_FILE {file}"));
+            let outcome = run_cmake(tmp.path(), &[], &[]);
+            assert!(
+                !outcome.records.iter().any(|r| r.tag == AFFECTED),
+                "{file}: {:?}",
+                outcome.records
+            );
+        }
     }
 }
 

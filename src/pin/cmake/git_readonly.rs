@@ -164,8 +164,12 @@ pub(super) fn read_only(words: &[Word<'_>]) -> Option<GitReads> {
             "OUTPUT_FILE" | "ERROR_FILE" => {
                 for w in group {
                     out.files.extend(w.items.iter().map(|a| a.text.clone()));
-                    if w.items.iter().any(|a| !a.taint.is_empty()) {
-                        // A path from an input may be any file.
+                    // A path from an input may be any file; a relative one is the working
+                    // directory's (or CMake's own): left to the general rule.
+                    if w.items
+                        .iter()
+                        .any(|a| !a.taint.is_empty() || !a.text.starts_with('/'))
+                    {
                         return None;
                     }
                 }
@@ -545,5 +549,16 @@ mod tests {
             read_only(&w).map(|r| r.files),
             Some(vec!["/src/out.cmake".to_string()])
         );
+        // Relative to the working directory (real CMake writes it there): not read here.
+        assert!(!words(&[
+            "COMMAND",
+            "git",
+            "rev-parse",
+            "HEAD",
+            "WORKING_DIRECTORY",
+            "/src",
+            "OUTPUT_FILE",
+            "out.cmake"
+        ]));
     }
 }
