@@ -264,6 +264,11 @@ impl View for Journal<'_> {
         out
     }
 
+    fn reaches_above(&self, path: &str) -> bool {
+        self.shelf.note(Access::Unreplayable, None);
+        self.inner.reaches_above(path)
+    }
+
     fn dir_identity(&self, dir: &str) -> Option<(u64, u64)> {
         self.shelf.note(Access::Unreplayable, None);
         self.inner.dir_identity(dir)
