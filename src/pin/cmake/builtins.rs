@@ -32,7 +32,12 @@ pub(super) fn list(args: &[Arg], get: &dyn Fn(&str) -> Val) -> Result<Option<Set
     let mut taint = cur.taint.clone();
     taint.extend(taint_of(rest));
     taint.extend(var.taint.iter().cloned());
-    let mut items = list_items(&cur.text);
+    // APPEND and PREPEND (most list() calls, on lists that grow) need no elements.
+    let mut items = if matches!(op.text.as_str(), "APPEND" | "PREPEND") {
+        Vec::new()
+    } else {
+        list_items(&cur.text)
+    };
     let index = |i: &str, len: usize| -> Result<usize, String> {
         let n: i64 = i.trim().parse().map_err(|_| format!("list index `{i}`"))?;
         let len_i = len as i64;
