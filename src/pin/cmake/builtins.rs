@@ -28,7 +28,7 @@ pub(super) fn list(args: &[Arg], get: &dyn Fn(&str) -> Val) -> Result<Option<Set
     };
     let name = var.text.clone();
     let rest = args.get(2..).unwrap_or_default();
-    let cur = get(&name);
+    let mut cur = get(&name);
     let mut taint = cur.taint.clone();
     taint.extend(taint_of(rest));
     taint.extend(var.taint.iter().cloned());
@@ -56,7 +56,7 @@ pub(super) fn list(args: &[Arg], get: &dyn Fn(&str) -> Val) -> Result<Option<Set
             if texts.is_empty() {
                 return Ok(Some(Vec::new()));
             }
-            let mut v = cur.text.clone();
+            let mut v = std::mem::take(&mut cur.text);
             for t in &texts {
                 if !v.is_empty() {
                     v.push(';');

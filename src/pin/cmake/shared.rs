@@ -63,6 +63,23 @@ impl<V: Clone> Shared<V> {
         }
     }
 
+    fn entry(&self, name: &str) -> Option<&Rc<V>> {
+        match self.layer.get(name) {
+            Some(v) => v.as_ref(),
+            None => self.base.get(name),
+        }
+    }
+
+    /// Whether both hold the very same value for `name` (or neither holds one): equal without
+    /// comparing.
+    pub fn same_entry(&self, other: &Self, name: &str) -> bool {
+        match (self.entry(name), other.entry(name)) {
+            (Some(a), Some(b)) => Rc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        }
+    }
+
     pub fn contains_key(&self, name: &str) -> bool {
         self.get(name).is_some()
     }

@@ -405,6 +405,21 @@ pub(super) fn expand(token: &Token, scope: &dyn Lookup) -> Result<Vec<Arg>, Expa
                 alts: v.alts,
             }])
         }
+        // No reference, escape or list separator (most arguments): the word itself, one
+        // element, none when empty.
+        Quoting::Unquoted if !token.text.contains(['$', '\\', ';']) => {
+            Ok(if token.text.is_empty() {
+                Vec::new()
+            } else {
+                vec![Arg {
+                    text: token.text.clone(),
+                    taint: Taint::new(),
+                    quoted: false,
+                    line: token.line,
+                    alts: Alts::new(),
+                }]
+            })
+        }
         Quoting::Unquoted => {
             let v = expand_text(&token.text, scope)?;
             let mut items = elements(&v.text);
@@ -454,10 +469,11 @@ pub(super) fn split_list(text: &str) -> Vec<String> {
 /// The elements an unquoted argument (or `${ARGN}`) makes of a value: [`split_list`], each
 /// escaped `\;` a `;` in its element.
 pub(super) fn elements(text: &str) -> Vec<String> {
-    split_list(text)
-        .into_iter()
-        .map(|i| i.replace("\\;", ";"))
-        .collect()
+    let mut items = split_list(text);
+    for i in items.iter_mut().filter(|i| i.contains("\\;")) {
+        *i = i.replace("\\;", ";");
+    }
+    items
 }
 
 /// Every element of a list value, empty ones kept (as `list()` sees them).

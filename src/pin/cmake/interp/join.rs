@@ -219,13 +219,18 @@ impl Run<'_, '_> {
             match a.changed_since(&b) {
                 Some(names) => {
                     for k in names {
+                        // Set on both sides from one value (a copy of it): nothing to merge,
+                        // nothing to compare.
+                        if a.same_entry(&b, &k) {
+                            continue;
+                        }
                         let vb = b.get(&k);
-                        match a.get(&k).cloned() {
-                            Some(mut va) => {
-                                if vb != Some(&va) {
-                                    va.merge(vb, mark, mine, theirs);
-                                    a.insert(k, va);
-                                }
+                        match a.get(&k) {
+                            Some(va) if vb == Some(va) => {}
+                            Some(va) => {
+                                let mut va = va.clone();
+                                va.merge(vb, mark, mine, theirs);
+                                a.insert(k, va);
                             }
                             None => {
                                 if vb.is_some() {
