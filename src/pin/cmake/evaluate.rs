@@ -332,20 +332,20 @@ fn unreached(
 ) -> Result<Vec<Declaration>, CmakeError> {
     let mut out = Vec::new();
     for file in files {
-        if !is_cmake_file(&file) || is_cpm_script(&file) {
+        if !is_cmake_file(file) || is_cpm_script(file) {
             continue;
         }
-        let Some(bytes) = view.read(&file)? else {
+        let Some(bytes) = view.read(file)? else {
             continue;
         };
         let lower = String::from_utf8_lossy(&bytes).to_ascii_lowercase();
         if !DECLARING.iter().any(|d| lower.contains(d)) {
             continue;
         }
-        match super::tokenize_file(&file, &bytes) {
+        match super::tokenize_file(file, &bytes) {
             Ok(invocations) => {
                 out.extend(
-                    super::unreached::declarations(&file, &invocations)
+                    super::unreached::declarations(file, &invocations)
                         .into_iter()
                         .filter(|d| !reached.contains(&(d.file.clone(), d.line))),
                 );
