@@ -254,7 +254,9 @@ pub fn from_evaluation(
                         conditions.clone(),
                         default,
                     ));
-                    if archive.is_some() && !url_inputs.is_empty() {
+                    // A URL an input can change (a mirror host from `-D`, the other side of a
+                    // joined condition whose text is not kept) may be any URL, archive or not.
+                    if !url_inputs.is_empty() {
                         found.push(variant(
                             None,
                             None,

@@ -30,6 +30,15 @@ impl<'a> SubView<'a> {
             format!("{}/{path}", self.prefix)
         }
     }
+
+    /// A path climbing above the directory (`../cmake/x.cmake`) as a path of the inner view,
+    /// when it stays inside that view.
+    fn above(&self, path: &str) -> Option<String> {
+        if !path.starts_with("../") {
+            return None;
+        }
+        cmake::normalize_path(&self.outer(path))
+    }
 }
 
 impl View for SubView<'_> {
@@ -49,7 +58,17 @@ impl View for SubView<'_> {
             .collect())
     }
     fn read(&self, path: &str) -> Result<Option<Vec<u8>>, TargetError> {
+        if path.starts_with("../") {
+            // Never a path of the inner view that climbs out of it.
+            return match self.above(path) {
+                Some(p) => self.inner.read(&p),
+                None => Ok(None),
+            };
+        }
         self.inner.read(&self.outer(path))
+    }
+    fn reaches_above(&self, path: &str) -> bool {
+        self.above(path).is_some()
     }
 }
 
@@ -64,9 +83,13 @@ impl View for SubView<'_> {
 /// 3. every other directory whose `CMakeLists.txt` no other CMake file reaches (by
 ///    `add_subdirectory`, `include` of a `CMakeLists.txt`, or a `SOURCE_DIR`, with a path
 ///    read without evaluating): a project the Python build may configure in a way not read
-///    here (a computed path), or that is built on its own.
+///    here (a computed path), or that is built on its own. Where the Python build's roots are
+///    known ([`known_python_roots`]), such a project is one no build of the package
+///    configures: it is still evaluated, but what it fetches counts as unreached declarations
+///    ([`Origin::NotConfigured`]), never as the tree's pins and never dropped.
 pub fn roots(view: &dyn View, found: &CmakePins) -> Result<Roots, TargetError> {
     let mut out = Roots::default();
+    let known = known_python_roots(view)?;
     // A path the Python build names may be anything (a file, a directory the tree lacks).
     let has_lists = |dir: &str| -> Result<bool, TargetError> {
         Ok(matches!(
@@ -74,10 +97,10 @@ pub fn roots(view: &dyn View, found: &CmakePins) -> Result<Roots, TargetError> {
             Ok(Some(_))
         ))
     };
-    let push = |out: &mut Roots, dir: String, why: String, configured: bool| {
+    let push = |out: &mut Roots, dir: String, why: String, origin: Origin| {
         if !out.roots.iter().any(|r| r.dir == dir) {
             out.roots.push(CmakeRoot { dir, why });
-            out.configured.push(configured);
+            out.origins.push(origin);
         }
     };
     if let Some(dir) = python_build_root(view)? {
@@ -86,7 +109,7 @@ pub fn roots(view: &dyn View, found: &CmakePins) -> Result<Roots, TargetError> {
                 &mut out,
                 dir,
                 "pyproject.toml: [tool.scikit-build] cmake.source-dir".into(),
-                true,
+                Origin::Configured,
             );
         } else {
             out.warnings.push(format!(
@@ -110,7 +133,7 @@ pub fn roots(view: &dyn View, found: &CmakePins) -> Result<Roots, TargetError> {
             match crate::pin::cmake::normalize_path(raw.trim_end_matches('/')) {
                 // The top-level project: evaluated already.
                 Some(dir) if dir.is_empty() || dir == "." => {}
-                Some(dir) if has_lists(&dir)? => push(&mut out, dir, c.why, true),
+                Some(dir) if has_lists(&dir)? => push(&mut out, dir, c.why, Origin::Configured),
                 _ if !c.extension => {}
                 _ => out.warnings.push(format!(
                     "{}: `{raw}` is not a directory of the tree with a CMakeLists.txt",
@@ -148,7 +171,7 @@ pub fn roots(view: &dyn View, found: &CmakePins) -> Result<Roots, TargetError> {
                     "holds {}:{}, a declaration the top-level evaluation does not reach",
                     u.file, u.line
                 );
-                push(&mut out, dir.clone(), why, true);
+                push(&mut out, dir.clone(), why, Origin::Configured);
                 break;
             }
         }
@@ -161,26 +184,89 @@ pub fn roots(view: &dyn View, found: &CmakePins) -> Result<Roots, TargetError> {
         .collect();
     lists.sort_by_key(|d| (d.matches('/').count(), *d));
     for dir in lists {
-        if !reached.contains(dir) {
-            push(
-                &mut out,
-                dir.to_string(),
-                "no other CMakeLists.txt reaches it".into(),
-                false,
-            );
+        if reached.contains(dir) {
+            continue;
         }
+        let (why, origin) = match &known {
+            None => (
+                "no other CMakeLists.txt reaches it".into(),
+                Origin::Unreached,
+            ),
+            Some(by) => (
+                format!(
+                    "no other CMakeLists.txt reaches it and the Python build does not configure it ({by}): what it fetches is reported as declarations no configuration reaches"
+                ),
+                Origin::NotConfigured,
+            ),
+        };
+        push(&mut out, dir.to_string(), why, origin);
     }
     Ok(out)
+}
+
+/// Why [`roots`] evaluates a project.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// Something configures it (the Python build, a declaration only it can reach): a problem
+    /// evaluating it leaves the tree undecided.
+    Configured,
+    /// Nothing reaches it and the Python build's roots are not known: its pins are the tree's;
+    /// a problem evaluating it leaves the tree undecided only when it could pin something.
+    Unreached,
+    /// Nothing reaches it and the Python build, whose roots are known, does not configure
+    /// it: its fetches are declarations no configuration reaches (unknown for every rule of
+    /// their component), a problem evaluating it as for [`Origin::Unreached`].
+    NotConfigured,
+}
+
+/// What says which CMake projects the Python build configures, when that is known in full:
+/// `pyproject.toml`'s build backend is scikit-build-core's own (`scikit_build_core.build`),
+/// which configures exactly one project, `cmake.source-dir` (the root when not given), and no
+/// `[[tool.scikit-build.overrides]]` entry changes that directory. `None` otherwise (a
+/// `setup.py`, whose code may configure anything; another backend; an override): then every
+/// project nothing reaches may be one the build configures.
+pub fn known_python_roots(view: &dyn View) -> Result<Option<String>, TargetError> {
+    let Some(bytes) = view.read("pyproject.toml")? else {
+        return Ok(None);
+    };
+    let Ok(doc) = toml::from_str::<toml::Value>(&String::from_utf8_lossy(&bytes)) else {
+        return Ok(None);
+    };
+    let backend = doc
+        .get("build-system")
+        .and_then(|b| b.get("build-backend"))
+        .and_then(toml::Value::as_str);
+    if backend.map(str::trim) != Some("scikit_build_core.build") {
+        return Ok(None);
+    }
+    let sk = doc.get("tool").and_then(|t| t.get("scikit-build"));
+    // An override may select another directory under a condition (a platform, an
+    // environment variable): more than one root, not read here.
+    let overridden = sk
+        .and_then(|s| s.get("overrides"))
+        .is_some_and(|o| o.to_string().contains("source-dir"));
+    if overridden {
+        return Ok(None);
+    }
+    let dir = python_build_root(view)?;
+    if let Some(dir) = &dir
+        && !matches!(view.read(&format!("{dir}/CMakeLists.txt")), Ok(Some(_)))
+    {
+        return Ok(None);
+    }
+    Ok(Some(format!(
+        "pyproject.toml: scikit-build-core configures {}",
+        dir.as_deref()
+            .map_or("the root".to_string(), |d| format!("{d}/"))
+    )))
 }
 
 /// The projects [`roots`] found.
 #[derive(Debug, Default)]
 pub struct Roots {
     pub roots: Vec<CmakeRoot>,
-    /// Per root: whether something configures it (the Python build, a declaration only it can
-    /// reach), so that a problem evaluating it leaves the tree undecided; a project found only
-    /// because nothing reaches it leaves it undecided only when it could pin something.
-    configured: Vec<bool>,
+    /// Per root: why it is evaluated.
+    pub origins: Vec<Origin>,
     pub warnings: Vec<String>,
 }
 
@@ -328,7 +414,7 @@ pub fn merge(
 ) -> Result<(Vec<CmakeRoot>, Vec<String>), cmake::CmakeError> {
     let Roots {
         roots: candidates,
-        configured,
+        origins,
         mut warnings,
     } = roots(view, found)?;
     let mut evaluated = Vec::new();
@@ -338,7 +424,8 @@ pub fn merge(
             why: "the top-level CMakeLists.txt".into(),
         });
     }
-    for (root, configured) in candidates.into_iter().zip(configured) {
+    for (root, origin) in candidates.into_iter().zip(origins) {
+        let configured = origin == Origin::Configured;
         let dir = root.dir.clone();
         let sub = SubView::new(view, &dir);
         // A project found only because nothing reaches it and that can pin nothing (a test
@@ -366,7 +453,11 @@ pub fn merge(
             Err(e) => return Err(e),
         };
         let mut pins = from_evaluation(&evaluation, &sub, registry)?;
-        let at = |f: &str| format!("{dir}/{f}");
+        // A file above the project (`../cmake/x.cmake`) is named by its place in the tree.
+        let at = |f: &str| {
+            let joined = format!("{dir}/{f}");
+            cmake::normalize_path(&joined).unwrap_or(joined)
+        };
         for pin in &mut pins.pins {
             pin.file = at(&pin.file);
             pin.patches = pin.patches.iter().map(|p| at(p)).collect();
@@ -379,6 +470,25 @@ pub fn merge(
         }
         let inside = format!("{dir}/");
         found.unreached.retain(|u| !u.file.starts_with(&inside));
+        if origin == Origin::NotConfigured {
+            // No build of the package configures it: what it fetches is declared where no
+            // configuration reaches, each value as one declaration (unknown for every rule of
+            // its component, never a pin of the tree's).
+            let demoted: Vec<crate::pin::Unreached> = std::mem::take(&mut pins.pins)
+                .iter()
+                .flat_map(|p| unreached_of(p, registry))
+                // Kept once where a configured project pins the same value at the same place.
+                .filter(|u| {
+                    !found.pins.iter().any(|p| {
+                        p.file == u.file
+                            && p.line == u.line
+                            && (p.reference == u.reference
+                                || p.possible.iter().any(|q| q.reference == u.reference))
+                    })
+                })
+                .collect();
+            pins.unreached.extend(demoted);
+        }
         for u in pins.unreached {
             if !found.unreached.contains(&u) {
                 found.unreached.push(u);
@@ -415,6 +525,29 @@ pub fn merge(
         evaluated.push(root);
     }
     Ok((evaluated, warnings))
+}
+
+/// A pin as the declarations no configuration reaches it stands for: one per value (a value
+/// no text gives, an input's, has no reference: unknown for every rule of the component).
+fn unreached_of(pin: &crate::model::Pin, registry: &Registry) -> Vec<crate::pin::Unreached> {
+    let component = registry.get(&pin.component).map(|_| pin.component.clone());
+    let one = |repo: &Option<String>, reference: &Option<String>, file: &str, line: u32| {
+        crate::pin::Unreached {
+            component: component.clone(),
+            declared_name: pin.declared_name.clone(),
+            repo: repo.clone(),
+            reference: reference.clone(),
+            file: file.to_string(),
+            line,
+        }
+    };
+    if pin.possible.is_empty() {
+        return vec![one(&pin.repo, &pin.reference, &pin.file, pin.line)];
+    }
+    pin.possible
+        .iter()
+        .map(|p| one(&p.repo, &p.reference, &p.file, p.line))
+        .collect()
 }
 
 /// `[tool.scikit-build] cmake.source-dir` (or `cmake = { source-dir = ... }`) of the tree's

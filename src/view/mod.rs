@@ -185,6 +185,13 @@ pub trait View {
     fn files_under(&self, dir: &str) -> Result<Vec<String>, TargetError>;
     /// The bytes of one file, or `None` when it does not exist.
     fn read(&self, path: &str) -> Result<Option<Vec<u8>>, TargetError>;
+    /// Whether `path`, climbing above the view's root (`../x.cmake`, normalised), still lies in
+    /// the larger tree this view is a part of (a CMake project's directory seen as a view of
+    /// its own), so that `read` reads it there. `false` for a view that is a whole tree:
+    /// nothing above its root is read.
+    fn reaches_above(&self, _path: &str) -> bool {
+        false
+    }
     /// An identity for directory `dir` that is equal for two paths reaching the same directory
     /// (through symbolic links), for walkers that must not loop; `None` where paths are the
     /// identity (archives, memory).

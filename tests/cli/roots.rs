@@ -97,8 +97,9 @@ fn a_kernel_project_in_a_subdirectory_is_found_from_the_root() {
 /// top-level calls it with one commit, the kernel project (which nothing reaches) with the
 /// affected one. The declaration is reached, so only evaluating the kernel project as a root
 /// of its own finds the affected pin. With the helper in the kernel project it is found; with
-/// the helper above it (`../cmake/pin.cmake`) the project reads outside itself, and the scan is
-/// undecided naming it, never clean.
+/// the helper above it (`../cmake/pin.cmake`, resolved against the kernel project's directory
+/// as CMake does) it is found too, the file named by its place in the tree. A helper above the
+/// scanned tree itself is not read: the scan is undecided naming it, never clean.
 #[test]
 fn a_shared_helper_called_by_an_unreached_project_is_evaluated_there() {
     for helper in ["kernels/cmake/pin.cmake", "cmake/pin.cmake"] {
@@ -134,23 +135,39 @@ fn a_shared_helper_called_by_an_unreached_project_is_evaluated_there() {
         let dirs: Vec<String> = roots(&json).into_iter().map(|(d, _)| d).collect();
         assert_eq!(dirs, [".", "kernels"]);
         let t = &json["targets"][0];
-        if helper.starts_with("kernels/") {
-            assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
-            // The helper's declaration, with the kernel project's value, where it is included.
-            let components = t["components"].as_array().expect("components");
-            assert!(
-                components
-                    .iter()
-                    .any(|c| c["commit"] == AFFECTED && c["file"] == "kernels/CMakeLists.txt"),
-                "{components:#?}"
-            );
-            assert!(affected_at(&json, "kernels/CMakeLists.txt"), "{json:#}");
-        } else {
-            assert_eq!(run.code, 3, "{}{}", run.stdout, run.stderr);
-            let undecided = t["undecided"].as_str().unwrap_or_default();
-            assert!(undecided.contains("the project in kernels/"), "{undecided}");
-        }
+        assert_eq!(run.code, 1, "{helper}: {}{}", run.stdout, run.stderr);
+        // The helper's declaration, with the kernel project's value, where it is included.
+        let components = t["components"].as_array().expect("components");
+        assert!(
+            components
+                .iter()
+                .any(|c| c["commit"] == AFFECTED && c["file"] == "kernels/CMakeLists.txt"),
+            "{components:#?}"
+        );
+        assert!(affected_at(&json, "kernels/CMakeLists.txt"), "{json:#}");
+        assert!(t["undecided"].is_null(), "{t:#}");
     }
+    // The kernel project's helper above the scanned tree (`kernels/` scanned alone): not read,
+    // undecided with the file named.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    write(
+        tmp.path(),
+        "kernels/CMakeLists.txt",
+        &format!(
+            "cmake_minimum_required(VERSION 3.26)\nproject(kernels LANGUAGES CXX)\ninclude(../cmake/pin.cmake)\npin_fa({AFFECTED})\n"
+        ),
+    );
+    let run = run_in(
+        &tmp.path().join("kernels"),
+        &["scan", ".", "--offline", "--format", "json"],
+    );
+    assert_eq!(run.code, 3, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("include(../cmake/pin.cmake) reads")
+            && run.stdout.contains("outside the scanned tree"),
+        "{}",
+        run.stdout
+    );
     // A subdirectory the top-level adds is part of it, not a root of its own.
     let tmp = tempfile::tempdir().expect("tempdir");
     write(
@@ -273,4 +290,86 @@ fn the_table_and_verbose_output_name_the_projects_evaluated() {
         "{}",
         run.stderr
     );
+}
+
+const SKBUILD: &str = "[build-system]\nrequires = [\"scikit-build-core\"]\nbuild-backend = \"scikit_build_core.build\"\n\n[project]\nname = \"k\"\nversion = \"1.0\"\n";
+
+/// The kernel project of the shared-helper tree above (its helper above it), nothing reaching
+/// it, now in a package
+/// whose Python build is scikit-build-core's: the build configures the root only, so the
+/// kernel project's fetches are not the tree's pins, yet its affected value is never dropped:
+/// it is a declaration no configuration reaches, unknown for the rule, naming the file, and
+/// the scan is undecided (never 0). Where the roots are not known in full (an override of the
+/// source directory, another backend) the project is one the build may configure: its pin is
+/// the tree's, affected. Where `cmake.source-dir` names it, it is configured: affected.
+#[test]
+fn a_project_the_python_build_does_not_configure_is_unreached_never_clean() {
+    let cases: [(&str, &str, i32); 4] = [
+        (SKBUILD, "does not configure it", 3),
+        (
+            &format!("{SKBUILD}\n[[tool.scikit-build.overrides]]\nif.platform-system = \"win32\"\ncmake.source-dir = \"kernels\"\n"),
+            "no other CMakeLists.txt reaches it",
+            1,
+        ),
+        (
+            "[build-system]\nrequires = [\"setuptools\"]\nbuild-backend = \"setuptools.build_meta\"\n",
+            "no other CMakeLists.txt reaches it",
+            1,
+        ),
+        (
+            &format!("{SKBUILD}\n[tool.scikit-build]\ncmake.source-dir = \"kernels\"\n"),
+            "cmake.source-dir",
+            1,
+        ),
+    ]
+    .map(|(p, w, c)| (Box::leak(p.to_string().into_boxed_str()) as &str, w, c));
+    for (pyproject, why, code) in cases {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path();
+        write(root, "pyproject.toml", pyproject);
+        write(
+            root,
+            "cmake/pin.cmake",
+            &format!(
+                "include(FetchContent)\nfunction(pin_fa TAG)\n  FetchContent_Declare(vllm-flash-attn GIT_REPOSITORY {FA_REPO} GIT_TAG ${{TAG}})\n  FetchContent_MakeAvailable(vllm-flash-attn)\nendfunction()\n"
+            ),
+        );
+        write(
+            root,
+            "CMakeLists.txt",
+            "cmake_minimum_required(VERSION 3.26)\nproject(top LANGUAGES CXX)\ninclude(cmake/pin.cmake)\npin_fa(6d11b3c1b6ca7dac0b111bb0db63ca16eeb19a46)\n",
+        );
+        write(
+            root,
+            "kernels/CMakeLists.txt",
+            &format!(
+                "cmake_minimum_required(VERSION 3.26)\nproject(kernels LANGUAGES CXX)\ninclude(../cmake/pin.cmake)\npin_fa({AFFECTED})\n"
+            ),
+        );
+        let (run, json) = scan(root);
+        assert_eq!(run.code, code, "{pyproject}: {}{}", run.stdout, run.stderr);
+        let kernels = roots(&json)
+            .into_iter()
+            .find(|(d, _)| d == "kernels")
+            .unwrap_or_else(|| panic!("{json:#}"));
+        assert!(kernels.1.contains(why), "{pyproject}: {kernels:?}");
+        let t = &json["targets"][0];
+        let pinned = t["components"]
+            .as_array()
+            .is_some_and(|c| c.iter().any(|c| c["commit"] == AFFECTED));
+        assert_eq!(pinned, code == 1, "{pyproject}: {t:#}");
+        if code == 3 {
+            assert!(!affected_at(&json, "kernels/CMakeLists.txt"), "{t:#}");
+            let unknown = t["findings"].as_array().is_some_and(|f| {
+                f.iter().any(|f| {
+                    f["rule"] == R1
+                        && f["status"] == "unknown"
+                        && f["location"]["file"] == "kernels/CMakeLists.txt"
+                })
+            });
+            assert!(unknown, "{t:#}");
+        } else {
+            assert!(affected_at(&json, "kernels/CMakeLists.txt"), "{t:#}");
+        }
+    }
 }

@@ -16,5 +16,8 @@ mod common;
 mod cmake_adversarial;
 mod cmake_corpus;
 mod cmake_differential;
+mod cmake_fatal;
+mod cmake_git_reads;
+mod cmake_outside;
 mod cmake_partial;
 mod cmake_real_sdists;

@@ -19,6 +19,7 @@ mod cond;
 mod declare;
 mod evaluate;
 mod fetches;
+mod git_readonly;
 mod hooks;
 mod interp;
 mod json;

@@ -46,6 +46,42 @@ const NO_EFFECT: &[&str] = &[
 ];
 
 impl Run<'_, '_> {
+    /// An `execute_process` whose every `COMMAND` is git reading the repository
+    /// ([`super::super::git_readonly`]), with what it still writes; `None` for any other call,
+    /// or where the CMake code set a `GIT_*` environment variable (which git would obey).
+    fn git_reads(
+        &self,
+        name: &str,
+        inv: &Invocation,
+    ) -> Option<super::super::git_readonly::GitReads> {
+        use super::super::git_readonly::{SEARCH_PATHS, names_tree, steers_git};
+        if name != "execute_process" || self.st.env.keys().any(|k| steers_git(k)) {
+            return None;
+        }
+        // A search path naming the tree may find a `git` it ships.
+        for var in SEARCH_PATHS {
+            let v = self.var(var);
+            if names_tree(&v.text) || v.alts.iter().any(|a| names_tree(&a.text)) {
+                return None;
+            }
+        }
+        let items: Vec<Vec<Arg>> = inv
+            .args
+            .iter()
+            .map(|t| expand(t, self).ok())
+            .collect::<Option<_>>()?;
+        let words: Vec<super::super::git_readonly::Word<'_>> = inv
+            .args
+            .iter()
+            .zip(&items)
+            .map(|(t, items)| super::super::git_readonly::Word {
+                raw: &t.text,
+                items,
+            })
+            .collect();
+        super::super::git_readonly::read_only(&words)
+    }
+
     pub(super) fn command(&mut self, inv: &Invocation) -> Result<Flow, Stop> {
         let name = super::flow::lowercase(&inv.name);
         // Fetch commands are always the real ones (CPM.cmake defines CPMAddPackage as a
@@ -111,7 +147,12 @@ impl Run<'_, '_> {
             "continue" => return Ok(Flow::Continue),
             "configure_file" | "write_file" | "make_directory" => self.mark_written(&name, &args),
             "execute_process" | "exec_program" => {
-                let texts: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
+                // Only git reading the repository: the tree's files stay the tree's.
+                let git_files = self.git_reads(&name, inv).map(|r| r.files);
+                let texts: Vec<&str> = match &git_files {
+                    Some(files) => files.iter().map(String::as_str).collect(),
+                    None => args.iter().map(|a| a.text.as_str()).collect(),
+                };
                 for p in writes::process_writes(&texts, SOURCE_ROOT) {
                     if let Some(rel) = view_path(p) {
                         self.st.written.insert(rel);
@@ -179,6 +220,30 @@ impl Run<'_, '_> {
                     self.here(inv.line),
                     inv.name
                 )));
+            }
+            "find_program" => {
+                // `find_program(VAR NAMES git)` searching (VAR unset): the git found, which a
+                // read-only git `execute_process` may run (`super::super::git_readonly`).
+                let texts: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
+                let git = super::super::git_readonly::finds_git(&texts).filter(|var| {
+                    let before = self.var(var);
+                    before.text.is_empty()
+                        && before.alts.is_empty()
+                        && before
+                            .taint
+                            .iter()
+                            .all(|t| matches!(t, Input::Cache(n) if n == var))
+                });
+                self.taint_outputs(&args, &inv.name);
+                if let Some(var) = git {
+                    self.set_var(
+                        &var,
+                        Val::with(
+                            "",
+                            Input::Opaque(super::super::git_readonly::FOUND_GIT.into()),
+                        ),
+                    );
+                }
             }
             _ => self.taint_outputs(&args, &inv.name),
         }
@@ -321,6 +386,22 @@ impl Run<'_, '_> {
                     path = Some(rel);
                     break;
                 }
+                // A directory above the root: the tree's file when the view holds it (a
+                // project below the repository's root), else one pinprobe cannot read, which
+                // CMake would include before any module of its own.
+                if let Some(up) = super::super::outside::above_root(&candidate) {
+                    if !self.m.view.reaches_above(&up) {
+                        return Err(Stop::Undecided(format!(
+                            "{}: {}",
+                            self.here(line),
+                            super::super::outside::outside_include(&target.text, &candidate)
+                        )));
+                    }
+                    if self.m.view.read(&up)?.is_some() {
+                        path = Some(up);
+                        break;
+                    }
+                }
             }
             if path.is_none() {
                 // A module shipped with CMake (FetchContent, ExternalProject, CPM is handled as
@@ -335,7 +416,12 @@ impl Run<'_, '_> {
             }
         } else {
             let full = self.path_arg(target);
-            match view_path(&full) {
+            // A file above the root that the view still holds (a project below the
+            // repository's root including `../cmake/x.cmake`): read as CMake reads it.
+            let above = || {
+                super::super::outside::above_root(&full).filter(|up| self.m.view.reaches_above(up))
+            };
+            match view_path(&full).or_else(above) {
                 Some(rel) => path = Some(rel),
                 None => {
                     return Err(Stop::Undecided(format!(
