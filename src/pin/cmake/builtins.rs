@@ -28,11 +28,16 @@ pub(super) fn list(args: &[Arg], get: &dyn Fn(&str) -> Val) -> Result<Option<Set
     };
     let name = var.text.clone();
     let rest = args.get(2..).unwrap_or_default();
-    let cur = get(&name);
+    let mut cur = get(&name);
     let mut taint = cur.taint.clone();
     taint.extend(taint_of(rest));
     taint.extend(var.taint.iter().cloned());
-    let mut items = list_items(&cur.text);
+    // APPEND and PREPEND (most list() calls, on lists that grow) need no elements.
+    let mut items = if matches!(op.text.as_str(), "APPEND" | "PREPEND") {
+        Vec::new()
+    } else {
+        list_items(&cur.text)
+    };
     let index = |i: &str, len: usize| -> Result<usize, String> {
         let n: i64 = i.trim().parse().map_err(|_| format!("list index `{i}`"))?;
         let len_i = len as i64;
@@ -51,7 +56,7 @@ pub(super) fn list(args: &[Arg], get: &dyn Fn(&str) -> Val) -> Result<Option<Set
             if texts.is_empty() {
                 return Ok(Some(Vec::new()));
             }
-            let mut v = cur.text.clone();
+            let mut v = std::mem::take(&mut cur.text);
             for t in &texts {
                 if !v.is_empty() {
                     v.push(';');

@@ -90,12 +90,16 @@ pub fn evaluate_with(view: &dyn View, limits: Limits) -> Result<Evaluation, Cmak
         limits.steps,
     );
     m.fork_all = limits.fork_all;
-    m.var_names = variable_names(view)?;
+    // The tree listed once (a walk of a real tree is a tenth of the evaluation): the names,
+    // the build scripts, globs and `EXISTS`, and the declarations no run reached.
+    let files = Rc::new(view.files_under("")?);
+    m.set_files(files.clone());
+    m.var_names = variable_names(view, &files)?;
     super::interp::share::attach(&mut m, journal.as_ref());
     let mut setups: Vec<(Option<String>, CacheSeed)> = vec![(None, Vec::new())];
     let (preset_list, presets_unread) = presets(view)?;
     setups.extend(preset_list.into_iter().map(|(n, c)| (Some(n), c)));
-    let scripted = build_script_definitions(view)?;
+    let scripted = build_script_definitions(view, &files)?;
     if !scripted.is_empty() {
         setups.push((Some("build scripts".to_string()), scripted));
     }
@@ -219,7 +223,7 @@ pub fn evaluate_with(view: &dyn View, limits: Limits) -> Result<Evaluation, Cmak
         }
         break 'passes;
     }
-    out.unreached = unreached(view, &reached)?;
+    out.unreached = unreached(view, &files, &reached)?;
     if let Some(why) = presets_unread {
         out.undecided.get_or_insert(why);
     }
@@ -330,24 +334,25 @@ const DECLARING: &[&str] = &[
 /// declaring command name found in its text, with nothing resolved.
 fn unreached(
     view: &dyn View,
+    files: &[String],
     reached: &BTreeSet<(String, u32)>,
 ) -> Result<Vec<Declaration>, CmakeError> {
     let mut out = Vec::new();
-    for file in view.files_under("")? {
-        if !is_cmake_file(&file) || is_cpm_script(&file) {
+    for file in files {
+        if !is_cmake_file(file) || is_cpm_script(file) {
             continue;
         }
-        let Some(bytes) = view.read(&file)? else {
+        let Some(bytes) = view.read(file)? else {
             continue;
         };
         let lower = String::from_utf8_lossy(&bytes).to_ascii_lowercase();
         if !DECLARING.iter().any(|d| lower.contains(d)) {
             continue;
         }
-        match super::tokenize_file(&file, &bytes) {
+        match super::tokenize_file(file, &bytes) {
             Ok(invocations) => {
                 out.extend(
-                    super::unreached::declarations(&file, &invocations)
+                    super::unreached::declarations(file, &invocations)
                         .into_iter()
                         .filter(|d| !reached.contains(&(d.file.clone(), d.line))),
                 );
@@ -386,13 +391,16 @@ fn unreached(
 
 /// Names used as variables in the tree's CMake files: `${X}` references and the first argument
 /// of `set`, `option`, `unset`, `list`.
-fn variable_names(view: &dyn View) -> Result<std::collections::HashSet<String>, CmakeError> {
+fn variable_names(
+    view: &dyn View,
+    files: &[String],
+) -> Result<std::collections::HashSet<String>, CmakeError> {
     let mut names = std::collections::HashSet::new();
-    for file in view.files_under("")? {
-        if !is_cmake_file(&file) {
+    for file in files {
+        if !is_cmake_file(file) {
             continue;
         }
-        let Some(bytes) = view.read(&file)? else {
+        let Some(bytes) = view.read(file)? else {
             continue;
         };
         let text = String::from_utf8_lossy(&bytes);
@@ -461,7 +469,7 @@ fn variable_names(view: &dyn View) -> Result<std::collections::HashSet<String>, 
 /// `-D<NAME>=<value>` written in the tree's build scripts (`setup.py`, `*.sh`, `Dockerfile*`),
 /// as one more setup: literal values as written, computed ones (`{}`, `$X`, conflicting) as
 /// [`Seed::Scripted`].
-fn build_script_definitions(view: &dyn View) -> Result<CacheSeed, CmakeError> {
+fn build_script_definitions(view: &dyn View, files: &[String]) -> Result<CacheSeed, CmakeError> {
     let re = regex::Regex::new(r#"-D([A-Za-z_][A-Za-z0-9_]*)(?::[A-Z]+)?=([^\s"',\])]*)"#)
         .map_err(|e| CmakeError::Syntax {
             file: String::new(),
@@ -469,14 +477,14 @@ fn build_script_definitions(view: &dyn View) -> Result<CacheSeed, CmakeError> {
             message: e.to_string(),
         })?;
     let mut defs: CacheSeed = Vec::new();
-    for file in view.files_under("")? {
-        let base = file.rsplit('/').next().unwrap_or(&file);
+    for file in files {
+        let base = file.rsplit('/').next().unwrap_or(file);
         let is_script =
             base == "setup.py" || base.ends_with(".sh") || base.starts_with("Dockerfile");
         if !is_script || file.split('/').count() > 3 {
             continue;
         }
-        let Some(bytes) = view.read(&file)? else {
+        let Some(bytes) = view.read(file)? else {
             continue;
         };
         let text = String::from_utf8_lossy(&bytes);

@@ -7,6 +7,10 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
+/// Names are shared (a layer copy copies no name) and hashed with Fx (short names, no
+/// untrusted-key flooding concern worth SipHash's cost at every variable read).
+type Map<T> = HashMap<Rc<str>, T, rustc_hash::FxBuildHasher>;
+
 /// Names changed before the layer is folded into the base.
 const MAX_LAYER: usize = 32;
 
@@ -14,16 +18,16 @@ const MAX_LAYER: usize = 32;
 /// a base (a write after a clone, a fold) copies no value.
 #[derive(Debug, Clone)]
 pub(super) struct Shared<V> {
-    base: Rc<HashMap<String, Rc<V>>>,
+    base: Rc<Map<Rc<V>>>,
     /// Names changed since the base: a value, or `None` where removed. Shared too (a join
     /// or a call clones the whole state; most clones are dropped unchanged).
-    layer: Rc<HashMap<String, Option<Rc<V>>>>,
+    layer: Rc<Map<Option<Rc<V>>>>,
 }
 
 impl<V> Default for Shared<V> {
     fn default() -> Self {
         Shared {
-            base: Rc::new(HashMap::new()),
+            base: Rc::default(),
             layer: Rc::default(),
         }
     }
@@ -41,7 +45,11 @@ impl<V: Clone + PartialEq> PartialEq for Shared<V> {
 impl<V: Clone> FromIterator<(String, V)> for Shared<V> {
     fn from_iter<I: IntoIterator<Item = (String, V)>>(iter: I) -> Self {
         Shared {
-            base: Rc::new(iter.into_iter().map(|(k, v)| (k, Rc::new(v))).collect()),
+            base: Rc::new(
+                iter.into_iter()
+                    .map(|(k, v)| (Rc::from(k), Rc::new(v)))
+                    .collect(),
+            ),
             layer: Rc::default(),
         }
     }
@@ -55,12 +63,29 @@ impl<V: Clone> Shared<V> {
         }
     }
 
+    fn entry(&self, name: &str) -> Option<&Rc<V>> {
+        match self.layer.get(name) {
+            Some(v) => v.as_ref(),
+            None => self.base.get(name),
+        }
+    }
+
+    /// Whether both hold the very same value for `name` (or neither holds one): equal without
+    /// comparing.
+    pub fn same_entry(&self, other: &Self, name: &str) -> bool {
+        match (self.entry(name), other.entry(name)) {
+            (Some(a), Some(b)) => Rc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        }
+    }
+
     pub fn contains_key(&self, name: &str) -> bool {
         self.get(name).is_some()
     }
 
     /// Every (name, value).
-    pub fn iter(&self) -> impl Iterator<Item = (&String, &V)> {
+    pub fn iter(&self) -> impl Iterator<Item = (&Rc<str>, &V)> {
         let base = self
             .base
             .iter()
@@ -73,7 +98,7 @@ impl<V: Clone> Shared<V> {
         base.chain(layer)
     }
 
-    pub fn keys(&self) -> impl Iterator<Item = &String> {
+    pub fn keys(&self) -> impl Iterator<Item = &Rc<str>> {
         self.iter().map(|(k, _)| k)
     }
 
@@ -81,8 +106,8 @@ impl<V: Clone> Shared<V> {
         self.iter().count()
     }
 
-    pub fn insert(&mut self, name: String, value: V) {
-        Rc::make_mut(&mut self.layer).insert(name, Some(Rc::new(value)));
+    pub fn insert(&mut self, name: impl Into<Rc<str>>, value: V) {
+        Rc::make_mut(&mut self.layer).insert(name.into(), Some(Rc::new(value)));
         self.fold_when_large();
     }
 
@@ -90,27 +115,27 @@ impl<V: Clone> Shared<V> {
     pub fn remove(&mut self, name: &str) -> Option<V> {
         let old = self.get(name).cloned();
         if old.is_some() {
-            Rc::make_mut(&mut self.layer).insert(name.to_string(), None);
+            Rc::make_mut(&mut self.layer).insert(Rc::from(name), None);
             self.fold_when_large();
         }
         old
     }
 
-    pub fn extend(&mut self, entries: impl IntoIterator<Item = (String, V)>) {
+    pub fn extend<K: Into<Rc<str>>>(&mut self, entries: impl IntoIterator<Item = (K, V)>) {
         for (k, v) in entries {
             self.insert(k, v);
         }
     }
 
     /// The names either changed since they shared a base; `None` when they do not share one.
-    pub fn changed_since(&self, other: &Self) -> Option<Vec<String>> {
+    pub fn changed_since(&self, other: &Self) -> Option<Vec<Rc<str>>> {
         if !Rc::ptr_eq(&self.base, &other.base) {
             return None;
         }
         if Rc::ptr_eq(&self.layer, &other.layer) {
             return Some(Vec::new());
         }
-        let mut names: Vec<String> = self.layer.keys().cloned().collect();
+        let mut names: Vec<Rc<str>> = self.layer.keys().cloned().collect();
         names.extend(
             other
                 .layer
@@ -126,7 +151,7 @@ impl<V: Clone> Shared<V> {
         self.fold();
         Rc::unwrap_or_clone(self.base)
             .into_iter()
-            .map(|(k, v)| (k, Rc::unwrap_or_clone(v)))
+            .map(|(k, v)| (k.to_string(), Rc::unwrap_or_clone(v)))
             .collect()
     }
 
@@ -167,8 +192,8 @@ mod tests {
         // Removing an absent name changes nothing.
         assert_eq!(b.remove("y"), None);
         assert_eq!(b.changed_since(&a), Some(Vec::new()));
-        b.insert("y".into(), 2);
-        assert_eq!(b.changed_since(&a), Some(vec!["y".to_string()]));
+        b.insert("y", 2);
+        assert_eq!(b.changed_since(&a), Some(vec![Rc::from("y")]));
         assert_eq!(a.get("y"), None, "the other holder is untouched");
         assert_eq!(b.get("y"), Some(&2));
         assert_ne!(a, b);
@@ -179,7 +204,7 @@ mod tests {
         a.extend([("z".to_string(), 3)]);
         assert_eq!(a.len(), 2);
         assert_eq!(a.clone().into_map().len(), 2);
-        let mut keys: Vec<&String> = a.keys().collect();
+        let mut keys: Vec<&str> = a.keys().map(|k| &**k).collect();
         keys.sort();
         assert_eq!(keys, ["x", "z"]);
     }
@@ -197,7 +222,7 @@ mod tests {
         assert_eq!(b.changed_since(&a), None, "folded: the base is its own now");
         assert_eq!(b.get("n5"), Some(&5));
         assert!(!b.contains_key("x"));
-        b.insert("m".into(), 9);
+        b.insert("m", 9);
         assert_eq!(b.get("m"), Some(&9));
     }
 }

@@ -405,6 +405,21 @@ pub(super) fn expand(token: &Token, scope: &dyn Lookup) -> Result<Vec<Arg>, Expa
                 alts: v.alts,
             }])
         }
+        // No reference, escape or list separator (most arguments): the word itself, one
+        // element, none when empty.
+        Quoting::Unquoted if !token.text.contains(['$', '\\', ';']) => {
+            Ok(if token.text.is_empty() {
+                Vec::new()
+            } else {
+                vec![Arg {
+                    text: token.text.clone(),
+                    taint: Taint::new(),
+                    quoted: false,
+                    line: token.line,
+                    alts: Alts::new(),
+                }]
+            })
+        }
         Quoting::Unquoted => {
             let v = expand_text(&token.text, scope)?;
             let mut items = elements(&v.text);
@@ -454,10 +469,11 @@ pub(super) fn split_list(text: &str) -> Vec<String> {
 /// The elements an unquoted argument (or `${ARGN}`) makes of a value: [`split_list`], each
 /// escaped `\;` a `;` in its element.
 pub(super) fn elements(text: &str) -> Vec<String> {
-    split_list(text)
-        .into_iter()
-        .map(|i| i.replace("\\;", ";"))
-        .collect()
+    let mut items = split_list(text);
+    for i in items.iter_mut().filter(|i| i.contains("\\;")) {
+        *i = i.replace("\\;", ";");
+    }
+    items
 }
 
 /// Every element of a list value, empty ones kept (as `list()` sees them).
@@ -466,30 +482,27 @@ pub(super) fn list_items(text: &str) -> Vec<String> {
         return Vec::new();
     }
     let mut out = Vec::new();
-    let mut cur = String::new();
     // CMake's count of `[` less `]`: a `]` first makes it negative, and then no `;` splits.
+    // Every byte looked at is ASCII, so each cut is at a character boundary.
     let mut depth = 0i64;
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' if chars.peek() == Some(&';') => {
-                cur.push('\\');
-                cur.push(';');
-                chars.next();
+    let mut start = 0;
+    let mut bytes = text.bytes().enumerate();
+    while let Some((i, b)) = bytes.next() {
+        match b {
+            // `\;` stays in its element, escape and all.
+            b'\\' if text.as_bytes().get(i + 1) == Some(&b';') => {
+                bytes.next();
             }
-            '[' => {
-                depth += 1;
-                cur.push(c);
+            b'[' => depth += 1,
+            b']' => depth -= 1,
+            b';' if depth == 0 => {
+                out.push(text.get(start..i).unwrap_or_default().to_string());
+                start = i + 1;
             }
-            ']' => {
-                depth -= 1;
-                cur.push(c);
-            }
-            ';' if depth == 0 => out.push(std::mem::take(&mut cur)),
-            _ => cur.push(c),
+            _ => {}
         }
     }
-    out.push(cur);
+    out.push(text.get(start..).unwrap_or_default().to_string());
     out
 }
 

@@ -83,7 +83,7 @@ impl Run<'_, '_> {
     }
 
     pub(super) fn command(&mut self, inv: &Invocation) -> Result<Flow, Stop> {
-        let name = inv.name.to_ascii_lowercase();
+        let name = super::flow::lowercase(&inv.name);
         // Fetch commands are always the real ones (CPM.cmake defines CPMAddPackage as a
         // function that downloads; its effect is what is modelled here).
         if !is_fetch_command(&name)
@@ -91,14 +91,14 @@ impl Run<'_, '_> {
         {
             return self.call(inv, def);
         }
-        if NO_EFFECT.contains(&name.as_str()) {
+        if NO_EFFECT.contains(&&*name) {
             return Ok(Flow::Next);
         }
         let mut args = self.expand_args(&inv.args)?;
         if is_fetch_command(&name) {
             args = list_elements(args);
         }
-        match name.as_str() {
+        match &*name {
             "set" => {
                 let raw = inv.args.first().map(|t| t.text.as_str()).unwrap_or("");
                 self.cmd_set(&args, raw, inv.line)?
@@ -312,9 +312,7 @@ impl Run<'_, '_> {
         self.set_var("PROJECT_NAME", name.val());
         self.set_var("PROJECT_SOURCE_DIR", source.clone());
         if dir.is_empty() {
-            self.st
-                .cache
-                .insert("CMAKE_PROJECT_NAME".into(), Some(name.val()));
+            self.st.cache.insert("CMAKE_PROJECT_NAME", Some(name.val()));
         }
         let source_var = format!("{}_SOURCE_DIR", name.text);
         self.set_var(&source_var, source.clone());

@@ -102,7 +102,10 @@ impl Run<'_, '_> {
         let t = cond::evaluate(&args, self).map_err(|e| {
             Stop::Fatal(format!("{}: {}(): {}", self.here(inv.line), inv.name, e.0))
         })?;
-        if !t.taint.is_empty() && self.summarizing > 0 {
+        if t.taint.is_empty() {
+            return Ok(t.value);
+        }
+        if self.summarizing > 0 {
             return Err(Stop::NeedsFork);
         }
         let what = self.condition_text(inv);
@@ -124,7 +127,7 @@ impl Run<'_, '_> {
                         other => other,
                     };
                     // Which arguments a fetch has is what it fetches: relevant from the start.
-                    let fetch = is_fetch_command(&inv.name.to_ascii_lowercase());
+                    let fetch = is_fetch_command(&lowercase(&inv.name));
                     self.joining_empties(&run, fetch)?
                 }
                 Node::If(branches) => {
@@ -252,7 +255,6 @@ impl Run<'_, '_> {
         let t = cond::evaluate(&args, self).map_err(|e| {
             Stop::Fatal(format!("{}: {}(): {}", self.here(inv.line), inv.name, e.0))
         })?;
-        let what = self.condition_text(inv);
         if t.taint.is_empty() {
             return if t.value {
                 self.block(body, false)
@@ -260,6 +262,8 @@ impl Run<'_, '_> {
                 self.if_chain(rest)
             };
         }
+        // Named only where it decides on an input (most conditions do not).
+        let what = self.condition_text(inv);
         let opaque = t.taint.iter().any(|i| !i.has_default());
         let flow_inside = branches.iter().any(|(_, b)| has_control_flow(b));
         let relevant = self.m.fork_all || self.is_relevant(&what);
@@ -513,10 +517,7 @@ impl Run<'_, '_> {
     ) -> Result<Flow, Stop> {
         let mut scope = self.st.scopes.last().cloned().unwrap_or_default();
         scope.extend(frame.clone());
-        scope.insert(
-            "CMAKE_CURRENT_FUNCTION".into(),
-            Val::exact(def.name.clone()),
-        );
+        scope.insert("CMAKE_CURRENT_FUNCTION", Val::exact(def.name.clone()));
         self.st.scopes.push(scope);
         self.st.macro_frames.push(None);
         self.summarizing += 1;
@@ -617,6 +618,16 @@ impl Run<'_, '_> {
             }
         }
         Ok(Flow::Next)
+    }
+}
+
+/// A command name as CMake matches it (any case); most are written in lower case already,
+/// and those are not copied.
+pub(super) fn lowercase(name: &str) -> std::borrow::Cow<'_, str> {
+    if name.bytes().any(|b| b.is_ascii_uppercase()) {
+        std::borrow::Cow::Owned(name.to_ascii_lowercase())
+    } else {
+        std::borrow::Cow::Borrowed(name)
     }
 }
 

@@ -219,17 +219,22 @@ impl Run<'_, '_> {
             match a.changed_since(&b) {
                 Some(names) => {
                     for k in names {
+                        // Set on both sides from one value (a copy of it): nothing to merge,
+                        // nothing to compare.
+                        if a.same_entry(&b, &k) {
+                            continue;
+                        }
                         let vb = b.get(&k);
-                        match a.get(&k).cloned() {
-                            Some(mut va) => {
-                                if vb != Some(&va) {
-                                    va.merge(vb, mark, mine, theirs);
-                                    a.insert(k, va);
-                                }
+                        match a.get(&k) {
+                            Some(va) if vb == Some(va) => {}
+                            Some(va) => {
+                                let mut va = va.clone();
+                                va.merge(vb, mark, mine, theirs);
+                                a.insert(k, va);
                             }
                             None => {
                                 if vb.is_some() {
-                                    maybe_names.push(k);
+                                    maybe_names.push(k.to_string());
                                 }
                             }
                         }
@@ -237,16 +242,16 @@ impl Run<'_, '_> {
                 }
                 None => {
                     let b = b.into_map();
-                    let mut merged: Vec<(String, Val)> = Vec::new();
+                    let mut merged: Vec<(Rc<str>, Val)> = Vec::new();
                     for (k, va) in a.iter() {
-                        let vb = b.get(k);
+                        let vb = b.get(&**k);
                         if vb != Some(va) {
                             let mut va = va.clone();
                             va.merge(vb, mark, mine, theirs);
                             merged.push((k.clone(), va));
                         }
                     }
-                    maybe_names.extend(b.keys().filter(|k| !a.contains_key(k)).cloned());
+                    maybe_names.extend(b.keys().filter(|k| !a.contains_key(k.as_str())).cloned());
                     a.extend(merged);
                 }
             }
@@ -299,7 +304,7 @@ impl Run<'_, '_> {
             .declared
             .keys()
             .filter(|k| !declared.contains_key(k))
-            .cloned()
+            .map(|k| k.to_string())
             .collect();
         for k in mine_only {
             if let Some(d) = self.st.declared.remove(&k) {

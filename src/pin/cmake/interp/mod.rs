@@ -166,6 +166,11 @@ impl<'v> Machine<'v> {
         }
     }
 
+    /// Every file of the view, listed by the caller.
+    pub fn set_files(&mut self, files: Rc<Vec<String>>) {
+        self.all_files = Some(files);
+    }
+
     fn all_files(&mut self) -> Result<Rc<Vec<String>>, TargetError> {
         if let Some(f) = &self.all_files {
             self.share_hit(share::Access::FilesUnder(String::new()));

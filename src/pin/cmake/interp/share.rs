@@ -447,6 +447,13 @@ pub(in crate::pin::cmake) fn attach(m: &mut Machine<'_>, journal: Option<&Journa
             return;
         };
         if let Some(j) = journal {
+            // The listing the machine was given (read past the journal): its answer.
+            if let Some(files) = &m.all_files {
+                j.shelf
+                    .answers
+                    .borrow_mut()
+                    .insert(Access::FilesUnder(String::new()), digest_names(files));
+            }
             *j.shelf.settings.borrow_mut() = Some(mine);
             session.shelves.push(j.shelf.clone());
             m.share = Role::Record(j.shelf.clone(), Recording::default());
@@ -456,9 +463,22 @@ pub(in crate::pin::cmake) fn attach(m: &mut Machine<'_>, journal: Option<&Journa
                 .iter()
                 .find(|sh| sh.settings.borrow().as_ref() == Some(&mine));
             if let Some(shelf) = found {
+                // The listing the machine was given answers for itself.
+                let mut same = HashMap::new();
+                if let Some(files) = &m.all_files {
+                    let recorded = shelf
+                        .answers
+                        .borrow()
+                        .get(&Access::FilesUnder(String::new()))
+                        .copied();
+                    same.insert(
+                        Access::FilesUnder(String::new()),
+                        recorded == Some(digest_names(files)),
+                    );
+                }
                 m.share = Role::Resume(Box::new(Resume {
                     shelf: shelf.clone(),
-                    same: HashMap::new(),
+                    same,
                     seed: Vec::new(),
                 }));
             }
