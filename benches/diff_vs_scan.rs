@@ -1,7 +1,7 @@
 //! Benchmark: `pinprobe diff BASE HEAD` against `pinprobe scan --rev HEAD` of the same tree, in
 //! one run, printing the medians and the ratios (issue 30: a review should cost about one scan,
-//! at most 1.3x), in wall-clock time and in CPU time (user + system of the process: `diff` runs
-//! its two sides on two threads where it cannot share, so wall time alone hides the work).
+//! at most 1.3x), in wall-clock time and in CPU time (user + system of the process: what the
+//! review costs whether or not its work overlaps).
 //!
 //! The tree: `PINPROBE_REAL_SDISTS=DIR` holding the unpacked `vllm-0.33.0` sdist (the real
 //! tree; as for tests/cmake_real_sdists.rs), else the bundled demo tree with 3,000 filler

@@ -5,7 +5,9 @@
 //! checked out. Each revision is evaluated once; where the two agree on every file the CMake
 //! evaluation always reads (a change to Python code or docs), HEAD is evaluated first and BASE
 //! takes HEAD's evaluation when every file and listing it read answers the same at BASE
-//! ([`crate::scan::shared`]); otherwise (a pin bump) the two run at once on two threads.
+//! ([`crate::scan::shared`]); otherwise (a pin bump) BASE is evaluated first and each run of
+//! HEAD starts from BASE's where everything it consulted is the same
+//! ([`crate::pin::cmake::Sharing`]), the two one after the other on this thread.
 //! Components pair by name (and declared name); findings pair by (component, rule).
 //!
 //! # The gate judges the head
@@ -147,10 +149,11 @@ pub fn review(req: &Request, db: &Database, clones: &Clones) -> Result<Review, R
     // Each revision is evaluated once. Where the two agree on every file the CMake evaluation
     // always reads, HEAD is evaluated first and BASE takes HEAD's evaluation if it answers
     // every read of it the same (`scan::shared`): a review then costs about one scan. Where
-    // they do not (a pin bump), the two run at once instead, BASE on a thread of its own
-    // (benches/diff_vs_scan.rs prints the ratio). A repository handle is not shared between
-    // threads: BASE's thread opens the same clones (`opts.repos`) for itself, and where that
-    // fails the sides run one after the other.
+    // they do not (a pin bump), BASE is evaluated first while this thread records its runs,
+    // and each run of HEAD starts where BASE's run of the same configuration was after the
+    // last top-level statement up to which everything it consulted is the same at HEAD
+    // (`pin::cmake::Sharing`): the files before the bump are evaluated once.
+    // benches/diff_vs_scan.rs prints the ratio against one scan.
     let likely_shared = match (
         crate::view::open(req.path, Some(req.base)),
         crate::view::open(req.path, Some(req.head)),
@@ -158,42 +161,25 @@ pub fn review(req: &Request, db: &Database, clones: &Clones) -> Result<Review, R
         (Ok(b), Ok(h)) => scan::shared::likely_shared(b.as_ref(), h.as_ref()),
         _ => false,
     };
+    let mut runs_shared = (0, 0, 0);
     let (base, head) = if likely_shared {
         let head = side("HEAD", req.head, clones, true);
         (side("BASE", req.base, clones, true), head)
     } else {
-        let (base, head) = std::thread::scope(|s| {
-            let same: bool = {
-                let mut given: Vec<&str> = clones.names().collect();
-                let mut wanted: Vec<&str> =
-                    req.opts.repos.iter().map(|(n, _)| n.as_str()).collect();
-                given.sort_unstable();
-                wanted.sort_unstable();
-                given == wanted
-            };
-            let base = s.spawn(move || {
-                if !same {
-                    return None;
-                }
-                Clones::open(&req.opts.repos)
-                    .ok()
-                    .map(|own| side("BASE", req.base, &own, false))
-            });
-            let head = side("HEAD", req.head, clones, false);
-            let base = base
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            (base, head)
-        });
-        (
-            base.unwrap_or_else(|| side("BASE", req.base, clones, false)),
-            head,
-        )
+        let sharing = crate::pin::cmake::Sharing::record();
+        let base = side("BASE", req.base, clones, false);
+        sharing.resume();
+        let head = side("HEAD", req.head, clones, false);
+        runs_shared = sharing.shared();
+        (base, head)
     };
     if std::env::var_os("PINPROBE_STATS").is_some() {
         eprintln!(
-            "pinprobe: stats: diff: CMake evaluations shared between the revisions: {} (tried: {likely_shared})",
-            evaluations.shared()
+            "pinprobe: stats: diff: CMake evaluations shared between the revisions: {} (tried: {likely_shared}); runs started from BASE's: {}, top-level statements skipped: {}, included files taken as evaluated: {}",
+            evaluations.shared(),
+            runs_shared.0,
+            runs_shared.1,
+            runs_shared.2
         );
     }
     let mut base = base?;

@@ -13,8 +13,8 @@
 //! evaluation that failed is never kept.
 //!
 //! [`likely_shared`] tells the review beforehand whether sharing is worth waiting for (the
-//! revisions agree on every file the evaluation always reads): when it is not, the two sides run
-//! at once on two threads instead.
+//! revisions agree on every file the evaluation always reads): when it is not, HEAD's runs start
+//! from BASE's instead ([`crate::pin::cmake::Sharing`]).
 
 use crate::model::TargetKind;
 use crate::pin::{self, CmakePins, cmake::CmakeError, components::Registry};
@@ -147,6 +147,11 @@ impl View for Recording<'_> {
         out
     }
 
+    fn reaches_above(&self, path: &str) -> bool {
+        self.unreplayable();
+        self.inner.reaches_above(path)
+    }
+
     fn dir_identity(&self, dir: &str) -> Option<(u64, u64)> {
         self.unreplayable();
         self.inner.dir_identity(dir)
@@ -179,6 +184,16 @@ impl View for Recording<'_> {
     fn library_symbols(&self, path: &str) -> Option<Result<elf::Library, elf::ElfError>> {
         self.unreplayable();
         self.inner.library_symbols(path)
+    }
+
+    fn local_file(&self, path: &str) -> Option<std::path::PathBuf> {
+        self.unreplayable();
+        self.inner.local_file(path)
+    }
+
+    fn runtime(&self) -> Option<&crate::view::Runtime> {
+        self.unreplayable();
+        self.inner.runtime()
     }
 }
 

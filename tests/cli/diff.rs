@@ -1718,3 +1718,159 @@ fn every_cell_of_the_change_table_on_the_demo_tree() {
         );
     }
 }
+
+// ---- HEAD's evaluation starts from BASE's runs (issue 30: a review costs about one scan) ----
+
+/// A vLLM-shaped top-level file: settings and decisions on inputs, helper functions from an
+/// included file, the kernel projects included last under a condition, FlashAttention last of
+/// all (as vLLM 0.33.0 does).
+const SHAPED_TOP: &str = r#"cmake_minimum_required(VERSION 3.26)
+project(vllm_extensions LANGUAGES CXX)
+set(VLLM_TARGET_DEVICE "cuda" CACHE STRING "Target device backend for vLLM")
+include(${CMAKE_CURRENT_LIST_DIR}/cmake/utils.cmake)
+if(NOT VLLM_TARGET_DEVICE STREQUAL "cuda" AND NOT VLLM_TARGET_DEVICE STREQUAL "rocm")
+  if(VLLM_TARGET_DEVICE STREQUAL "cpu")
+    include(${CMAKE_CURRENT_LIST_DIR}/cmake/cpu_extension.cmake)
+  else()
+    return()
+  endif()
+  return()
+endif()
+if(VLLM_TARGET_DEVICE STREQUAL "rocm")
+  set(VLLM_GPU_LANG "HIP")
+else()
+  set(VLLM_GPU_LANG "CUDA")
+endif()
+vllm_set_arches(VLLM_GPU_ARCHES "8.0;9.0;10.0")
+if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/csrc/extra_kernels.cmake)
+  set(VLLM_EXTRA ON)
+endif()
+include(FetchContent)
+if(VLLM_GPU_LANG STREQUAL "CUDA")
+  include(cmake/external_projects/flashmla.cmake)
+  include(cmake/external_projects/vllm_flash_attn.cmake)
+endif()
+"#;
+
+const SHAPED_UTILS: &str = r#"function(vllm_set_arches OUT LIST)
+  set(_arches "")
+  foreach(_a IN LISTS LIST)
+    string(REPLACE "." "" _a "${_a}")
+    list(APPEND _arches "${_a}")
+  endforeach()
+  set(${OUT} "${_arches}" PARENT_SCOPE)
+endfunction()
+macro(vllm_note MSG)
+  message(STATUS "${MSG}")
+endmacro()
+"#;
+
+/// HEAD's report in a review is HEAD's own scan, for a bump of FlashAttention, a bump of
+/// the project included before it, a file added that the top-level file asks about, a
+/// settings edit in the included helpers, a documentation edit and the way back: HEAD's
+/// runs start from BASE's where everything they consulted is the same, and that must change
+/// nothing. The bump is also checked to share (runs and included files taken from BASE's).
+#[test]
+fn heads_report_in_a_review_is_heads_own_scan() {
+    const FIX: &str = "6d11b3c1b6ca7dac0b111bb0db63ca16eeb19a46";
+    const AFFECTED: &str = "506341a143fcabd4bb79052a7605ada727d6b3f5";
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let vllm = tmp.path().join("vllm");
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo-vllm");
+    init(&vllm);
+    let fa_file = "cmake/external_projects/vllm_flash_attn.cmake";
+    let mla_file = "cmake/external_projects/flashmla.cmake";
+    let fa_text = std::fs::read_to_string(demo.join(fa_file)).expect("FA cmake");
+    let mla_text = std::fs::read_to_string(demo.join(mla_file)).expect("FlashMLA cmake");
+    let tag = regex::Regex::new(r"GIT_TAG\s+[0-9a-f]{40}").expect("regex");
+    assert!(tag.is_match(&fa_text));
+    write(&vllm, "CMakeLists.txt", SHAPED_TOP);
+    write(&vllm, "cmake/utils.cmake", SHAPED_UTILS);
+    write(&vllm, "cmake/cpu_extension.cmake", "set(CPU_KERNELS ON)\n");
+    write(&vllm, mla_file, &mla_text);
+    let fa_at = |sha: &str| {
+        tag.replace(&fa_text, format!("GIT_TAG {sha}").as_str())
+            .into_owned()
+    };
+    write(&vllm, fa_file, &fa_at(FIX));
+    write(&vllm, "README.md", "vLLM-shaped\n");
+    let base = commit(&vllm, "base: the fix");
+    write(&vllm, fa_file, &fa_at(AFFECTED));
+    let bump = commit(&vllm, "bump FlashAttention to vLLM 0.30.0's pin");
+    write(
+        &vllm,
+        mla_file,
+        &mla_text.replace(
+            "a6ec2ba7bd0a7dff98b3f4d3e6b52b159c48d78b",
+            "1111111111111111111111111111111111111111",
+        ),
+    );
+    let mla = commit(&vllm, "bump FlashMLA");
+    write(&vllm, "csrc/extra_kernels.cmake", "set(EXTRA ON)\n");
+    let added = commit(&vllm, "a file the top-level file asks about");
+    write(
+        &vllm,
+        "cmake/utils.cmake",
+        &SHAPED_UTILS.replace("string(REPLACE \".\" \"\"", "string(REPLACE \".\" \"_\""),
+    );
+    let utils = commit(&vllm, "the helpers compute the arches differently");
+    write(&vllm, "README.md", "vLLM-shaped, documented\n");
+    let docs = commit(&vllm, "docs");
+
+    let (db, _) = pinprobe::rules::load(None).expect("rules load");
+    let clones = Clones::open(&[]).expect("no clones");
+    let opts = Options::default();
+    let pairs = [
+        (&base, &bump),
+        (&bump, &base),
+        (&bump, &mla),
+        (&mla, &added),
+        (&added, &utils),
+        (&utils, &docs),
+        (&base, &docs),
+    ];
+    for (b, h) in pairs {
+        let req = Request {
+            path: &vllm,
+            base: b,
+            head: h,
+            opts: &opts,
+            policy: &policy::Source::TreeRoot,
+            today: Date::parse("2026-06-01").expect("date"),
+            allow_head_ignores: false,
+            rule_edits: Vec::new(),
+            vex: None,
+            allow_head_vex: false,
+        };
+        let review = diff::review(&req, &db, &clones).expect("review succeeds");
+        let scan = scan_tree(&vllm, None, None, Some(h));
+        let json = |r: &pinprobe::model::TargetReport| {
+            serde_json::to_string_pretty(r).expect("a report serialises")
+        };
+        assert_eq!(
+            json(&review.head_report),
+            json(&scan),
+            "{b}..{h}: HEAD's report in the review is not HEAD's scan"
+        );
+    }
+
+    // The bump shares: HEAD's runs start from BASE's, and FlashMLA's file is taken as BASE
+    // evaluated it.
+    let base_view = pinprobe::view::open(&vllm, Some(&base)).expect("BASE opens");
+    let head_view = pinprobe::view::open(&vllm, Some(&bump)).expect("HEAD opens");
+    let sharing = pinprobe::pin::cmake::Sharing::record();
+    pinprobe::pin::cmake::evaluate(base_view.as_ref()).expect("BASE evaluates");
+    sharing.resume();
+    let shared = pinprobe::pin::cmake::evaluate(head_view.as_ref()).expect("HEAD evaluates");
+    let (runs, statements, files) = sharing.shared();
+    drop(sharing);
+    assert!(
+        runs > 0 && statements > 0 && files > 0,
+        "nothing shared: {runs} runs, {statements} statements, {files} included files"
+    );
+    let fresh = pinprobe::pin::cmake::evaluate(head_view.as_ref()).expect("HEAD evaluates");
+    assert_eq!(
+        serde_json::to_string(&shared).expect("serialises"),
+        serde_json::to_string(&fresh).expect("serialises")
+    );
+}

@@ -377,6 +377,8 @@ mod commands;
 mod regex;
 #[path = "cmake_differential/round2.rs"]
 mod round2;
+#[path = "cmake_differential/share.rs"]
+mod share;
 
 /// The environment case's preset is a configuration of its own, with the mirror.
 #[test]

@@ -145,3 +145,96 @@ fn every_external_project_pin_is_evaluated() {
         eprintln!("{line}");
     }
 }
+
+/// A tree with one file's text replaced (a pin bump without a copy of the tree).
+struct Edited {
+    inner: DirView,
+    path: &'static str,
+    text: String,
+}
+
+impl pinprobe::view::View for Edited {
+    fn describe(&self) -> String {
+        format!("{} ({} edited)", self.inner.describe(), self.path)
+    }
+    fn kind(&self) -> pinprobe::model::TargetKind {
+        self.inner.kind()
+    }
+    fn files_under(&self, dir: &str) -> Result<Vec<String>, pinprobe::view::TargetError> {
+        self.inner.files_under(dir)
+    }
+    fn read(&self, path: &str) -> Result<Option<Vec<u8>>, pinprobe::view::TargetError> {
+        if path == self.path {
+            return Ok(Some(self.text.clone().into_bytes()));
+        }
+        self.inner.read(path)
+    }
+}
+
+/// BASE, HEAD, and what the pair is.
+type Pair = (
+    Box<dyn pinprobe::view::View>,
+    Box<dyn pinprobe::view::View>,
+    String,
+);
+
+/// The evaluation as JSON, or the error.
+fn evaluation_json(view: &dyn pinprobe::view::View) -> String {
+    match cmake::evaluate(view) {
+        Ok(e) => serde_json::to_string(&e).expect("an evaluation serialises"),
+        Err(e) => format!("error: {e}"),
+    }
+}
+
+/// `pinprobe diff` shares HEAD's runs with BASE's (`pin::cmake::Sharing`): on the real trees,
+/// each release after the one before it, and each release with its FlashAttention `GIT_TAG`
+/// moved to vLLM 0.30.0's pin, the shared evaluation of HEAD is its fresh evaluation.
+#[test]
+fn a_release_evaluated_from_the_one_before_is_its_fresh_evaluation() {
+    let Some((dirs, _keep)) = sdist_dirs() else {
+        return;
+    };
+    let fa = "cmake/external_projects/vllm_flash_attn.cmake";
+    let tag = regex::Regex::new(r"GIT_TAG\s+[0-9a-f]{40}").expect("regex");
+    let mut pairs: Vec<Pair> = Vec::new();
+    for (i, dir) in dirs.iter().enumerate() {
+        if let Some(before) = i.checked_sub(1).and_then(|j| dirs.get(j)) {
+            pairs.push((
+                Box::new(DirView::new(before)),
+                Box::new(DirView::new(dir)),
+                format!("{} after {}", dir.display(), before.display()),
+            ));
+        }
+        let text = std::fs::read_to_string(dir.join(fa)).unwrap_or_default();
+        if tag.is_match(&text) {
+            let bumped = tag
+                .replace(&text, "GIT_TAG 506341a143fcabd4bb79052a7605ada727d6b3f5")
+                .into_owned();
+            pairs.push((
+                Box::new(DirView::new(dir)),
+                Box::new(Edited {
+                    inner: DirView::new(dir),
+                    path: fa,
+                    text: bumped,
+                }),
+                format!("{} bumped", dir.display()),
+            ));
+        }
+    }
+    for (base, head, what) in &pairs {
+        let fresh = evaluation_json(head.as_ref());
+        let sharing = cmake::Sharing::record();
+        evaluation_json(base.as_ref());
+        sharing.resume();
+        let shared = evaluation_json(head.as_ref());
+        let (runs, statements, files) = sharing.shared();
+        drop(sharing);
+        println!(
+            "{what}: {runs} runs from BASE's, {statements} statements, {files} included files"
+        );
+        assert!(
+            shared == fresh,
+            "{what}: the shared evaluation differs from the fresh one"
+        );
+    }
+}

@@ -82,13 +82,20 @@ pub fn evaluate(view: &dyn View) -> Result<Evaluation, CmakeError> {
 /// A syntax error in a file CMake reads is an error (CMake stops there too); a file that is not
 /// valid UTF-8 or over the size cap as well.
 pub fn evaluate_with(view: &dyn View, limits: Limits) -> Result<Evaluation, CmakeError> {
-    let mut m = Machine::new(view, limits.steps);
+    // Sharing runs with another revision's evaluation (`pinprobe diff`): the machine reads
+    // through a journal while this thread records one.
+    let journal = super::interp::share::journal(view);
+    let mut m = Machine::new(
+        journal.as_ref().map_or(view, |j| j as &dyn View),
+        limits.steps,
+    );
     m.fork_all = limits.fork_all;
     // The tree listed once (a walk of a real tree is a tenth of the evaluation): the names,
     // the build scripts, globs and `EXISTS`, and the declarations no run reached.
     let files = Rc::new(view.files_under("")?);
     m.set_files(files.clone());
     m.var_names = variable_names(view, &files)?;
+    super::interp::share::attach(&mut m, journal.as_ref());
     let mut setups: Vec<(Option<String>, CacheSeed)> = vec![(None, Vec::new())];
     let (preset_list, presets_unread) = presets(view)?;
     setups.extend(preset_list.into_iter().map(|(n, c)| (Some(n), c)));

@@ -6,7 +6,8 @@
 //! inputs they depend on, `${}` expansion), `interp/` (one run of the program, one concern a
 //! file: `parse.rs` blocks, `flow.rs` control flow and calls, `join.rs` joined decisions,
 //! `scope.rs` variables, cache and policies, `commands.rs` the other commands, `fetch.rs`
-//! FetchContent/ExternalProject/CPM), `cond.rs` (`if()` conditions), `builtins.rs`
+//! FetchContent/ExternalProject/CPM, `share.rs` one revision's runs shared with another's for
+//! `pinprobe diff`), `cond.rs` (`if()` conditions), `builtins.rs`
 //! (`string()`, `list()`, `math()`), `fetches.rs` (what a configuration fetches, as values),
 //! `evaluate.rs` (runs over configurations, presets, build scripts; uses `interp`, never the
 //! reverse), `declare.rs` (keywords, CPM shorthand), `unreached.rs` (declarations no run
@@ -37,6 +38,7 @@ mod writes;
 
 pub use evaluate::{Assumption, Configuration, Evaluation, Limits, evaluate, evaluate_with};
 pub use fetches::{Alternative, Fetch, JoinOutcome, Value};
+pub use interp::share::Sharing;
 pub use value::Input;
 
 /// A path relative to a tree's root, `.` and `..` resolved; `None` when it leaves the tree.

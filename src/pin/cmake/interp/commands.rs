@@ -482,7 +482,7 @@ impl Run<'_, '_> {
             list_file: rel,
         }));
         self.st.depth += 1;
-        let r = self.block(&nodes, false);
+        let r = super::share::included(self, &nodes);
         self.st.depth -= 1;
         self.st.dirs.pop();
         // An included file shares its includer's scope: what it propagates is already there.
@@ -775,6 +775,7 @@ impl Run<'_, '_> {
                                     f
                                 }
                             };
+                            self.m.share_glob(&rel, recurse, &found);
                             files.extend(found.into_iter().map(|f| abs(&f)));
                         }
                     }

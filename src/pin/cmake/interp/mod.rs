@@ -30,6 +30,7 @@ mod flow;
 mod join;
 mod parse;
 mod scope;
+pub(super) mod share;
 
 pub(super) use parse::{Node, parse};
 
@@ -145,6 +146,8 @@ pub(super) struct Machine<'v> {
     pub relevant: HashSet<String>,
     /// Fork on every decision a run can fork on (the reference the joins are tested against).
     pub fork_all: bool,
+    /// Its part in sharing runs between two revisions ([`share`]).
+    share: share::Role,
 }
 
 impl<'v> Machine<'v> {
@@ -159,6 +162,7 @@ impl<'v> Machine<'v> {
             all_files: None,
             relevant: HashSet::new(),
             fork_all: false,
+            share: share::Role::None,
         }
     }
 
@@ -169,6 +173,7 @@ impl<'v> Machine<'v> {
 
     fn all_files(&mut self) -> Result<Rc<Vec<String>>, TargetError> {
         if let Some(f) = &self.all_files {
+            self.share_hit(share::Access::FilesUnder(String::new()));
             return Ok(f.clone());
         }
         let f = Rc::new(self.view.files_under("")?);
@@ -179,11 +184,16 @@ impl<'v> Machine<'v> {
     /// A file parsed, `None` when it does not exist.
     fn load(&mut self, path: &str) -> Result<Option<Rc<Vec<Node>>>, Stop> {
         if let Some(n) = self.files.get(path) {
+            self.share_hit(share::Access::Read(path.to_string()));
             return Ok(Some(n.clone()));
         }
         let Some(bytes) = self.view.read(path)? else {
             return Ok(None);
         };
+        if let Some(nodes) = self.share_parsed(path, &bytes) {
+            self.files.insert(path.to_string(), nodes.clone());
+            return Ok(Some(nodes));
+        }
         let invocations = super::tokenize_file(path, &bytes).map_err(|e| match e {
             super::CmakeError::Syntax {
                 file,
@@ -203,6 +213,7 @@ impl<'v> Machine<'v> {
             message,
         })?;
         let nodes = Rc::new(nodes);
+        self.share_keep_parse(path, &bytes, &nodes);
         self.files.insert(path.to_string(), nodes.clone());
         Ok(Some(nodes))
     }
@@ -473,6 +484,7 @@ impl<'m, 'v> Run<'m, 'v> {
         choices: Vec<bool>,
         initial_cache: &[(String, Seed)],
     ) -> Self {
+        m.share_begin(initial_cache);
         let cache = initial_cache
             .iter()
             .map(|(k, v)| {
@@ -540,8 +552,7 @@ impl<'m, 'v> Run<'m, 'v> {
         let Some(nodes) = self.m.load("CMakeLists.txt")? else {
             return Err(Stop::Fatal("no top-level CMakeLists.txt".into()));
         };
-        self.block(&nodes, false)?;
-        Ok(())
+        share::top_level(self, &nodes)
     }
 
     fn step(&mut self) -> Result<(), Stop> {
