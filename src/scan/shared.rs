@@ -18,8 +18,7 @@
 
 use crate::model::TargetKind;
 use crate::pin::{self, CmakePins, cmake::CmakeError, components::Registry};
-use crate::view::{ArchiveEntry, TargetError, View, elf};
-use sha2::{Digest, Sha256};
+use crate::view::{Answer, ArchiveEntry, TargetError, View, digest_bytes, digest_names, elf};
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
@@ -29,31 +28,6 @@ enum Access {
     Read(String),
     FilesUnder(String),
     Children(String),
-}
-
-/// What an access answered: the SHA-256 of the bytes (or the names, one a line), or of nothing
-/// for an absent file.
-type Answer = [u8; 32];
-
-fn digest_bytes(bytes: Option<&[u8]>) -> Answer {
-    let mut h = Sha256::new();
-    match bytes {
-        Some(b) => {
-            h.update([1u8]);
-            h.update(b);
-        }
-        None => h.update([0u8]),
-    }
-    h.finalize().into()
-}
-
-fn digest_names(names: &[String]) -> Answer {
-    let mut h = Sha256::new();
-    for n in names {
-        h.update(n.as_bytes());
-        h.update([0u8]);
-    }
-    h.finalize().into()
 }
 
 /// Every access of one evaluation and its answer; `replayable` is false once the evaluation

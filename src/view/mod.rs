@@ -331,3 +331,33 @@ pub fn open(path: &Path, rev: Option<&str>) -> Result<Box<dyn View>, TargetError
         }),
     }
 }
+
+/// What a view access answered, as the views that record an evaluation's accesses keep it
+/// (`scan::shared`, `pin::cmake::interp::share`): the SHA-256 of the bytes (or of the names,
+/// each ended by a NUL), with a leading byte telling a missing file from an empty one.
+pub type Answer = [u8; 32];
+
+/// The [`Answer`] of a read: `None` for a file that is not there.
+pub fn digest_bytes(bytes: Option<&[u8]>) -> Answer {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    match bytes {
+        Some(b) => {
+            h.update([1u8]);
+            h.update(b);
+        }
+        None => h.update([0u8]),
+    }
+    h.finalize().into()
+}
+
+/// The [`Answer`] of a listing.
+pub fn digest_names(names: &[String]) -> Answer {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for n in names {
+        h.update(n.as_bytes());
+        h.update([0u8]);
+    }
+    h.finalize().into()
+}

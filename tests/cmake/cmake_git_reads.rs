@@ -66,16 +66,6 @@ fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
     out
 }
 
-fn scan(dir: &Path) -> Run {
-    pinprobe(&[
-        "scan",
-        dir.to_str().expect("utf-8"),
-        "--format",
-        "json",
-        "--offline",
-    ])
-}
-
 const READS: &[&str] = &[
     "diff-index --quiet HEAD -- .",
     "rev-parse --short HEAD",
@@ -119,7 +109,7 @@ fn git_reading_the_repository_leaves_later_includes_the_trees() {
         let args: Vec<&str> = form.split_whitespace().collect();
         git(dir, &args);
         assert_eq!(snapshot(dir), before, "git {form} wrote");
-        let run = scan(dir);
+        let run = scan_offline_json(dir);
         assert_eq!(run.code, 1, "{form}: {}{}", run.stdout, run.stderr);
         let t = &run.json()["targets"][0];
         assert!(t["undecided"].is_null(), "{form}: {t:#}");
@@ -165,7 +155,7 @@ fn git_that_may_write_keeps_the_include_undecided() {
     ] {
         let tmp = tempfile::tempdir().expect("tempdir");
         repo(tmp.path(), form, extra);
-        let run = scan(tmp.path());
+        let run = scan_offline_json(tmp.path());
         assert_eq!(run.code, 3, "{form} {extra}: {}{}", run.stdout, run.stderr);
         let undecided = run.json()["targets"][0]["undecided"]
             .as_str()
@@ -209,7 +199,7 @@ fn a_git_executable_set_to_another_program_is_not_git() {
             "find_package(Git QUIET)\nset(GIT_EXECUTABLE ${CMAKE_CURRENT_SOURCE_DIR}/tools/gen.sh)\n",
         ),
     );
-    let run = scan(tmp.path());
+    let run = scan_offline_json(tmp.path());
     assert_eq!(run.code, 3, "{}{}", run.stdout, run.stderr);
 }
 
@@ -293,7 +283,7 @@ fn a_git_the_tree_ships_is_not_read_only() {
             // Put the tree back as committed for the scan.
             git(dir, &["checkout", "--", "cmake/deps.cmake"]);
         }
-        let run = scan(dir);
+        let run = scan_offline_json(dir);
         assert_eq!(run.code, 3, "{setup}: {}{}", run.stdout, run.stderr);
     }
 }

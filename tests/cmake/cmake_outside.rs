@@ -33,16 +33,6 @@ fn monorepo(root: &Path, how: &str) {
     );
 }
 
-fn scan(dir: &Path) -> Run {
-    pinprobe(&[
-        "scan",
-        dir.to_str().expect("utf-8"),
-        "--format",
-        "json",
-        "--offline",
-    ])
-}
-
 const HOWS: &[&str] = &[
     "include(../cmake/deps.cmake)",
     "include(${CMAKE_CURRENT_SOURCE_DIR}/../cmake/deps.cmake)",
@@ -68,7 +58,7 @@ fn a_file_above_a_project_is_read_inside_the_tree_and_undecided_outside() {
             );
         }
         // The whole tree scanned: the project is a root of its own, the helper read there.
-        let run = scan(root);
+        let run = scan_offline_json(root);
         assert_eq!(run.code, 1, "{how}: {}{}", run.stdout, run.stderr);
         let t = &run.json()["targets"][0];
         assert!(t["undecided"].is_null(), "{how}: {t:#}");
@@ -79,7 +69,7 @@ fn a_file_above_a_project_is_read_inside_the_tree_and_undecided_outside() {
             "{how}: {t:#}"
         );
         // The project scanned alone: the helper is above the scanned tree, not read.
-        let run = scan(&root.join("proj"));
+        let run = scan_offline_json(&root.join("proj"));
         assert_eq!(run.code, 3, "{how}: {}{}", run.stdout, run.stderr);
         let undecided = run.json()["targets"][0]["undecided"]
             .as_str()

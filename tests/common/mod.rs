@@ -13,7 +13,7 @@ pub mod run;
 pub mod sarif;
 
 #[allow(unused_imports)]
-pub use run::{Pinprobe, Run, pinprobe, run_in};
+pub use run::{Pinprobe, Run, pinprobe, run_in, scan_offline_json};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -406,6 +406,17 @@ pub fn pinprobe(args: &[&str]) -> Run {
 }
 
 /// Run the binary with `args` in `dir`.
+/// `pinprobe scan DIR --format json --offline`.
+pub fn scan_offline_json(dir: &Path) -> Run {
+    pinprobe(&[
+        "scan",
+        dir.to_str().expect("utf-8"),
+        "--format",
+        "json",
+        "--offline",
+    ])
+}
+
 pub fn run_in(dir: &Path, args: &[&str]) -> Run {
     Pinprobe::new(args).dir(dir).run()
 }

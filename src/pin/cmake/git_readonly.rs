@@ -384,9 +384,9 @@ fn git_reads_only(args: &[String]) -> bool {
 mod tests {
     use super::*;
 
-    fn words(raw: &[&str]) -> bool {
-        let items: Vec<Vec<Arg>> = raw
-            .iter()
+    /// One unquoted, untainted argument per word.
+    fn items(raw: &[&str]) -> Vec<Vec<Arg>> {
+        raw.iter()
             .map(|r| {
                 vec![Arg {
                     text: (*r).to_string(),
@@ -396,7 +396,11 @@ mod tests {
                     alts: crate::pin::cmake::value::Alts::new(),
                 }]
             })
-            .collect();
+            .collect()
+    }
+
+    fn words(raw: &[&str]) -> bool {
+        let items = items(raw);
         let w: Vec<Word<'_>> = raw
             .iter()
             .zip(&items)
@@ -528,18 +532,7 @@ mod tests {
             "OUTPUT_FILE",
             "/src/out.cmake",
         ];
-        let items: Vec<Vec<Arg>> = raw
-            .iter()
-            .map(|r| {
-                vec![Arg {
-                    text: (*r).to_string(),
-                    taint: Default::default(),
-                    quoted: false,
-                    line: 1,
-                    alts: crate::pin::cmake::value::Alts::new(),
-                }]
-            })
-            .collect();
+        let items = items(&raw);
         let w: Vec<Word<'_>> = raw
             .iter()
             .zip(&items)

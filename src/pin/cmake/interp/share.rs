@@ -38,8 +38,7 @@
 //! thread that opened it, the first one while it records, then [`Sharing::resume`].
 
 use super::{Decision, EmptyArgs, Flow, Machine, Node, Run, Seed, State, Stop};
-use crate::view::{TargetError, View};
-use sha2::{Digest, Sha256};
+use crate::view::{Answer, TargetError, View, digest_bytes, digest_names};
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
@@ -54,31 +53,6 @@ pub(super) enum Access {
     Glob(String, bool),
     /// Anything the journal cannot replay (another view method, an error).
     Unreplayable,
-}
-
-/// What an access answered: the SHA-256 of the bytes (or of the names, one a line), with a
-/// leading byte telling a missing file from an empty one.
-type Answer = [u8; 32];
-
-fn digest_bytes(bytes: Option<&[u8]>) -> Answer {
-    let mut h = Sha256::new();
-    match bytes {
-        Some(b) => {
-            h.update([1u8]);
-            h.update(b);
-        }
-        None => h.update([0u8]),
-    }
-    h.finalize().into()
-}
-
-fn digest_names(names: &[String]) -> Answer {
-    let mut h = Sha256::new();
-    for n in names {
-        h.update(n.as_bytes());
-        h.update([0u8]);
-    }
-    h.finalize().into()
 }
 
 /// What a run had reached after a top-level statement (the fields of [`Run`] a statement
