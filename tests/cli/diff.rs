@@ -89,6 +89,28 @@ fn run_review(fx: &Fixture, base: &str, head: &str) -> Review {
     run_review_with(fx, base, head, false)
 }
 
+/// The review of BASE..HEAD of the tree at `path` as the README's workflow asks for it: BASE's
+/// `.pinprobe.yaml`, no VEX, no rule edits, on a fixed date.
+fn review_request<'a>(
+    path: &'a Path,
+    base: &'a str,
+    head: &'a str,
+    opts: &'a Options,
+) -> Request<'a> {
+    Request {
+        path,
+        base,
+        head,
+        opts,
+        policy: &policy::Source::TreeRoot,
+        today: Date::parse("2026-06-01").expect("date"),
+        allow_head_ignores: false,
+        rule_edits: Vec::new(),
+        vex: None,
+        allow_head_vex: false,
+    }
+}
+
 fn run_review_with(fx: &Fixture, base: &str, head: &str, allow_head_ignores: bool) -> Review {
     let (db, _) = pinprobe::rules::load(Some(&fx.rules)).expect("rules load");
     let repos = vec![("flash-attention".to_string(), fx.h.dir.clone())];
@@ -98,16 +120,8 @@ fn run_review_with(fx: &Fixture, base: &str, head: &str, allow_head_ignores: boo
         ..Default::default()
     };
     let req = Request {
-        path: &fx.vllm,
-        base,
-        head,
-        opts: &opts,
-        policy: &policy::Source::TreeRoot,
-        today: Date::parse("2026-06-01").expect("date"),
         allow_head_ignores,
-        rule_edits: Vec::new(),
-        vex: None,
-        allow_head_vex: false,
+        ..review_request(&fx.vllm, base, head, &opts)
     };
     diff::review(&req, &db, &clones).expect("review succeeds")
 }
@@ -1346,18 +1360,7 @@ fn every_cell_of_the_change_table_on_a_real_history() {
         );
         // Every --fail-on x --fail-on-unknown on the same review: the exit code is the
         // documented exit table applied to each listed change.
-        let req = Request {
-            path: &fx.vllm,
-            base,
-            head,
-            opts: &opts,
-            policy: &policy::Source::TreeRoot,
-            today: Date::parse("2026-06-01").expect("date"),
-            allow_head_ignores: false,
-            rule_edits: Vec::new(),
-            vex: None,
-            allow_head_vex: false,
-        };
+        let req = review_request(&fx.vllm, base, head, &opts);
         let review = diff::review(&req, &db, &clones).expect("review succeeds");
         for a in FAIL_ON {
             for u in FAIL_ON {
@@ -1665,18 +1668,7 @@ fn every_cell_of_the_change_table_on_the_demo_tree() {
     let opts = Options::default();
     let readme = readme_gate();
     for (what, base, head, want) in cells {
-        let req = Request {
-            path: &vllm,
-            base,
-            head,
-            opts: &opts,
-            policy: &policy::Source::TreeRoot,
-            today: Date::parse("2026-06-01").expect("date"),
-            allow_head_ignores: false,
-            rule_edits: Vec::new(),
-            vex: None,
-            allow_head_vex: false,
-        };
+        let req = review_request(&vllm, base, head, &opts);
         let review = diff::review(&req, &db, &clones).expect("review succeeds");
         let got = review
             .changes
@@ -1830,18 +1822,7 @@ fn heads_report_in_a_review_is_heads_own_scan() {
         (&base, &docs),
     ];
     for (b, h) in pairs {
-        let req = Request {
-            path: &vllm,
-            base: b,
-            head: h,
-            opts: &opts,
-            policy: &policy::Source::TreeRoot,
-            today: Date::parse("2026-06-01").expect("date"),
-            allow_head_ignores: false,
-            rule_edits: Vec::new(),
-            vex: None,
-            allow_head_vex: false,
-        };
+        let req = review_request(&vllm, b, h, &opts);
         let review = diff::review(&req, &db, &clones).expect("review succeeds");
         let scan = scan_tree(&vllm, None, None, Some(h));
         let json = |r: &pinprobe::model::TargetReport| {
