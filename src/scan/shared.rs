@@ -16,23 +16,15 @@
 //! revisions agree on every file the evaluation always reads): when it is not, HEAD's runs start
 //! from BASE's instead ([`crate::pin::cmake::Sharing`]).
 
-use crate::model::TargetKind;
 use crate::pin::{self, CmakePins, cmake::CmakeError, components::Registry};
-use crate::view::{Answer, ArchiveEntry, TargetError, View, digest_bytes, digest_names, elf};
+use crate::view::recording::{Access, Notes, Recording};
+use crate::view::{Answer, View};
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-/// One access an evaluation made: the method and its argument.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-enum Access {
-    Read(String),
-    FilesUnder(String),
-    Children(String),
-}
-
 /// Every access of one evaluation and its answer; `replayable` is false once the evaluation
 /// asked something the log cannot replay.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Clone)]
 struct Log {
     answers: BTreeMap<Access, Answer>,
     replayable: bool,
@@ -41,133 +33,24 @@ struct Log {
 impl Log {
     /// Whether `view` answers every logged access the same. An error is a different answer.
     fn replays_on(&self, view: &dyn View) -> bool {
-        self.answers.iter().all(|(access, answer)| {
-            let now = match access {
-                Access::Read(p) => view.read(p).map(|b| digest_bytes(b.as_deref())),
-                Access::FilesUnder(d) => view.files_under(d).map(|n| digest_names(&n)),
-                Access::Children(d) => view.children(d).map(|n| digest_names(&n)),
-            };
-            now.is_ok_and(|now| now == *answer)
-        })
+        self.answers
+            .iter()
+            .all(|(access, answer)| access.answer(view) == Some(*answer))
     }
 }
 
-/// A view that logs what is asked of it and answers as `inner` does.
-pub struct Recording<'a> {
-    inner: &'a dyn View,
-    log: Mutex<Log>,
-}
-
-impl<'a> Recording<'a> {
-    pub fn new(inner: &'a dyn View) -> Self {
-        Recording {
-            inner,
-            log: Mutex::new(Log {
-                answers: BTreeMap::new(),
-                replayable: true,
-            }),
-        }
-    }
-
-    fn note(&self, access: Access, answer: Option<Answer>) {
-        let mut log = self.log.lock().unwrap_or_else(|e| e.into_inner());
-        match answer {
+impl Notes for Mutex<Log> {
+    fn note(&self, noted: Option<(Access, Answer)>) {
+        let mut log = self.lock().unwrap_or_else(|e| e.into_inner());
+        match noted {
             // The same access twice with two answers (a view that changed under the run)
             // cannot be replayed.
-            Some(a) => match log.answers.insert(access, a) {
+            Some((access, a)) => match log.answers.insert(access, a) {
                 Some(old) if old != a => log.replayable = false,
                 _ => {}
             },
             None => log.replayable = false,
         }
-    }
-
-    fn unreplayable(&self) {
-        self.note(Access::Read(String::new()), None);
-    }
-
-    fn into_log(self) -> Log {
-        self.log.into_inner().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-impl View for Recording<'_> {
-    fn describe(&self) -> String {
-        self.inner.describe()
-    }
-
-    fn kind(&self) -> TargetKind {
-        self.inner.kind()
-    }
-
-    fn files_under(&self, dir: &str) -> Result<Vec<String>, TargetError> {
-        let out = self.inner.files_under(dir);
-        let answer = out.as_ref().ok().map(|n| digest_names(n));
-        self.note(Access::FilesUnder(dir.to_string()), answer);
-        out
-    }
-
-    fn read(&self, path: &str) -> Result<Option<Vec<u8>>, TargetError> {
-        let out = self.inner.read(path);
-        let answer = out.as_ref().ok().map(|b| digest_bytes(b.as_deref()));
-        self.note(Access::Read(path.to_string()), answer);
-        out
-    }
-
-    fn children(&self, dir: &str) -> Result<Vec<String>, TargetError> {
-        let out = self.inner.children(dir);
-        let answer = out.as_ref().ok().map(|n| digest_names(n));
-        self.note(Access::Children(dir.to_string()), answer);
-        out
-    }
-
-    fn reaches_above(&self, path: &str) -> bool {
-        self.unreplayable();
-        self.inner.reaches_above(path)
-    }
-
-    fn dir_identity(&self, dir: &str) -> Option<(u64, u64)> {
-        self.unreplayable();
-        self.inner.dir_identity(dir)
-    }
-
-    fn resolve_absolute(&self, abs: &str) -> Option<String> {
-        self.unreplayable();
-        self.inner.resolve_absolute(abs)
-    }
-
-    fn origin(&self, path: &str) -> Option<String> {
-        self.unreplayable();
-        self.inner.origin(path)
-    }
-
-    fn archive_entry(&self, path: &str) -> Option<ArchiveEntry> {
-        self.unreplayable();
-        self.inner.archive_entry(path)
-    }
-
-    fn read_stream(
-        &self,
-        path: &str,
-        consume: &mut dyn FnMut(&mut dyn std::io::Read),
-    ) -> Result<bool, TargetError> {
-        self.unreplayable();
-        self.inner.read_stream(path, consume)
-    }
-
-    fn library_symbols(&self, path: &str) -> Option<Result<elf::Library, elf::ElfError>> {
-        self.unreplayable();
-        self.inner.library_symbols(path)
-    }
-
-    fn local_file(&self, path: &str) -> Option<std::path::PathBuf> {
-        self.unreplayable();
-        self.inner.local_file(path)
-    }
-
-    fn runtime(&self) -> Option<&crate::view::Runtime> {
-        self.unreplayable();
-        self.inner.runtime()
     }
 }
 
@@ -195,9 +78,18 @@ impl Evaluations {
                 return Ok(pins);
             }
         }
-        let recording = Recording::new(view);
+        let recording = Recording::new(
+            view,
+            Mutex::new(Log {
+                answers: BTreeMap::new(),
+                replayable: true,
+            }),
+        );
         let pins = pin::from_cmake(&recording, registry)?;
-        let log = recording.into_log();
+        let log = recording
+            .notes
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner());
         if log.replayable {
             self.kept
                 .lock()
@@ -247,6 +139,7 @@ fn always_read(path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::TargetKind;
     use crate::view::MemView;
 
     fn registry() -> Registry {

@@ -9,11 +9,13 @@ mod git_tree;
 pub mod identity;
 pub mod image;
 mod mem;
+pub mod recording;
 mod wheel;
 
 pub use dir::DirView;
 pub use git_tree::{GitTreeView, blob_at};
 pub use mem::MemView;
+pub use recording::{Answer, digest_bytes, digest_names};
 pub use wheel::{WheelView, end_records_digest};
 
 use crate::model::TargetKind;
@@ -330,34 +332,4 @@ pub fn open(path: &Path, rev: Option<&str>) -> Result<Box<dyn View>, TargetError
             path: path.to_path_buf(),
         }),
     }
-}
-
-/// What a view access answered, as the views that record an evaluation's accesses keep it
-/// (`scan::shared`, `pin::cmake::interp::share`): the SHA-256 of the bytes (or of the names,
-/// each ended by a NUL), with a leading byte telling a missing file from an empty one.
-pub type Answer = [u8; 32];
-
-/// The [`Answer`] of a read: `None` for a file that is not there.
-pub fn digest_bytes(bytes: Option<&[u8]>) -> Answer {
-    use sha2::{Digest, Sha256};
-    let mut h = Sha256::new();
-    match bytes {
-        Some(b) => {
-            h.update([1u8]);
-            h.update(b);
-        }
-        None => h.update([0u8]),
-    }
-    h.finalize().into()
-}
-
-/// The [`Answer`] of a listing.
-pub fn digest_names(names: &[String]) -> Answer {
-    use sha2::{Digest, Sha256};
-    let mut h = Sha256::new();
-    for n in names {
-        h.update(n.as_bytes());
-        h.update([0u8]);
-    }
-    h.finalize().into()
 }

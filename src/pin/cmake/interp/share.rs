@@ -38,7 +38,8 @@
 //! thread that opened it, the first one while it records, then [`Sharing::resume`].
 
 use super::{Decision, EmptyArgs, Flow, Machine, Node, Run, Seed, State, Stop};
-use crate::view::{Answer, TargetError, View, digest_bytes, digest_names};
+use crate::view::recording::{self, Access as ViewAccess, Notes};
+use crate::view::{Answer, View, digest_bytes, digest_names};
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
@@ -154,7 +155,7 @@ struct Settings {
 }
 
 /// What one recorded evaluation keeps.
-pub(super) struct Shelf {
+pub(in crate::pin::cmake) struct Shelf {
     /// The machine's variable names and budgets (set when it attaches).
     settings: RefCell<Option<Settings>>,
     /// The answer of every access the evaluation made.
@@ -182,7 +183,7 @@ impl Shelf {
             .collect()
     }
 
-    fn note(&self, access: Access, answer: Option<Answer>) {
+    fn keep(&self, access: Access, answer: Option<Answer>) {
         match answer {
             Some(a) => {
                 let mut answers = self.answers.borrow_mut();
@@ -202,92 +203,25 @@ impl Shelf {
 }
 
 /// The view a recording evaluation reads through: answers as `inner` does, and notes each
-/// access with its answer.
-pub(in crate::pin::cmake) struct Journal<'a> {
-    inner: &'a dyn View,
-    shelf: Rc<Shelf>,
+/// access with its answer in the shelf.
+pub(in crate::pin::cmake) type Journal<'a> = recording::Recording<'a, Rc<Shelf>>;
+
+impl Notes for Rc<Shelf> {
+    fn note(&self, noted: Option<(ViewAccess, Answer)>) {
+        match noted {
+            Some((access, answer)) => Shelf::keep(self, access.into(), Some(answer)),
+            None => Shelf::keep(self, Access::Unreplayable, None),
+        }
+    }
 }
 
-impl View for Journal<'_> {
-    fn describe(&self) -> String {
-        self.inner.describe()
-    }
-
-    fn kind(&self) -> crate::model::TargetKind {
-        self.inner.kind()
-    }
-
-    fn files_under(&self, dir: &str) -> Result<Vec<String>, TargetError> {
-        let out = self.inner.files_under(dir);
-        let answer = out.as_ref().ok().map(|n| digest_names(n));
-        self.shelf.note(Access::FilesUnder(dir.to_string()), answer);
-        out
-    }
-
-    fn read(&self, path: &str) -> Result<Option<Vec<u8>>, TargetError> {
-        let out = self.inner.read(path);
-        let answer = out.as_ref().ok().map(|b| digest_bytes(b.as_deref()));
-        self.shelf.note(Access::Read(path.to_string()), answer);
-        out
-    }
-
-    fn children(&self, dir: &str) -> Result<Vec<String>, TargetError> {
-        let out = self.inner.children(dir);
-        let answer = out.as_ref().ok().map(|n| digest_names(n));
-        self.shelf.note(Access::Children(dir.to_string()), answer);
-        out
-    }
-
-    fn reaches_above(&self, path: &str) -> bool {
-        self.shelf.note(Access::Unreplayable, None);
-        self.inner.reaches_above(path)
-    }
-
-    fn dir_identity(&self, dir: &str) -> Option<(u64, u64)> {
-        self.shelf.note(Access::Unreplayable, None);
-        self.inner.dir_identity(dir)
-    }
-
-    fn resolve_absolute(&self, abs: &str) -> Option<String> {
-        self.shelf.note(Access::Unreplayable, None);
-        self.inner.resolve_absolute(abs)
-    }
-
-    fn origin(&self, path: &str) -> Option<String> {
-        self.shelf.note(Access::Unreplayable, None);
-        self.inner.origin(path)
-    }
-
-    fn archive_entry(&self, path: &str) -> Option<crate::view::ArchiveEntry> {
-        self.shelf.note(Access::Unreplayable, None);
-        self.inner.archive_entry(path)
-    }
-
-    fn read_stream(
-        &self,
-        path: &str,
-        consume: &mut dyn FnMut(&mut dyn std::io::Read),
-    ) -> Result<bool, TargetError> {
-        self.shelf.note(Access::Unreplayable, None);
-        self.inner.read_stream(path, consume)
-    }
-
-    fn local_file(&self, path: &str) -> Option<std::path::PathBuf> {
-        self.shelf.note(Access::Unreplayable, None);
-        self.inner.local_file(path)
-    }
-
-    fn library_symbols(
-        &self,
-        path: &str,
-    ) -> Option<Result<crate::view::elf::Library, crate::view::elf::ElfError>> {
-        self.shelf.note(Access::Unreplayable, None);
-        self.inner.library_symbols(path)
-    }
-
-    fn runtime(&self) -> Option<&crate::view::Runtime> {
-        self.shelf.note(Access::Unreplayable, None);
-        self.inner.runtime()
+impl From<ViewAccess> for Access {
+    fn from(access: ViewAccess) -> Access {
+        match access {
+            ViewAccess::Read(p) => Access::Read(p),
+            ViewAccess::FilesUnder(d) => Access::FilesUnder(d),
+            ViewAccess::Children(d) => Access::Children(d),
+        }
     }
 }
 
@@ -361,16 +295,18 @@ impl Drop for Sharing {
 pub(in crate::pin::cmake) fn journal(view: &dyn View) -> Option<Journal<'_>> {
     SESSION.with(|s| {
         let recording = s.borrow().as_ref().is_some_and(|session| !session.resuming);
-        recording.then(|| Journal {
-            inner: view,
-            shelf: Rc::new(Shelf {
-                settings: RefCell::new(None),
-                answers: RefCell::default(),
-                journal: RefCell::default(),
-                parsed: RefCell::default(),
-                chains: RefCell::default(),
-                calls: RefCell::default(),
-            }),
+        recording.then(|| {
+            recording::Recording::new(
+                view,
+                Rc::new(Shelf {
+                    settings: RefCell::new(None),
+                    answers: RefCell::default(),
+                    journal: RefCell::default(),
+                    parsed: RefCell::default(),
+                    chains: RefCell::default(),
+                    calls: RefCell::default(),
+                }),
+            )
         })
     })
 }
@@ -423,14 +359,14 @@ pub(in crate::pin::cmake) fn attach(m: &mut Machine<'_>, journal: Option<&Journa
         if let Some(j) = journal {
             // The listing the machine was given (read past the journal): its answer.
             if let Some(files) = &m.all_files {
-                j.shelf
+                j.notes
                     .answers
                     .borrow_mut()
                     .insert(Access::FilesUnder(String::new()), digest_names(files));
             }
-            *j.shelf.settings.borrow_mut() = Some(mine);
-            session.shelves.push(j.shelf.clone());
-            m.share = Role::Record(j.shelf.clone(), Recording::default());
+            *j.notes.settings.borrow_mut() = Some(mine);
+            session.shelves.push(j.notes.clone());
+            m.share = Role::Record(j.notes.clone(), Recording::default());
         } else if session.resuming {
             let found = session
                 .shelves
@@ -488,7 +424,7 @@ impl Machine<'_> {
     /// A glob answered, from the cache or not.
     pub(super) fn share_glob(&self, pattern: &str, recurse: bool, found: &[String]) {
         if let Role::Record(shelf, _) = &self.share {
-            shelf.note(
+            shelf.keep(
                 Access::Glob(pattern.to_string(), recurse),
                 Some(digest_names(found)),
             );
