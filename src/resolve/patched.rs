@@ -229,7 +229,7 @@ mod tests {
     #[test]
     fn a_patch_set_without_a_clone_names_what_its_files_change() {
         // What `judge::source` reports when no clone holds the pinned commit: the patch
-        // files' own word, one entry per path (old and new side), , the first file
+        // files' own word, one entry per path (old and new side), the first file
         // that changes it; nothing declared is empty, a declared file missing is not.
         assert!(set(&[]).is_empty());
         assert_eq!(set(&[]).touched(), Ok(vec![]));
