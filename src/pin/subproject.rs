@@ -986,6 +986,10 @@ mod tests {
         let kernels = format!(
             "cmake_minimum_required(VERSION 3.26)\nproject(kernels LANGUAGES CXX)\ninclude(../cmake/decl.cmake)\ninclude(FetchContent)\nif(USE_OLD)\n  set(T {AFFECTED})\nelse()\n  set(T {FIXED})\nendif()\nFetchContent_Declare(cutlass GIT_REPOSITORY https://github.com/NVIDIA/cutlass.git GIT_TAG ${{T}} PATCH_COMMAND git apply ${{CMAKE_CURRENT_SOURCE_DIR}}/patches/fix.patch)\nFetchContent_MakeAvailable(cutlass)\n"
         );
+        // A declaration in no project at all: unreached whatever is evaluated.
+        let loose = format!(
+            "include(FetchContent)\nFetchContent_Declare(vllm-flash-attn GIT_REPOSITORY {FA} GIT_TAG {AFFECTED})\n"
+        );
         let mut files: Vec<(&str, &str)> = vec![
             (
                 "CMakeLists.txt",
@@ -997,6 +1001,7 @@ mod tests {
             ("broken/CMakeLists.txt", "project(b)\nset(X\n"),
             ("env/CMakeLists.txt", "project(e)\nset(Y $ENV{Y})\nset(X\n"),
             ("partial/CMakeLists.txt", "project(t)\nvariable_watch(X)\n"),
+            ("loose/fa.cmake", &loose),
         ];
         files.extend_from_slice(extra);
         tree(&files)
@@ -1069,7 +1074,13 @@ mod tests {
                 ("kernels/CMakeLists.txt", 10, Some(AFFECTED))
             ]
         );
-        assert_eq!(found.unreached, []);
+        // What no root holds stays unreached after every root is evaluated.
+        let unreached: Vec<(&str, u32, Option<&str>)> = found
+            .unreached
+            .iter()
+            .map(|u| (u.file.as_str(), u.line, u.reference.as_deref()))
+            .collect();
+        assert_eq!(unreached, [("loose/fa.cmake", 2, Some(AFFECTED))]);
         assert!(found.unread.is_empty(), "{:?}", found.unread);
     }
 
