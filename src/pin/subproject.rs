@@ -904,14 +904,16 @@ mod tests {
             ("a/CMakeLists.txt", "project(a)\n"),
             ("a/b/CMakeLists.txt", "project(ab)\n"),
         ]);
-        let mut found = CmakePins::default();
-        found.unreached = vec![
-            unreached("top.cmake", 1),
-            unreached("kernels/sub/x.cmake", 4),
-            unreached("deep/er/x/fa.cmake", 3),
-            unreached("deep/er/y.cmake", 7),
-            unreached("nowhere/fa.cmake", 2),
-        ];
+        let found = CmakePins {
+            unreached: vec![
+                unreached("top.cmake", 1),
+                unreached("kernels/sub/x.cmake", 4),
+                unreached("deep/er/x/fa.cmake", 3),
+                unreached("deep/er/y.cmake", 7),
+                unreached("nowhere/fa.cmake", 2),
+            ],
+            ..CmakePins::default()
+        };
         let (roots, warnings) = found_roots(&view, &found);
         let configured = Origin::Configured;
         let why = "no other CMakeLists.txt reaches it".to_string();
@@ -1113,6 +1115,11 @@ mod tests {
         assert_eq!(found.pins[0].file, "kernels/CMakeLists.txt");
     }
 
+    /// A pin as these tests compare it: component, reference, file, line, every value.
+    type PinRow<'a> = (&'a str, Option<&'a str>, &'a str, u32, Vec<&'a str>);
+    /// An unreached declaration: component, declared name, reference, file, line.
+    type UnreachedRow<'a> = (Option<&'a str>, &'a str, Option<&'a str>, &'a str, u32);
+
     #[test]
     fn what_a_project_no_build_configures_fetches_is_unreached_never_a_pin() {
         // A helper both projects include, declaring with the includer's values: the
@@ -1136,7 +1143,7 @@ mod tests {
             let (found, roots, _) = scanned(&tree(&files));
             assert_eq!(roots.len(), 2, "{roots:?}");
             assert_eq!(roots[1].0, "ext");
-            let pins: Vec<(&str, Option<&str>, &str, u32, Vec<&str>)> = found
+            let pins: Vec<PinRow> = found
                 .pins
                 .iter()
                 .map(|p| {
@@ -1152,7 +1159,7 @@ mod tests {
                     )
                 })
                 .collect();
-            let unreached: Vec<(Option<&str>, &str, Option<&str>, &str, u32)> = found
+            let unreached: Vec<UnreachedRow> = found
                 .unreached
                 .iter()
                 .map(|u| {
