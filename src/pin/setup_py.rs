@@ -517,7 +517,7 @@ mod tests {
         // As vLLM's setup.py writes them: the extension class defined with `cmake_lists_dir`,
         // the extensions named without a directory, cmake run with the extension's attribute,
         // then `--build` and `--version`.
-        let text = "class CMakeExtension(Extension):\n    def __init__(self, name: str, cmake_lists_dir: str = \".\", **kwa) -> None:\n        super().__init__(name, sources=[], py_limited_api=True, **kwa)\n\nclass cmake_build_ext(build_ext):\n    def configure(self, ext: CMakeExtension) -> None:\n        subprocess.check_call(\n            [\"cmake\", ext.cmake_lists_dir, *build_tool, *cmake_args],\n            cwd=self.build_temp,\n        )\n        subprocess.check_output([\"cmake\", \"--version\"])\n        subprocess.check_call([\"cmake\", *build_args], cwd=self.build_temp)\n        subprocess.check_call((\"cmake\", \"--build\", \".\"))\n\next_modules.append(CMakeExtension(name=\"vllm._C\"))\next_modules.append(CMakeExtension(name=\"vllm.kernels\", cmake_lists_dir=\"csrc/kernels\"))\ndef CMakeFactory(x):\n    pass\n";
+        let text = "class CMakeExtension(Extension):\n    def __init__(self, name: str, cmake_lists_dir: str = \".\", **kwa) -> None:\n        super().__init__(name, sources=[], py_limited_api=True, **kwa)\n\nclass cmake_build_ext(build_ext):\n    def configure(self, ext: CMakeExtension) -> None:\n        subprocess.check_call(\n            [\"cmake\", ext.cmake_lists_dir, *build_tool, *cmake_args],\n            cwd=self.build_temp,\n        )\n        subprocess.check_output([\"cmake\", \"--version\"])\n        subprocess.check_call([\"cmake\", *build_args], cwd=self.build_temp)\n        subprocess.check_call((\"cmake\", \"--build\", \".\"))\n\next_modules.append(CMakeExtension(name=\"vllm._C\"))\next_modules.append(CMakeExtension(name=\"vllm.kernels\", cmake_lists_dir=\"csrc/kernels\"))\ndef CMakeFactory(self, x):\n    pass\nclass CMakeBuild(build_ext, Mixin):\n    pass\n";
         assert_eq!(
             configured("setup.py", text),
             [
@@ -537,6 +537,19 @@ mod tests {
                     extension: true,
                 },
             ]
+        );
+    }
+
+    #[test]
+    fn a_keyword_first_and_a_triple_quoted_string_holding_quotes() {
+        // The survivors of the first mutation run (written after it, not judged again).
+        assert_eq!(
+            dirs("CMakeExtension(sourcedir=\"k0\", name=\"z\")\n"),
+            [Some("k0".into())]
+        );
+        assert_eq!(
+            strs("x = \"\"\"a\"b\"c\"\"\"\n"),
+            [(name("x"), 1), (Token::Punct('='), 1), (s("a\"b\"c"), 1)]
         );
     }
 
