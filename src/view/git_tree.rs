@@ -3,7 +3,16 @@
 use super::{TargetError, View};
 use crate::model::TargetKind;
 use gix::bstr::ByteSlice;
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+
+/// The most bytes of blobs one view keeps after reading them ([`GitTreeView::read`]), and the
+/// largest blob it keeps: a scan reads the same CMake files, requirement files and build
+/// scripts several times (the variable names, the evaluation, the subprojects, the Python
+/// requirements), and a review reads them once more to check what it shares.
+const KEPT_BYTES: usize = 64 << 20;
+const KEPT_BLOB: usize = 1 << 20;
 
 /// Tree entries one listing visits at most (vLLM's tree has a few thousand).
 pub const MAX_TREE_ENTRIES: usize = 1_000_000;
@@ -15,6 +24,10 @@ pub struct GitTreeView {
     rev: String,
     commit: gix::ObjectId,
     tree: gix::ObjectId,
+    /// The whole tree's listing, once made (the tree never changes under the view).
+    listing: RefCell<Option<Vec<String>>>,
+    /// Blobs read so far (small ones, up to [`KEPT_BYTES`] in all), and their total size.
+    kept: RefCell<(HashMap<String, Option<Vec<u8>>>, usize)>,
 }
 
 impl GitTreeView {
@@ -52,6 +65,8 @@ impl GitTreeView {
             rev: rev.to_string(),
             commit,
             tree,
+            listing: RefCell::new(None),
+            kept: RefCell::new((HashMap::new(), 0)),
         })
     }
 
@@ -124,6 +139,11 @@ impl View for GitTreeView {
 
     fn files_under(&self, dir: &str) -> Result<Vec<String>, TargetError> {
         let dir = dir.trim_end_matches('/');
+        if dir.is_empty()
+            && let Some(all) = self.listing.borrow().as_ref()
+        {
+            return Ok(all.clone());
+        }
         let start = if dir.is_empty() {
             Some(self.tree)
         } else {
@@ -144,11 +164,24 @@ impl View for GitTreeView {
             self.collect(start, dir, &mut out)?;
         }
         out.sort();
+        if dir.is_empty() {
+            *self.listing.borrow_mut() = Some(out.clone());
+        }
         Ok(out)
     }
 
     fn read(&self, path: &str) -> Result<Option<Vec<u8>>, TargetError> {
-        blob_at(&self.repo, self.tree, path).map_err(|e| self.git_err(e))
+        if let Some(bytes) = self.kept.borrow().0.get(path) {
+            return Ok(bytes.clone());
+        }
+        let bytes = blob_at(&self.repo, self.tree, path).map_err(|e| self.git_err(e))?;
+        let size = bytes.as_ref().map_or(0, Vec::len);
+        let mut kept = self.kept.borrow_mut();
+        if size <= KEPT_BLOB && kept.1 + size <= KEPT_BYTES {
+            kept.1 += size;
+            kept.0.insert(path.to_string(), bytes.clone());
+        }
+        Ok(bytes)
     }
 }
 
