@@ -155,7 +155,13 @@ pub fn review(req: &Request, db: &Database, clones: &Clones) -> Result<Review, R
     // top-level statement up to which everything it consulted is the same at HEAD: the files
     // before the bump are evaluated once. benches/diff_vs_scan.rs prints the ratio against
     // one scan.
-    let sharing = crate::pin::cmake::Sharing::record();
+    // What differs, read from the two trees' objects (only the subtrees that differ): BASE's
+    // runs then keep only the states HEAD's can start from.
+    let changed = crate::view::GitTreeView::open(req.path, req.base)
+        .ok()
+        .and_then(|v| v.changes_to(req.head))
+        .map(|(paths, listing)| crate::pin::cmake::Changed { paths, listing });
+    let sharing = crate::pin::cmake::Sharing::record_for(changed);
     let base = side("BASE", req.base, clones);
     sharing.resume();
     evaluations.last();

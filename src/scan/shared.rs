@@ -100,10 +100,11 @@ impl<K: PartialEq + Clone, T: Clone> Kept<K, T> {
             .into_inner()
             .unwrap_or_else(|e| e.into_inner());
         if log.replayable {
-            self.0
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push((log, key.clone(), value.clone()));
+            self.0.lock().unwrap_or_else(|e| e.into_inner()).push((
+                log,
+                key.clone(),
+                value.clone(),
+            ));
         }
         Ok((value, false))
     }
@@ -173,11 +174,11 @@ impl Evaluations {
     /// [`pin::subproject::roots`] of `view` and `found`, from an earlier tree's where the root's
     /// unreached declarations are the same and `view` answers everything it read the same.
     pub fn roots(&self, view: &dyn View, found: &CmakePins) -> Result<Roots, TargetError> {
-        let (roots, taken) =
-            self.roots
-                .take_or(view, &found.unreached, self.keep(), |v| {
-                    pin::subproject::roots(v, found)
-                })?;
+        let (roots, taken) = self
+            .roots
+            .take_or(view, &found.unreached, self.keep(), |v| {
+                pin::subproject::roots(v, found)
+            })?;
         self.taken.fetch_add(usize::from(taken), Ordering::Relaxed);
         Ok(roots)
     }
@@ -274,5 +275,4 @@ mod tests {
         assert_eq!(p.pins[0].commit.as_deref(), Some(a));
         assert_eq!(q.pins[0].commit.as_deref(), Some(b));
     }
-
 }

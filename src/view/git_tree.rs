@@ -75,6 +75,77 @@ impl GitTreeView {
         self.commit
     }
 
+    /// The paths whose blobs differ between this revision's tree and `rev`'s (changed, added
+    /// or removed), and whether any was added or removed; `None` when `rev` or a tree cannot be
+    /// read, or the trees differ in more than [`MAX_TREE_ENTRIES`] entries. Only the subtrees
+    /// that differ are read.
+    pub fn changes_to(&self, rev: &str) -> Option<(std::collections::HashSet<String>, bool)> {
+        let other = self
+            .repo
+            .rev_parse_single(rev)
+            .ok()?
+            .object()
+            .ok()?
+            .peel_to_commit()
+            .ok()?
+            .tree_id()
+            .ok()?
+            .detach();
+        let entries = |tree: Option<gix::ObjectId>| -> Option<Vec<(String, bool, gix::ObjectId)>> {
+            let Some(tree) = tree else {
+                return Some(Vec::new());
+            };
+            let tree = self.repo.find_tree(tree).ok()?;
+            let mut out = Vec::new();
+            for entry in tree.iter() {
+                let entry = entry.ok()?;
+                let name = entry.filename().to_str().ok()?.to_string();
+                out.push((name, entry.mode().is_tree(), entry.oid().to_owned()));
+            }
+            Some(out)
+        };
+        let (mut paths, mut listing) = (std::collections::HashSet::new(), false);
+        let mut pending = vec![(Some(self.tree), Some(other), String::new())];
+        let mut visited = 0usize;
+        while let Some((a, b, prefix)) = pending.pop() {
+            if a == b {
+                continue;
+            }
+            let (ea, eb) = (entries(a)?, entries(b)?);
+            visited += ea.len() + eb.len();
+            if visited > MAX_TREE_ENTRIES {
+                return None;
+            }
+            let mut names: Vec<&String> = ea.iter().chain(eb.iter()).map(|e| &e.0).collect();
+            names.sort();
+            names.dedup();
+            for name in names {
+                let path = if prefix.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{prefix}/{name}")
+                };
+                let side = |es: &[(String, bool, gix::ObjectId)]| {
+                    es.iter().find(|e| &e.0 == name).map(|e| (e.1, e.2))
+                };
+                let (x, y) = (side(&ea), side(&eb));
+                let tree = |e: Option<(bool, gix::ObjectId)>| e.filter(|e| e.0).map(|e| e.1);
+                let blob = |e: Option<(bool, gix::ObjectId)>| e.filter(|e| !e.0).map(|e| e.1);
+                if tree(x).is_some() || tree(y).is_some() {
+                    if tree(x).is_none() || tree(y).is_none() {
+                        listing = true;
+                    }
+                    pending.push((tree(x), tree(y), path.clone()));
+                }
+                if blob(x) != blob(y) {
+                    listing |= blob(x).is_none() || blob(y).is_none();
+                    paths.insert(path);
+                }
+            }
+        }
+        Some((paths, listing))
+    }
+
     fn git_err(&self, e: impl std::fmt::Display) -> TargetError {
         TargetError::Git {
             path: self.path.clone(),

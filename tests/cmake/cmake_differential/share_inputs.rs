@@ -103,7 +103,10 @@ fn tree(rng: &mut StdRng) -> BTreeMap<String, String> {
         let t = TAGS[rng.random_range(0..TAGS.len())];
         files.insert(
             "csrc/CMakeLists.txt".to_string(),
-            format!("cmake_minimum_required(VERSION 3.26)\nproject(y)\n{}", fa(t)),
+            format!(
+                "cmake_minimum_required(VERSION 3.26)\nproject(y)\n{}",
+                fa(t)
+            ),
         );
     }
     files.insert("README.md".to_string(), "docs\n".to_string());
@@ -165,7 +168,10 @@ fn edit(rng: &mut StdRng, files: &BTreeMap<String, String>) -> (BTreeMap<String,
             let t = TAGS[rng.random_range(0..TAGS.len())];
             out.insert(
                 "csrc/CMakeLists.txt".into(),
-                format!("cmake_minimum_required(VERSION 3.26)\nproject(y)\n{}", fa(t)),
+                format!(
+                    "cmake_minimum_required(VERSION 3.26)\nproject(y)\n{}",
+                    fa(t)
+                ),
             );
             format!("csrc/CMakeLists.txt: GIT_TAG {t}")
         }
@@ -190,11 +196,7 @@ fn edit(rng: &mut StdRng, files: &BTreeMap<String, String>) -> (BTreeMap<String,
 
 /// What a scan of the tree takes from these three, as text: the CMake pins, the roots below
 /// the top level, the Python requirements and problems.
-fn results(
-    v: &MemView,
-    reg: &Registry,
-    shared: Option<&Evaluations>,
-) -> (String, String, String) {
+fn results(v: &MemView, reg: &Registry, shared: Option<&Evaluations>) -> (String, String, String) {
     let cmake = match shared {
         Some(s) => s.from_cmake(v, reg),
         None => pin::from_cmake(v, reg),

@@ -61,7 +61,8 @@ pub(super) enum Access {
 #[derive(Clone)]
 struct Saved {
     trace: Vec<Decision>,
-    st: State,
+    /// `None` where the run is not resumed from here ([`Changed`]: a later statement is).
+    st: Option<State>,
     no_default: bool,
     joins: u32,
     next_args: EmptyArgs,
@@ -225,9 +226,36 @@ impl From<ViewAccess> for Access {
     }
 }
 
+/// What differs between the two revisions, when the review knows it before recording: the
+/// paths whose contents differ (added, removed or changed), and whether any was added or
+/// removed (then every listing may differ). A statement that consults none of them answers
+/// the same at HEAD, so a run is resumed after it rather than before: the state before it
+/// is not kept (one in [`KEEP_EVERY`] is, in case HEAD's choices take a decision otherwise).
+/// A prediction only: what is resumed is checked as ever.
+#[derive(Debug, Clone, Default)]
+pub struct Changed {
+    pub paths: HashSet<String>,
+    pub listing: bool,
+}
+
+impl Changed {
+    fn touches(&self, access: &Access) -> bool {
+        match access {
+            Access::Read(p) => self.paths.contains(p),
+            Access::FilesUnder(_) | Access::Children(_) | Access::Glob(..) => self.listing,
+            Access::Unreplayable => true,
+        }
+    }
+}
+
+/// Where [`Changed`] is known, the state after one top-level statement in this many is kept
+/// whatever the next statement consults.
+const KEEP_EVERY: usize = 16;
+
 /// The session of this thread.
 struct Session {
     resuming: bool,
+    changed: Option<Rc<Changed>>,
     shelves: Vec<Rc<Shelf>>,
     /// Runs that started from a recorded prefix, and the top-level statements they skipped.
     resumed: usize,
@@ -251,9 +279,16 @@ pub struct Sharing {
 impl Sharing {
     /// Record the evaluations this thread makes from now on.
     pub fn record() -> Sharing {
+        Sharing::record_for(None)
+    }
+
+    /// [`Sharing::record`], knowing what differs in the revision that will resume
+    /// ([`Changed`]): only the states a run of it can resume from are kept.
+    pub fn record_for(changed: Option<Changed>) -> Sharing {
         SESSION.with(|s| {
             *s.borrow_mut() = Some(Session {
                 resuming: false,
+                changed: changed.map(Rc::new),
                 shelves: Vec::new(),
                 resumed: 0,
                 skipped: 0,
@@ -325,6 +360,8 @@ pub(super) enum Role {
 pub(super) struct Recording {
     seed: Vec<(String, Seed)>,
     steps: usize,
+    /// What differs at the revision that will resume, when known.
+    changed: Option<Rc<Changed>>,
     /// [`Machine::relevant`] when the run started.
     relevant: HashSet<String>,
 }
@@ -366,7 +403,13 @@ pub(in crate::pin::cmake) fn attach(m: &mut Machine<'_>, journal: Option<&Journa
             }
             *j.notes.settings.borrow_mut() = Some(mine);
             session.shelves.push(j.notes.clone());
-            m.share = Role::Record(j.notes.clone(), Recording::default());
+            m.share = Role::Record(
+                j.notes.clone(),
+                Recording {
+                    changed: session.changed.clone(),
+                    ..Recording::default()
+                },
+            );
         } else if session.resuming {
             let found = session
                 .shelves
@@ -408,6 +451,7 @@ impl Machine<'_> {
                     seed: seed.to_vec(),
                     steps,
                     relevant: self.relevant.clone(),
+                    changed: rec.changed.take(),
                 };
             }
             Role::Resume(r) => r.seed = seed.to_vec(),
@@ -501,7 +545,24 @@ fn record(run: &Run<'_, '_>, statements: usize, links: &mut Vec<Link>, end: Opti
     if run.m.steps > run.m.max_steps {
         return;
     }
+    // A run resumes at the latest before a statement that consults what changed: after
+    // one, no later state is of use.
+    if let Some(changed) = &rec.changed
+        && links
+            .iter()
+            .any(|l| l.accesses.iter().any(|a| changed.touches(a)))
+    {
+        return;
+    }
     let accesses = shelf.since(links.last().map_or(0, |l| l.journal));
+    if let Some(changed) = &rec.changed
+        && !accesses.iter().any(|a| changed.touches(a))
+        && let Some(before) = links.last_mut()
+        && before.statements % KEEP_EVERY != 0
+    {
+        // This statement consults nothing that changed: a run resumes after it, not before.
+        before.saved.st = None;
+    }
     let added = match links.last() {
         Some(l) if run.m.relevant.len() == rec.relevant.len() + l.added.len() => l.added.clone(),
         None if run.m.relevant.len() == rec.relevant.len() => Rc::default(),
@@ -526,7 +587,7 @@ fn record(run: &Run<'_, '_>, statements: usize, links: &mut Vec<Link>, end: Opti
         added,
         saved: Saved {
             trace: run.trace.clone(),
-            st: run.st.clone(),
+            st: Some(run.st.clone()),
             no_default: run.no_default,
             joins: run.joins,
             next_args: run.next_args.clone(),
@@ -589,7 +650,7 @@ fn resume(run: &mut Run<'_, '_>) -> Resumed {
             if !holds {
                 break;
             }
-            if best.is_none_or(|(_, _, n)| link.statements > n) {
+            if link.saved.st.is_some() && best.is_none_or(|(_, _, n)| link.statements > n) {
                 best = Some((c, l, link.statements));
             }
         }
@@ -598,8 +659,11 @@ fn resume(run: &mut Run<'_, '_>) -> Resumed {
         return Resumed::At(0);
     };
     let s = link.saved.clone();
+    let Some(st) = s.st else {
+        return Resumed::At(0);
+    };
     run.trace = s.trace;
-    run.st = s.st;
+    run.st = st;
     run.no_default = s.no_default;
     run.joins = s.joins;
     run.next_args = s.next_args;
