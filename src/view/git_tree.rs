@@ -283,3 +283,76 @@ pub fn blob_at(
     let blob = entry.object().map_err(|e| e.to_string())?;
     Ok(Some(blob.detach().data))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let ok = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+            .args(args)
+            .current_dir(dir)
+            .status()
+            .expect("git runs")
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+
+    fn write(dir: &Path, path: &str, text: &str) {
+        let p = dir.join(path);
+        std::fs::create_dir_all(p.parent().expect("a parent")).expect("mkdir");
+        std::fs::write(p, text).expect("write");
+    }
+
+    #[test]
+    fn changes_between_revisions_are_the_paths_that_differ() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path();
+        git(dir, &["init", "-q"]);
+        write(dir, "a.txt", "a");
+        write(dir, "d/b.txt", "b");
+        write(dir, "d/e/c.txt", "c");
+        write(dir, "f/g.txt", "g");
+        git(dir, &["add", "-A"]);
+        git(dir, &["commit", "-q", "-m", "one"]);
+        // Contents only: no listing changes.
+        write(dir, "d/e/c.txt", "c2");
+        git(dir, &["commit", "-q", "-a", "-m", "two"]);
+        // A file removed, one added, a directory replaced by a file.
+        std::fs::remove_file(dir.join("a.txt")).expect("rm");
+        write(dir, "d/new.txt", "n");
+        std::fs::remove_dir_all(dir.join("f")).expect("rm");
+        write(dir, "f", "now a file");
+        git(dir, &["add", "-A"]);
+        git(dir, &["commit", "-q", "-m", "three"]);
+        let one = GitTreeView::open(dir, "HEAD~2").expect("opens");
+        let (paths, listing) = one.changes_to("HEAD~1").expect("reads");
+        assert_eq!(paths, ["d/e/c.txt".to_string()].into());
+        assert!(!listing);
+        let two = GitTreeView::open(dir, "HEAD~1").expect("opens");
+        let (paths, listing) = two.changes_to("HEAD").expect("reads");
+        let want: std::collections::HashSet<String> = ["a.txt", "d/new.txt", "f", "f/g.txt"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(paths, want);
+        assert!(listing);
+        assert_eq!(two.changes_to("HEAD~1").expect("reads").0.len(), 0);
+        assert!(two.changes_to("no-such-rev").is_none());
+        // What the view keeps answers as a fresh read does.
+        for _ in 0..2 {
+            assert_eq!(
+                two.files_under("").expect("lists"),
+                ["a.txt", "d/b.txt", "d/e/c.txt", "f/g.txt"]
+            );
+            assert_eq!(two.read("d/e/c.txt").expect("reads"), Some(b"c2".to_vec()));
+            assert_eq!(two.read("missing").expect("reads"), None);
+        }
+        assert_eq!(
+            two.files_under("d").expect("lists"),
+            ["d/b.txt", "d/e/c.txt"]
+        );
+    }
+}

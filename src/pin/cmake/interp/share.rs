@@ -67,7 +67,11 @@ struct Saved {
     joins: u32,
     next_args: EmptyArgs,
     call_forced: (Vec<bool>, usize),
+    /// The relevance answers the run asked for since the link before (all of them would
+    /// make the links quadratic: a run of vLLM's asks thousands).
     asked: Vec<(String, bool)>,
+    /// How many it asked since it started.
+    asked_total: usize,
 }
 
 /// A run after its first `statements` top-level statements.
@@ -579,6 +583,7 @@ fn record(run: &Run<'_, '_>, statements: usize, links: &mut Vec<Link>, end: Opti
             Rc::new(added)
         }
     };
+    let asked_before = links.last().map_or(0, |l| l.saved.asked_total);
     links.push(Link {
         statements,
         steps: run.m.steps.saturating_sub(rec.steps),
@@ -592,7 +597,8 @@ fn record(run: &Run<'_, '_>, statements: usize, links: &mut Vec<Link>, end: Opti
             joins: run.joins,
             next_args: run.next_args.clone(),
             call_forced: run.call_forced.clone(),
-            asked: run.asked.clone(),
+            asked: run.asked.get(asked_before..).unwrap_or_default().to_vec(),
+            asked_total: run.asked.len(),
         },
         end,
     });
@@ -622,7 +628,7 @@ fn resume(run: &mut Run<'_, '_>) -> Resumed {
         if chain.seed != r.seed || best.is_some_and(|(_, _, n)| n >= most) {
             continue;
         }
-        let (mut decided, mut asked) = (0, 0);
+        let mut decided = 0;
         for (l, link) in chain.links.iter().enumerate() {
             // Every decision of the statement is taken the same way by this run's choices
             // (the value computed is the same: everything before it was).
@@ -635,10 +641,9 @@ fn resume(run: &mut Run<'_, '_>) -> Resumed {
             decided = trace.len();
             // Each relevance answer is this machine's: true for a decision the run itself
             // added before asking (the same run adds it here too), else the machine's now.
-            let answers_same = link.saved.asked.iter().skip(asked).all(|(what, was)| {
+            let answers_same = link.saved.asked.iter().all(|(what, was)| {
                 (*was && link.added.contains(what)) || run.m.relevant.contains(what) == *was
             });
-            asked = link.saved.asked.len();
             let within_budget = steps.saturating_add(link.steps) <= max_steps;
             let holds = same_way
                 && answers_same
@@ -655,9 +660,18 @@ fn resume(run: &mut Run<'_, '_>) -> Resumed {
             }
         }
     }
-    let Some(link) = best.and_then(|(c, l, _)| chains.get(c)?.links.get(l)) else {
+    let Some((chain, link)) = best.and_then(|(c, l, _)| {
+        let chain = chains.get(c)?;
+        Some((chain, chain.links.get(l)?))
+    }) else {
         return Resumed::At(0);
     };
+    let asked: Vec<(String, bool)> = chain
+        .links
+        .iter()
+        .take_while(|k| k.statements <= link.statements)
+        .flat_map(|k| k.saved.asked.iter().cloned())
+        .collect();
     let s = link.saved.clone();
     let Some(st) = s.st else {
         return Resumed::At(0);
@@ -668,7 +682,7 @@ fn resume(run: &mut Run<'_, '_>) -> Resumed {
     run.joins = s.joins;
     run.next_args = s.next_args;
     run.call_forced = s.call_forced;
-    run.asked = s.asked;
+    run.asked = asked;
     run.m.steps = steps.saturating_add(link.steps);
     run.m.relevant.extend(link.added.iter().cloned());
     let skipped = link.statements;
