@@ -40,6 +40,7 @@
 use super::{Decision, EmptyArgs, Flow, Machine, Node, Run, Seed, State, Stop};
 use crate::view::recording::{self, Access as ViewAccess, Notes};
 use crate::view::{Answer, View, digest_bytes, digest_names};
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
@@ -164,7 +165,7 @@ pub(in crate::pin::cmake) struct Shelf {
     /// The machine's variable names and budgets (set when it attaches).
     settings: RefCell<Option<Settings>>,
     /// The answer of every access the evaluation made.
-    answers: RefCell<HashMap<Access, Answer>>,
+    answers: RefCell<FxHashMap<Access, Answer>>,
     /// Accesses since the last link of the run being recorded.
     journal: RefCell<Vec<Access>>,
     /// Parsed files, with the digest of their bytes.
@@ -178,7 +179,7 @@ impl Shelf {
     /// The distinct accesses of the run's journal from `from` on.
     fn since(&self, from: usize) -> Vec<Access> {
         let journal = self.journal.borrow();
-        let mut seen = HashSet::new();
+        let mut seen = FxHashSet::default();
         journal
             .get(from..)
             .unwrap_or_default()
@@ -374,7 +375,7 @@ pub(super) struct Recording {
 pub(super) struct Resume {
     shelf: Rc<Shelf>,
     /// Whether each access answers here as it did there.
-    same: HashMap<Access, bool>,
+    same: FxHashMap<Access, bool>,
     /// The seed of the run being made.
     seed: Vec<(String, Seed)>,
 }
@@ -421,7 +422,7 @@ pub(in crate::pin::cmake) fn attach(m: &mut Machine<'_>, journal: Option<&Journa
                 .find(|sh| sh.settings.borrow().as_ref() == Some(&mine));
             if let Some(shelf) = found {
                 // The listing the machine was given answers for itself.
-                let mut same = HashMap::new();
+                let mut same = FxHashMap::default();
                 if let Some(files) = &m.all_files {
                     let recorded = shelf
                         .answers
@@ -702,7 +703,7 @@ fn resume(run: &mut Run<'_, '_>) -> Resumed {
 
 /// Whether `access` answers in `view` as it did when recorded (each access asked once).
 fn same(
-    known: &mut HashMap<Access, bool>,
+    known: &mut FxHashMap<Access, bool>,
     shelf: &Shelf,
     view: &dyn View,
     access: &Access,
@@ -838,12 +839,43 @@ pub(super) fn included(run: &mut Run<'_, '_>, nodes: &Rc<Vec<Node>>) -> Result<F
             let shelf = shelf.clone();
             let entry = Entry::of(run);
             let from = shelf.journal.borrow().len();
-            let (steps, relevant, asked) = (run.m.steps, run.m.relevant.clone(), run.asked.len());
+            let (steps, asked) = (run.m.steps, run.asked.len());
+            // The decisions found relevant before: the run's at its start where it has added
+            // none since (the set only grows), else a copy.
+            let relevant_len = run.m.relevant.len();
+            let relevant = match &run.m.share {
+                Role::Record(_, rec) if rec.relevant.len() == relevant_len => None,
+                _ => Some(run.m.relevant.clone()),
+            };
             // A replay starts with arguments expanded as usual ([`Entry::holds_parts`]).
             let usual = matches!(run.next_args, EmptyArgs::Decide);
             let result = run.block(nodes, false);
             let ending = Ending::of(&result);
-            if let Some(ending) = ending.filter(|_| usual && run.m.steps <= run.m.max_steps) {
+            // The decisions it added (none where the set did not grow).
+            let added = match (&relevant, &run.m.share) {
+                _ if run.m.relevant.len() == relevant_len => Some(Vec::new()),
+                (Some(before), _)
+                | (
+                    None,
+                    Role::Record(
+                        _,
+                        Recording {
+                            relevant: before, ..
+                        },
+                    ),
+                ) => Some(
+                    run.m
+                        .relevant
+                        .iter()
+                        .filter(|w| !before.contains(*w))
+                        .cloned()
+                        .collect(),
+                ),
+                (None, _) => None,
+            };
+            if let Some(ending) = ending.filter(|_| usual && run.m.steps <= run.m.max_steps)
+                && let Some(added) = added
+            {
                 let call = Call {
                     st: run.st.clone(),
                     joins: run.joins,
@@ -852,13 +884,7 @@ pub(super) fn included(run: &mut Run<'_, '_>, nodes: &Rc<Vec<Node>>) -> Result<F
                     next_args: run.next_args.clone(),
                     decisions: run.trace.get(entry.decided..).unwrap_or_default().to_vec(),
                     asked: run.asked.get(asked..).unwrap_or_default().to_vec(),
-                    added: run
-                        .m
-                        .relevant
-                        .iter()
-                        .filter(|w| !relevant.contains(*w))
-                        .cloned()
-                        .collect(),
+                    added,
                     steps: run.m.steps - steps,
                     // `if(EXISTS)` asks the machine's listing of the tree without a note.
                     accesses: std::iter::once(Access::FilesUnder(String::new()))
