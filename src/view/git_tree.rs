@@ -17,6 +17,9 @@ const KEPT_BLOB: usize = 1 << 20;
 /// Tree entries one listing visits at most (vLLM's tree has a few thousand).
 pub const MAX_TREE_ENTRIES: usize = 1_000_000;
 
+/// Blobs read, by path (`None`: not there).
+type Kept = HashMap<String, Option<Vec<u8>>>;
+
 /// The files of one revision of a git repository.
 pub struct GitTreeView {
     path: PathBuf,
@@ -27,7 +30,7 @@ pub struct GitTreeView {
     /// The whole tree's listing, once made (the tree never changes under the view).
     listing: RefCell<Option<Vec<String>>>,
     /// Blobs read so far (small ones, up to [`KEPT_BYTES`] in all), and their total size.
-    kept: RefCell<(HashMap<String, Option<Vec<u8>>>, usize)>,
+    kept: RefCell<(Kept, usize)>,
 }
 
 impl GitTreeView {
