@@ -35,7 +35,11 @@
 //! state's functions compare by their body's identity).
 //!
 //! A session is per thread (the state is not `Send`): both revisions are evaluated on the
-//! thread that opened it, the first one while it records, then [`Sharing::resume`].
+//! thread that opened it, the first one while it records, then [`Sharing::resume`]. A review
+//! knows what differs between its revisions before recording ([`Changed`], read from the two
+//! trees' objects): a run then keeps only the states the second revision can start from (the
+//! one before the first statement that consults a changed file, and one in [`KEEP_EVERY`]),
+//! and each state keeps only the relevance answers asked since the one before.
 
 use super::{Decision, EmptyArgs, Flow, Machine, Node, Run, Seed, State, Stop};
 use crate::view::recording::{self, Access as ViewAccess, Notes};
