@@ -922,7 +922,10 @@ mod tests {
         let view = WheelView::open(&path).expect("opens");
         let (damaged, _) = stream(&view);
         let err = damaged.expect_err("a CRC mismatch").to_string();
-        assert!(err.contains("member `demo/lib.so`: Invalid checksum"), "{err}");
+        assert!(
+            err.contains("member `demo/lib.so`: Invalid checksum"),
+            "{err}"
+        );
     }
 
     #[test]
