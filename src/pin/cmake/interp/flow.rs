@@ -315,7 +315,7 @@ impl Run<'_, '_> {
         if opaque {
             self.no_default = true;
         }
-        self.join_two(&what, t, &side)
+        self.join_two(&what, t, Some(inv), &side)
     }
 
     pub(super) fn condition_text(&self, inv: &Invocation) -> String {
@@ -614,7 +614,7 @@ impl Run<'_, '_> {
                     next.push(outcome);
                     r.call_paths(def, frame, next)
                 };
-                self.join_two(&what, t, &side)
+                self.join_two(&what, t, None, &side)
             }
             r => r,
         }
