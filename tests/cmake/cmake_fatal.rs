@@ -50,9 +50,12 @@ fn a_url_chosen_by_a_platform_fact_covers_what_cmake_fetches() {
         .iter()
         .find(|p| p.declared_name == "bin")
         .expect("the pin");
-    let covered = pin.possible.iter().any(|p| {
-        p.url.as_deref() == Some("https://example.invalid/l64.tar.gz") || !p.set_by.is_empty()
-    });
+    // The 32-bit side ends before the fetch: the 64-bit archive exactly (or, were the
+    // evaluation coarser, a value the platform sets).
+    let covered = pin.url.as_deref() == Some("https://example.invalid/l64.tar.gz")
+        || pin.possible.iter().any(|p| {
+            p.url.as_deref() == Some("https://example.invalid/l64.tar.gz") || !p.set_by.is_empty()
+        });
     assert!(covered, "{:#?}", pin.possible);
 }
 
@@ -113,4 +116,172 @@ fn an_affected_archive_behind_a_platform_fact_is_never_clean() {
     ]);
     assert_ne!(run.code, 0, "{}{}", run.stdout, run.stderr);
     assert_eq!(run.code, 3, "{}{}", run.stdout, run.stderr);
+}
+
+const FA_ARCHIVE: &str = "https://github.com/vllm-project/flash-attention/archive/506341a143fcabd4bb79052a7605ada727d6b3f5.tar.gz";
+const FA: &str = "https://github.com/vllm-project/flash-attention.git";
+const AFFECTED: &str = "506341a143fcabd4bb79052a7605ada727d6b3f5";
+
+/// The cmake sdist's shape with the affected FlashAttention archive as the 32-bit choice,
+/// under neutral names: the 32-bit side's hash `NA` guards a `FATAL_ERROR` before the fetch
+/// (`extra_guard` is added to that condition). `fetch_first`: the 32-bit side's archive is
+/// also fetched before the guard (a `FetchContent_Populate` downloads at once).
+fn platform_choice(extra_guard: &str, fetch_first: bool) -> String {
+    let early = if fetch_first {
+        "FetchContent_Declare(early URL ${${archive}_url})\nFetchContent_Populate(early)\n"
+    } else {
+        ""
+    };
+    format!(
+        "cmake_minimum_required(VERSION 3.20)\nproject(p NONE)\ninclude(FetchContent)\nset(narrow_url \"{FA_ARCHIVE}\")\nset(narrow_sha256 \"NA\")\nset(wide_url \"https://example.invalid/wide.tar.gz\")\nset(wide_sha256 \"0000000000000000000000000000000000000000000000000000000000000000\")\nset(archive narrow)\nif(CMAKE_SIZEOF_VOID_P EQUAL 8)\n  set(archive wide)\nendif()\n{early}if(${{archive}}_sha256 STREQUAL \"NA\"{extra_guard})\n  message(FATAL_ERROR \"no prebuilt archive for ${{archive}}\")\nendif()\nFetchContent_Declare(bin URL ${{${{archive}}_url}})\nFetchContent_Populate(bin)\n"
+    )
+}
+
+fn scan_json(dir: &std::path::Path) -> (i32, serde_json::Value, String) {
+    let run = pinprobe(&[
+        "scan",
+        dir.to_str().expect("utf-8"),
+        "--offline",
+        "--format",
+        "json",
+    ]);
+    let json = serde_json::from_str(&run.stdout).unwrap_or(serde_json::Value::Null);
+    (run.code, json, format!("{}{}", run.stdout, run.stderr))
+}
+
+/// Every URL and reference pinprobe reports for a tree, its pins' and their possible values'.
+fn reported(json: &serde_json::Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for c in json["targets"][0]["components"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        for k in ["url", "reference"] {
+            if let Some(s) = c[k].as_str() {
+                out.push(s.to_string());
+            }
+        }
+        for p in c["possible"].as_array().into_iter().flatten() {
+            for k in ["url", "reference"] {
+                if let Some(s) = p[k].as_str() {
+                    out.push(s.to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The affected archive is the choice of a side that real CMake ends with `FATAL_ERROR`
+/// before any fetch: on no platform is it fetched, so pinprobe reports only the wide
+/// archive, exactly, and the tree is clean.
+#[test]
+fn an_archive_only_a_fatal_side_selects_is_no_pin() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    write(tmp.path(), "CMakeLists.txt", &platform_choice("", false));
+    if cmake_available() {
+        let def = |v: &str| vec![("CMAKE_SIZEOF_VOID_P".to_string(), v.to_string())];
+        let wide = run_cmake(tmp.path(), &def("8"), &[]);
+        assert!(!wide.failed, "{}", wide.log);
+        let urls: Vec<&str> = wide.records.iter().map(|r| r.url.as_str()).collect();
+        assert_eq!(
+            urls,
+            ["https://example.invalid/wide.tar.gz"],
+            "{}",
+            wide.log
+        );
+        for narrow in ["4", ""] {
+            let o = run_cmake(tmp.path(), &def(narrow), &[]);
+            assert!(
+                o.failed && o.records.is_empty(),
+                "{narrow}: {:?}",
+                o.records
+            );
+        }
+    }
+    let (code, json, all) = scan_json(tmp.path());
+    assert_eq!(
+        reported(&json),
+        ["https://example.invalid/wide.tar.gz"],
+        "{all}"
+    );
+    assert_eq!(code, 0, "{all}");
+}
+
+/// The same, but the guard also depends on a `-D` option: with `-DALLOW_ANY=ON` real CMake
+/// goes on past the guard on the 32-bit side and fetches the affected archive. pinprobe
+/// cannot narrow (the condition reads an input besides the platform's choice), so the URL
+/// stays any value: never clean.
+#[test]
+fn a_guard_that_an_option_can_open_narrows_nothing() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    write(
+        tmp.path(),
+        "CMakeLists.txt",
+        &platform_choice(" AND NOT ALLOW_ANY", false),
+    );
+    if cmake_available() {
+        let defs = vec![
+            ("CMAKE_SIZEOF_VOID_P".to_string(), "4".to_string()),
+            ("ALLOW_ANY".to_string(), "ON".to_string()),
+        ];
+        let o = run_cmake(tmp.path(), &defs, &[]);
+        assert!(
+            o.records.iter().any(|r| r.url == FA_ARCHIVE),
+            "{:?}\n{}",
+            o.records,
+            o.log
+        );
+    }
+    let (code, _, all) = scan_json(tmp.path());
+    assert_ne!(code, 0, "{all}");
+}
+
+/// A fetch the fatal side makes before it stops: `FetchContent_Populate` downloads at once,
+/// so real CMake fetches the affected archive on the 32-bit platform and then stops.
+/// pinprobe reports it (the URL, read through the platform's choice, stays any value too).
+#[test]
+fn a_fetch_before_the_fatal_error_is_still_reported() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    write(tmp.path(), "CMakeLists.txt", &platform_choice("", true));
+    if cmake_available() {
+        let def = vec![("CMAKE_SIZEOF_VOID_P".to_string(), "4".to_string())];
+        let o = run_cmake(tmp.path(), &def, &[]);
+        assert!(o.failed, "{}", o.log);
+        assert!(
+            o.records.iter().any(|r| r.url == FA_ARCHIVE),
+            "{:?}\n{}",
+            o.records,
+            o.log
+        );
+    }
+    let (code, json, all) = scan_json(tmp.path());
+    assert!(reported(&json).iter().any(|u| u == FA_ARCHIVE), "{all}");
+    // Read through the platform's choice of name before the guard: any value besides (an
+    // affected commit among them), so undecided, never clean.
+    assert_eq!(code, 3, "{all}");
+}
+
+/// A branch on a `-D` option (joined where it changes no fetch) that fetches the affected
+/// commit and then stops with `FATAL_ERROR`: CMake's configure-time download happened, so
+/// the pin is reported (affected), never dropped with the branch or listed as unreached.
+#[test]
+fn a_fatal_branch_keeps_what_it_fetched() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    write(
+        tmp.path(),
+        "CMakeLists.txt",
+        &format!(
+            "cmake_minimum_required(VERSION 3.20)\nproject(p NONE)\ninclude(FetchContent)\nif(USE_PREBUILT)\n  set(x 1)\nelse()\n  FetchContent_Declare(kernels GIT_REPOSITORY {FA} GIT_TAG {AFFECTED})\n  FetchContent_MakeAvailable(kernels)\n  message(FATAL_ERROR \"unsupported\")\nendif()\n"
+        ),
+    );
+    if cmake_available() {
+        let o = run_cmake(tmp.path(), &[], &[]);
+        assert!(o.failed, "{}", o.log);
+        assert!(o.records.iter().any(|r| r.tag == AFFECTED), "{}", o.log);
+    }
+    let (code, json, all) = scan_json(tmp.path());
+    assert!(reported(&json).iter().any(|r| r == AFFECTED), "{all}");
+    assert_eq!(code, 1, "{all}");
 }
