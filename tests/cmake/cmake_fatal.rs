@@ -285,3 +285,116 @@ fn a_fatal_branch_keeps_what_it_fetched() {
     assert!(reported(&json).iter().any(|r| r == AFFECTED), "{all}");
     assert_eq!(code, 1, "{all}");
 }
+
+/// Generated programs of the shape above: two facts of the platform (no default, so pinprobe
+/// joins every condition on them) choose an archive name through nested `if()`s; some names'
+/// hashes are `NA`, which a guard turns into `FATAL_ERROR` before the fetch through
+/// `${${archive}_url}`. Over every setting of the facts, real CMake's fetched URLs must be
+/// among pinprobe's values (never a hidden pin), and where pinprobe gives only literal values
+/// (no value an input sets), exactly those (no pin only a stopped configuration selects).
+#[test]
+fn generated_fatal_guards_drop_exactly_the_stopped_choices() {
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+    let cases: u64 = std::env::var("PINPROBE_FATAL_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(12);
+    let cmake = cmake_available();
+    let mut exact = 0;
+    for seed in 0..cases {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let names = ["a0", "a1", "a2", "a3"];
+        let mut text = String::from(
+            "cmake_minimum_required(VERSION 3.20)\nproject(p NONE)\ninclude(FetchContent)\n",
+        );
+        let mut any_fetched = false;
+        for n in names {
+            let na = rng.random_bool(0.4);
+            any_fetched |= !na;
+            let sha = if na { "NA" } else { "0123" };
+            text.push_str(&format!(
+                "set({n}_url \"https://example.invalid/{n}.tar.gz\")\nset({n}_sha \"{sha}\")\n"
+            ));
+        }
+        // At least one archive is fetched somewhere, or the guard stops every configuration.
+        if !any_fetched {
+            text.push_str("set(a0_sha \"0123\")\n");
+        }
+        let pick = |rng: &mut StdRng| names[rng.random_range(0..names.len())];
+        text.push_str(&format!("set(archive {})\n", pick(&mut rng)));
+        for _ in 0..rng.random_range(1..4) {
+            let fact = if rng.random_bool(0.5) {
+                "CMAKE_PP_F1"
+            } else {
+                "CMAKE_PP_F2"
+            };
+            if rng.random_bool(0.5) {
+                let (x, y) = (pick(&mut rng), pick(&mut rng));
+                text.push_str(&format!(
+                    "if({fact})\n  set(archive {x})\nelse()\n  set(archive {y})\nendif()\n"
+                ));
+            } else {
+                let x = pick(&mut rng);
+                let other = if fact == "CMAKE_PP_F1" {
+                    "CMAKE_PP_F2"
+                } else {
+                    "CMAKE_PP_F1"
+                };
+                text.push_str(&format!(
+                    "if({fact})\n  if(NOT {other})\n    set(archive {x})\n  endif()\nendif()\n"
+                ));
+            }
+        }
+        text.push_str("if(${archive}_sha STREQUAL \"NA\")\n  message(FATAL_ERROR \"no archive for ${archive}\")\nendif()\nFetchContent_Declare(bin URL ${${archive}_url})\nFetchContent_Populate(bin)\n");
+        let tmp = tempfile::tempdir().expect("tempdir");
+        write(tmp.path(), "CMakeLists.txt", &text);
+        let view = DirView::new(tmp.path());
+        let eval = cmake::evaluate(&view).expect("evaluates");
+        assert!(eval.undecided.is_none(), "{:?}\n{text}", eval.undecided);
+        let pins = from_evaluation(&eval, &view, &Registry { components: vec![] }).expect("pins");
+        let mut literal: std::collections::BTreeSet<String> = Default::default();
+        let mut any_value = false;
+        for p in pins.pins.iter().filter(|p| p.declared_name == "bin") {
+            if p.possible.is_empty() {
+                literal.extend(p.url.clone());
+            }
+            for v in &p.possible {
+                if v.set_by.is_empty() {
+                    literal.extend(v.url.clone());
+                } else {
+                    any_value = true;
+                }
+            }
+        }
+        if !cmake {
+            continue;
+        }
+        let mut fetched: std::collections::BTreeSet<String> = Default::default();
+        for f1 in ["0", "1"] {
+            for f2 in ["0", "1"] {
+                let defs = vec![
+                    ("CMAKE_PP_F1".to_string(), f1.to_string()),
+                    ("CMAKE_PP_F2".to_string(), f2.to_string()),
+                ];
+                let o = run_cmake(tmp.path(), &defs, &[]);
+                fetched.extend(o.records.iter().map(|r| r.url.clone()));
+            }
+        }
+        let hidden: Vec<&String> = fetched.difference(&literal).collect();
+        assert!(
+            hidden.is_empty() || any_value,
+            "seed {seed}: CMake fetches {hidden:?}, pinprobe reports {literal:?}\n{text}"
+        );
+        if !any_value {
+            exact += 1;
+            assert_eq!(
+                literal, fetched,
+                "seed {seed}: pinprobe reports a pin no configuration fetches\n{text}"
+            );
+        }
+    }
+    if cmake {
+        assert!(exact * 2 >= cases, "too few exact: {exact} of {cases}");
+    }
+}
