@@ -165,9 +165,11 @@ fn tree(seed: u64) -> Tree {
     Tree { files, at }
 }
 
-/// pinprobe's pins of a tree: name -> (repository, tag, file, line); and the declarations it
-/// lists as unreached.
-fn pinprobe_pins(dir: &Path) -> (BTreeMap<String, (String, String, String, u32)>, Vec<String>) {
+/// A pin as compared: repository, tag, file, line.
+type Located = (String, String, String, u32);
+
+/// pinprobe's pins of a tree by name; and the declarations it lists as unreached.
+fn pinprobe_pins(dir: &Path) -> (BTreeMap<String, Located>, Vec<String>) {
     let view = DirView::new(dir);
     let eval = cmake::evaluate(&view).expect("evaluates");
     assert!(eval.undecided.is_none(), "{:?}", eval.undecided);
