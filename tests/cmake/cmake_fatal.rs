@@ -5,8 +5,10 @@
 //! `CMAKE_SIZEOF_VOID_P` (a fact of the platform), the 32-bit archive's hash `NA` guards a
 //! `FATAL_ERROR`, and the URL is read through the name (`${${archive}_url}`). Real CMake
 //! fetches the 64-bit archive where pointers are 8 bytes and stops before any fetch where they
-//! are 4; pinprobe's pin must cover the 64-bit URL (as a value the platform sets), never name
-//! only the 32-bit text.
+//! are 4; pinprobe's pin must cover the 64-bit URL, never name only the 32-bit text. Since the
+//! guard reads nothing but the platform's choice, pinprobe narrows the choice by it: the URL is
+//! the 64-bit archive exactly, and an affected archive only the stopping side selects is no
+//! pin (`src/pin/cmake/interp/join.rs`, `Run::narrow`).
 
 use crate::cmake_differential::{cmake_available, run_cmake};
 use crate::common;
@@ -138,13 +140,7 @@ fn platform_choice(extra_guard: &str, fetch_first: bool) -> String {
 }
 
 fn scan_json(dir: &std::path::Path) -> (i32, serde_json::Value, String) {
-    let run = pinprobe(&[
-        "scan",
-        dir.to_str().expect("utf-8"),
-        "--offline",
-        "--format",
-        "json",
-    ]);
+    let run = scan_offline_json(dir);
     let json = serde_json::from_str(&run.stdout).unwrap_or(serde_json::Value::Null);
     (run.code, json, format!("{}{}", run.stdout, run.stderr))
 }

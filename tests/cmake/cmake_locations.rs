@@ -287,13 +287,7 @@ fn the_affected_pin_of_a_helper_function_points_at_the_helper() {
             outcome.log
         );
     }
-    let run = pinprobe(&[
-        "scan",
-        tmp.path().to_str().expect("utf-8"),
-        "--offline",
-        "--format",
-        "json",
-    ]);
+    let run = scan_offline_json(tmp.path());
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     let json: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
     let target = &json["targets"][0];
