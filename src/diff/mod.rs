@@ -2,12 +2,11 @@
 //! findings, and say what the bump introduces, fixes or keeps.
 //!
 //! Both sides go through [`crate::scan::scan_source_sharing`] with `Options.rev`, so nothing is
-//! checked out. Each revision is evaluated once; where the two agree on every file the CMake
-//! evaluation always reads (a change to Python code or docs), HEAD is evaluated first and BASE
-//! takes HEAD's evaluation when every file and listing it read answers the same at BASE
-//! ([`crate::scan::shared`]); otherwise (a pin bump) BASE is evaluated first and each run of
-//! HEAD starts from BASE's where everything it consulted is the same
-//! ([`crate::pin::cmake::Sharing`]), the two one after the other on this thread.
+//! checked out. Each revision is evaluated once, BASE first, then HEAD on this thread: HEAD
+//! takes BASE's CMake evaluation, Python requirements and subproject search where every file
+//! and listing they read answers the same at HEAD ([`crate::scan::shared`]); where a CMake
+//! input changed (a pin bump), each run of HEAD starts from BASE's where everything it
+//! consulted is the same ([`crate::pin::cmake::Sharing`]).
 //! Components pair by name (and declared name); findings pair by (component, rule).
 //!
 //! # The gate judges the head
@@ -134,49 +133,46 @@ pub struct Request<'a> {
 /// Scan both revisions and compare them.
 pub fn review(req: &Request, db: &Database, clones: &Clones) -> Result<Review, ReviewError> {
     let evaluations = scan::shared::Evaluations::default();
-    let side = |label: &'static str, rev: &str, clones: &Clones, shared: bool| {
+    let side = |label: &'static str, rev: &str, clones: &Clones| {
         let opts = Options {
             rev: Some(rev.to_string()),
             ..req.opts.clone()
         };
-        scan::scan_source_sharing(req.path, &opts, db, clones, shared.then_some(&evaluations))
-            .map_err(|source| ReviewError::Scan {
+        scan::scan_source_sharing(req.path, &opts, db, clones, Some(&evaluations)).map_err(
+            |source| ReviewError::Scan {
                 side: label,
                 rev: rev.to_string(),
                 source: Box::new(source),
-            })
+            },
+        )
     };
-    // Each revision is evaluated once. Where the two agree on every file the CMake evaluation
-    // always reads, HEAD is evaluated first and BASE takes HEAD's evaluation if it answers
-    // every read of it the same (`scan::shared`): a review then costs about one scan. Where
-    // they do not (a pin bump), BASE is evaluated first while this thread records its runs,
-    // and each run of HEAD starts where BASE's run of the same configuration was after the
-    // last top-level statement up to which everything it consulted is the same at HEAD
-    // (`pin::cmake::Sharing`): the files before the bump are evaluated once.
-    // benches/diff_vs_scan.rs prints the ratio against one scan.
-    let likely_shared = match (
-        crate::view::open(req.path, Some(req.base)),
-        crate::view::open(req.path, Some(req.head)),
-    ) {
-        (Ok(b), Ok(h)) => scan::shared::likely_shared(b.as_ref(), h.as_ref()),
-        _ => false,
-    };
-    let mut runs_shared = (0, 0, 0);
-    let (base, head) = if likely_shared {
-        let head = side("HEAD", req.head, clones, true);
-        (side("BASE", req.base, clones, true), head)
-    } else {
-        let sharing = crate::pin::cmake::Sharing::record();
-        let base = side("BASE", req.base, clones, false);
-        sharing.resume();
-        let head = side("HEAD", req.head, clones, false);
-        runs_shared = sharing.shared();
-        (base, head)
-    };
+    // Each revision is evaluated once, BASE first, keeping what it computed with everything it
+    // read (`scan::shared`) while this thread records its CMake runs (`pin::cmake::Sharing`).
+    // HEAD takes BASE's CMake evaluation, Python requirements and subprojects where every
+    // file and listing they read answers the same at HEAD (a change to Python code or docs:
+    // the review then costs about one scan); where a CMake input changed (a pin bump), each of
+    // HEAD's runs starts where BASE's run of the same configuration was after the last
+    // top-level statement up to which everything it consulted is the same at HEAD: the files
+    // before the bump are evaluated once. benches/diff_vs_scan.rs prints the ratio against
+    // one scan.
+    // What differs, read from the two trees' objects (only the subtrees that differ): BASE's
+    // runs then keep only the states HEAD's can start from.
+    let changed = crate::view::GitTreeView::open(req.path, req.base)
+        .ok()
+        .and_then(|v| v.changes_to(req.head))
+        .map(|(paths, listing)| crate::pin::cmake::Changed { paths, listing });
+    let sharing = crate::pin::cmake::Sharing::record_for(changed);
+    let base = side("BASE", req.base, clones);
+    sharing.resume();
+    evaluations.last();
+    let head = side("HEAD", req.head, clones);
+    let runs_shared = sharing.shared();
+    drop(sharing);
     if std::env::var_os("PINPROBE_STATS").is_some() {
         eprintln!(
-            "pinprobe: stats: diff: CMake evaluations shared between the revisions: {} (tried: {likely_shared}); runs started from BASE's: {}, top-level statements skipped: {}, included files taken as evaluated: {}",
+            "pinprobe: stats: diff: CMake evaluations shared between the revisions: {}; Python requirement reads and subproject searches shared: {}; runs started from BASE's: {}, top-level statements skipped: {}, included files taken as evaluated: {}",
             evaluations.shared(),
+            evaluations.taken(),
             runs_shared.0,
             runs_shared.1,
             runs_shared.2

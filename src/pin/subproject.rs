@@ -262,7 +262,7 @@ pub fn known_python_roots(view: &dyn View) -> Result<Option<String>, TargetError
 }
 
 /// The projects [`roots`] found.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Roots {
     pub roots: Vec<CmakeRoot>,
     /// Per root: why it is evaluated.
@@ -412,11 +412,22 @@ pub fn merge(
     registry: &Registry,
     found: &mut CmakePins,
 ) -> Result<(Vec<CmakeRoot>, Vec<String>), cmake::CmakeError> {
+    merge_with(view, registry, found, &roots)
+}
+
+/// [`merge`], with the roots from `roots_of` (a review takes them from the other revision's
+/// where everything [`roots`] read is the same: `scan::shared`).
+pub fn merge_with(
+    view: &dyn View,
+    registry: &Registry,
+    found: &mut CmakePins,
+    roots_of: &dyn Fn(&dyn View, &CmakePins) -> Result<Roots, TargetError>,
+) -> Result<(Vec<CmakeRoot>, Vec<String>), cmake::CmakeError> {
     let Roots {
         roots: candidates,
         origins,
         mut warnings,
-    } = roots(view, found)?;
+    } = roots_of(view, found)?;
     let mut evaluated = Vec::new();
     if view.read("CMakeLists.txt")?.is_some() {
         evaluated.push(CmakeRoot {

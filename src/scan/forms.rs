@@ -13,15 +13,20 @@ use crate::rules::evaluate::OtherPin;
 use crate::view::{TargetError, View};
 
 /// Add the view's other pins to `found` (and what could not be read to the report's
-/// warnings). `own` holds the target's own revision, whose repository holds the gitlinks.
+/// warnings). `own` holds the target's own revision, whose repository holds the gitlinks;
+/// `shared`, in a review, what the other revision found where it read the same.
 pub(super) fn add(
     view: &dyn View,
     db: &Database,
     own: &[OtherPin],
     found: &mut CmakePins,
     report: &mut TargetReport,
+    shared: Option<&super::shared::Evaluations>,
 ) -> Result<(), ScanError> {
-    let (roots, warnings) = pin::subproject::merge(view, &db.registry, found)?;
+    let (roots, warnings) = match shared {
+        Some(s) => pin::subproject::merge_with(view, &db.registry, found, &|v, f| s.roots(v, f))?,
+        None => pin::subproject::merge(view, &db.registry, found)?,
+    };
     for root in &roots {
         crate::model::verbose::say(format_args!(
             "{}: evaluated the CMake project in {} ({})",
@@ -33,7 +38,10 @@ pub(super) fn add(
     report.cmake_roots = roots;
     report.warnings.extend(warnings);
     submodules(view, db, own, found, report)?;
-    let python = pin::python::find(view)?;
+    let python = match shared {
+        Some(s) => s.python(view)?,
+        None => pin::python::find(view)?,
+    };
     report.warnings.extend(
         python
             .problems

@@ -440,7 +440,7 @@ fn scan_source_view(
         None => pin::from_cmake(view, &db.registry)?,
     };
     let mut report = TargetReport::new(view.describe(), view.kind());
-    forms::add(view, db, own, &mut found, &mut report)?;
+    forms::add(view, db, own, &mut found, &mut report, shared)?;
     let mut pins = found.pins;
     // vLLM's own release (the sdist's generated version file), for version ranges and the ledger.
     let release = ledger::release_of(view, "vllm/_version.py")?;

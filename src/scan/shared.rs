@@ -1,28 +1,32 @@
-//! A CMake evaluation shared between the revisions of one review (`pinprobe diff`): the
-//! evaluation of a tree is a function of the files it reads and the listings it asks for, so a
-//! second revision that gives every one of them byte for byte the same answer has the same
-//! evaluation, and it is not run again.
+//! What a review (`pinprobe diff`) shares between its two revisions: the CMake evaluation, the
+//! Python requirements and the CMake projects below the root, each a function of the files it
+//! reads and the listings it asks for, so a second revision that gives every one of them byte
+//! for byte the same answer has the same result, and it is not computed again.
 //!
-//! [`Evaluations::from_cmake`] runs [`crate::pin::from_cmake`] through a [`Recording`] view that
-//! logs every access (a file read, with the SHA-256 of its bytes or its absence; a listing, with
-//! the SHA-256 of the names) and keeps the pins with the log. Asked again for another view, it
-//! replays each logged access against that view first; only when every answer is identical
-//! are the kept pins returned. Sound whatever the evaluator does with what it reads, as long as
-//! it reads only through the view: an access the log cannot replay (a view method other than
-//! `read`, `files_under` and `children`, an error) leaves the evaluation unshared, and an
-//! evaluation that failed is never kept.
+//! [`Evaluations`] computes each of them through a [`Recording`] view that logs every access
+//! (a file read, with the SHA-256 of its bytes or its absence; a listing, with the SHA-256 of
+//! the names) and keeps the result with the log. Asked again for another view, it replays each
+//! logged access against that view first; only when every answer is identical (and the other
+//! inputs, where there are any, are equal) is the kept result returned. Sound whatever the
+//! computation does with what it reads, as long as it reads only through the view: an access
+//! the log cannot replay (a view method other than `read`, `files_under` and `children`, an
+//! error) leaves the result unshared, and a computation that failed is never kept.
 //!
-//! [`likely_shared`] tells the review beforehand whether sharing is worth waiting for (the
-//! revisions agree on every file the evaluation always reads): when it is not, HEAD's runs start
-//! from BASE's instead ([`crate::pin::cmake::Sharing`]).
+//! A review computes BASE first, keeping (while this thread's [`crate::pin::cmake::Sharing`]
+//! records BASE's CMake runs too), then HEAD ([`Evaluations::last`]): a HEAD whose CMake inputs
+//! all answer the same (a change to Python code or docs) takes BASE's evaluation whole; one
+//! that changed a CMake file (a pin bump) starts its runs from BASE's.
 
-use crate::pin::{self, CmakePins, cmake::CmakeError, components::Registry};
+use crate::pin::python::Found;
+use crate::pin::subproject::Roots;
+use crate::pin::{self, CmakePins, Unreached, cmake::CmakeError, components::Registry};
 use crate::view::recording::{Access, Notes, Recording};
-use crate::view::{Answer, View};
+use crate::view::{Answer, TargetError, View};
 use std::collections::BTreeMap;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-/// Every access of one evaluation and its answer; `replayable` is false once the evaluation
+/// Every access of one computation and its answer; `replayable` is false once the computation
 /// asked something the log cannot replay.
 #[derive(Debug, Clone)]
 struct Log {
@@ -54,29 +58,34 @@ impl Notes for Mutex<Log> {
     }
 }
 
-/// The CMake pins of the trees evaluated so far, each with the log of what its evaluation read.
-#[derive(Default)]
-pub struct Evaluations {
-    kept: Mutex<Vec<(Log, CmakePins)>>,
-    shared: std::sync::atomic::AtomicUsize,
+/// Results of one computation for the trees seen so far: each with the log of what it read
+/// and its other input (`K`).
+struct Kept<K, T>(Mutex<Vec<(Log, K, T)>>);
+
+impl<K, T> Default for Kept<K, T> {
+    fn default() -> Self {
+        Kept(Mutex::new(Vec::new()))
+    }
 }
 
-impl Evaluations {
-    /// [`pin::from_cmake`] of `view`, from an earlier evaluation when `view` answers everything
-    /// that one read the same.
-    pub fn from_cmake(
+impl<K: PartialEq + Clone, T: Clone> Kept<K, T> {
+    /// The kept result for `key` whose log `view` replays, else `compute(view)` (through a
+    /// recording view, kept, when `keep`). The flag: whether it was taken.
+    fn take_or<E>(
         &self,
         view: &dyn View,
-        registry: &Registry,
-    ) -> Result<CmakePins, CmakeError> {
-        let kept: Vec<(Log, CmakePins)> =
-            self.kept.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        for (log, pins) in kept {
-            if log.replays_on(view) {
-                self.shared
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                return Ok(pins);
+        key: &K,
+        keep: bool,
+        compute: impl FnOnce(&dyn View) -> Result<T, E>,
+    ) -> Result<(T, bool), E> {
+        let kept: Vec<(Log, K, T)> = self.0.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        for (log, k, value) in kept {
+            if k == *key && log.replays_on(view) {
+                return Ok((value, true));
             }
+        }
+        if !keep {
+            return compute(view).map(|v| (v, false));
         }
         let recording = Recording::new(
             view,
@@ -85,55 +94,105 @@ impl Evaluations {
                 replayable: true,
             }),
         );
-        let pins = pin::from_cmake(&recording, registry)?;
+        let value = compute(&recording)?;
         let log = recording
             .notes
             .into_inner()
             .unwrap_or_else(|e| e.into_inner());
         if log.replayable {
-            self.kept
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push((log, pins.clone()));
+            self.0.lock().unwrap_or_else(|e| e.into_inner()).push((
+                log,
+                key.clone(),
+                value.clone(),
+            ));
+        }
+        Ok((value, false))
+    }
+}
+
+/// What the trees of a review computed so far, each result with the log of what it read.
+pub struct Evaluations {
+    cmake: Kept<(), CmakePins>,
+    python: Kept<(), Found>,
+    /// The projects below the root, by the declarations the root's evaluation did not reach.
+    roots: Kept<Vec<Unreached>, Roots>,
+    /// Whether results computed from now on are kept (false for the last tree).
+    keeping: AtomicBool,
+    shared: AtomicUsize,
+    taken: AtomicUsize,
+}
+
+impl Default for Evaluations {
+    fn default() -> Self {
+        Evaluations {
+            cmake: Kept::default(),
+            python: Kept::default(),
+            roots: Kept::default(),
+            keeping: AtomicBool::new(true),
+            shared: AtomicUsize::new(0),
+            taken: AtomicUsize::new(0),
+        }
+    }
+}
+
+impl Evaluations {
+    /// The next tree is the last: what it computes is not kept (no recording view).
+    pub fn last(&self) {
+        self.keeping.store(false, Ordering::Relaxed);
+    }
+
+    fn keep(&self) -> bool {
+        self.keeping.load(Ordering::Relaxed)
+    }
+
+    /// [`pin::from_cmake`] of `view`, from an earlier evaluation when `view` answers everything
+    /// that one read the same.
+    pub fn from_cmake(
+        &self,
+        view: &dyn View,
+        registry: &Registry,
+    ) -> Result<CmakePins, CmakeError> {
+        let (pins, taken) = self
+            .cmake
+            .take_or(view, &(), self.keep(), |v| pin::from_cmake(v, registry))?;
+        if taken {
+            self.shared.fetch_add(1, Ordering::Relaxed);
         }
         Ok(pins)
     }
 
-    /// How many evaluations were taken from an earlier one.
+    /// [`pin::python::find`] of `view`, from an earlier tree's where `view` answers everything
+    /// it read the same.
+    pub fn python(&self, view: &dyn View) -> Result<Found, TargetError> {
+        let (found, taken) = self
+            .python
+            .take_or(view, &(), self.keep(), pin::python::find)?;
+        self.taken.fetch_add(usize::from(taken), Ordering::Relaxed);
+        Ok(found)
+    }
+
+    /// [`pin::subproject::roots`] of `view` and `found`, from an earlier tree's where the root's
+    /// unreached declarations are the same and `view` answers everything it read the same.
+    pub fn roots(&self, view: &dyn View, found: &CmakePins) -> Result<Roots, TargetError> {
+        let (roots, taken) = self
+            .roots
+            .take_or(view, &found.unreached, self.keep(), |v| {
+                pin::subproject::roots(v, found)
+            })?;
+        self.taken.fetch_add(usize::from(taken), Ordering::Relaxed);
+        Ok(roots)
+    }
+
+    /// How many CMake evaluations were taken from an earlier one.
     pub fn shared(&self) -> usize {
-        self.shared.load(std::sync::atomic::Ordering::Relaxed)
+        self.shared.load(Ordering::Relaxed)
     }
-}
 
-/// Whether the files every evaluation reads are the same in both views: the listing of the
-/// whole tree, every CMake file, the presets and the build scripts the evaluation takes `-D`
-/// settings from. When they are, a review evaluates one side and tries the other against it
-/// ([`Evaluations`] still checks every access); when not, the sides run at once. Any error is
-/// "no".
-pub fn likely_shared(a: &dyn View, b: &dyn View) -> bool {
-    let (Ok(la), Ok(lb)) = (a.files_under(""), b.files_under("")) else {
-        return false;
-    };
-    if la != lb {
-        return false;
+    /// How many Python requirement reads and subproject searches were taken from an earlier
+    /// tree's.
+    pub fn taken(&self) -> usize {
+        self.taken.load(Ordering::Relaxed)
     }
-    la.iter()
-        .filter(|p| always_read(p))
-        .all(|p| matches!((a.read(p), b.read(p)), (Ok(x), Ok(y)) if x == y))
-}
-
-/// A file every evaluation reads (or may): CMake code, presets, build scripts.
-fn always_read(path: &str) -> bool {
-    let base = path.rsplit('/').next().unwrap_or(path);
-    let lower = base.to_ascii_lowercase();
-    base == "CMakeLists.txt"
-        || lower.ends_with(".cmake")
-        || lower.ends_with(".cmake.in")
-        || base == "CMakePresets.json"
-        || base == "CMakeUserPresets.json"
-        || base == "setup.py"
-        || base.ends_with(".sh")
-        || base.starts_with("Dockerfile")
 }
 
 #[cfg(test)]
@@ -210,26 +269,10 @@ mod tests {
         let evals = Evaluations::default();
         let base = tree(&[("CMakeLists.txt", top), ("tag.txt", a)]);
         let head = tree(&[("CMakeLists.txt", top), ("tag.txt", b)]);
-        // The prediction looks at CMake files only and says "likely": the replay decides.
-        assert!(likely_shared(&base, &head));
         let p = evals.from_cmake(&base, &reg).expect("evaluates");
         let q = evals.from_cmake(&head, &reg).expect("evaluates");
         assert_eq!(evals.shared(), 0, "tag.txt differs: not shared");
         assert_eq!(p.pins[0].commit.as_deref(), Some(a));
         assert_eq!(q.pins[0].commit.as_deref(), Some(b));
-    }
-
-    #[test]
-    fn the_prediction_sees_cmake_changes_and_added_files() {
-        let a = tree(&[("CMakeLists.txt", TOP), ("fa.cmake", &fa("1"))]);
-        let b = tree(&[("CMakeLists.txt", TOP), ("fa.cmake", &fa("2"))]);
-        let c = tree(&[
-            ("CMakeLists.txt", TOP),
-            ("fa.cmake", &fa("1")),
-            ("README.md", ""),
-        ]);
-        assert!(likely_shared(&a, &a));
-        assert!(!likely_shared(&a, &b));
-        assert!(!likely_shared(&a, &c));
     }
 }

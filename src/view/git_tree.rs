@@ -3,10 +3,22 @@
 use super::{TargetError, View};
 use crate::model::TargetKind;
 use gix::bstr::ByteSlice;
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+
+/// The most bytes of blobs one view keeps after reading them ([`GitTreeView::read`]), and the
+/// largest blob it keeps: a scan reads the same CMake files, requirement files and build
+/// scripts several times (the variable names, the evaluation, the subprojects, the Python
+/// requirements), and a review reads them once more to check what it shares.
+const KEPT_BYTES: usize = 64 << 20;
+const KEPT_BLOB: usize = 1 << 20;
 
 /// Tree entries one listing visits at most (vLLM's tree has a few thousand).
 pub const MAX_TREE_ENTRIES: usize = 1_000_000;
+
+/// Blobs read, by path (`None`: not there).
+type Kept = HashMap<String, Option<Vec<u8>>>;
 
 /// The files of one revision of a git repository.
 pub struct GitTreeView {
@@ -15,6 +27,10 @@ pub struct GitTreeView {
     rev: String,
     commit: gix::ObjectId,
     tree: gix::ObjectId,
+    /// The whole tree's listing, once made (the tree never changes under the view).
+    listing: RefCell<Option<Vec<String>>>,
+    /// Blobs read so far (small ones, up to [`KEPT_BYTES`] in all), and their total size.
+    kept: RefCell<(Kept, usize)>,
 }
 
 impl GitTreeView {
@@ -52,12 +68,85 @@ impl GitTreeView {
             rev: rev.to_string(),
             commit,
             tree,
+            listing: RefCell::new(None),
+            kept: RefCell::new((HashMap::new(), 0)),
         })
     }
 
     /// The full commit the revision resolved to.
     pub fn commit(&self) -> gix::ObjectId {
         self.commit
+    }
+
+    /// The paths whose blobs differ between this revision's tree and `rev`'s (changed, added
+    /// or removed), and whether any was added or removed; `None` when `rev` or a tree cannot be
+    /// read, or the trees differ in more than [`MAX_TREE_ENTRIES`] entries. Only the subtrees
+    /// that differ are read.
+    pub fn changes_to(&self, rev: &str) -> Option<(std::collections::HashSet<String>, bool)> {
+        let other = self
+            .repo
+            .rev_parse_single(rev)
+            .ok()?
+            .object()
+            .ok()?
+            .peel_to_commit()
+            .ok()?
+            .tree_id()
+            .ok()?
+            .detach();
+        let entries = |tree: Option<gix::ObjectId>| -> Option<Vec<(String, bool, gix::ObjectId)>> {
+            let Some(tree) = tree else {
+                return Some(Vec::new());
+            };
+            let tree = self.repo.find_tree(tree).ok()?;
+            let mut out = Vec::new();
+            for entry in tree.iter() {
+                let entry = entry.ok()?;
+                let name = entry.filename().to_str().ok()?.to_string();
+                out.push((name, entry.mode().is_tree(), entry.oid().to_owned()));
+            }
+            Some(out)
+        };
+        let (mut paths, mut listing) = (std::collections::HashSet::new(), false);
+        let mut pending = vec![(Some(self.tree), Some(other), String::new())];
+        let mut visited = 0usize;
+        while let Some((a, b, prefix)) = pending.pop() {
+            if a == b {
+                continue;
+            }
+            let (ea, eb) = (entries(a)?, entries(b)?);
+            visited += ea.len() + eb.len();
+            if visited > MAX_TREE_ENTRIES {
+                return None;
+            }
+            let mut names: Vec<&String> = ea.iter().chain(eb.iter()).map(|e| &e.0).collect();
+            names.sort();
+            names.dedup();
+            for name in names {
+                let path = if prefix.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{prefix}/{name}")
+                };
+                let side = |es: &[(String, bool, gix::ObjectId)]| {
+                    es.iter().find(|e| &e.0 == name).map(|e| (e.1, e.2))
+                };
+                let (x, y) = (side(&ea), side(&eb));
+                let tree = |e: Option<(bool, gix::ObjectId)>| e.filter(|e| e.0).map(|e| e.1);
+                let blob = |e: Option<(bool, gix::ObjectId)>| e.filter(|e| !e.0).map(|e| e.1);
+                if tree(x).is_some() || tree(y).is_some() {
+                    if tree(x).is_none() || tree(y).is_none() {
+                        listing = true;
+                    }
+                    pending.push((tree(x), tree(y), path.clone()));
+                }
+                if blob(x) != blob(y) {
+                    listing |= blob(x).is_none() || blob(y).is_none();
+                    paths.insert(path);
+                }
+            }
+        }
+        Some((paths, listing))
     }
 
     fn git_err(&self, e: impl std::fmt::Display) -> TargetError {
@@ -124,6 +213,11 @@ impl View for GitTreeView {
 
     fn files_under(&self, dir: &str) -> Result<Vec<String>, TargetError> {
         let dir = dir.trim_end_matches('/');
+        if dir.is_empty()
+            && let Some(all) = self.listing.borrow().as_ref()
+        {
+            return Ok(all.clone());
+        }
         let start = if dir.is_empty() {
             Some(self.tree)
         } else {
@@ -144,11 +238,24 @@ impl View for GitTreeView {
             self.collect(start, dir, &mut out)?;
         }
         out.sort();
+        if dir.is_empty() {
+            *self.listing.borrow_mut() = Some(out.clone());
+        }
         Ok(out)
     }
 
     fn read(&self, path: &str) -> Result<Option<Vec<u8>>, TargetError> {
-        blob_at(&self.repo, self.tree, path).map_err(|e| self.git_err(e))
+        if let Some(bytes) = self.kept.borrow().0.get(path) {
+            return Ok(bytes.clone());
+        }
+        let bytes = blob_at(&self.repo, self.tree, path).map_err(|e| self.git_err(e))?;
+        let size = bytes.as_ref().map_or(0, Vec::len);
+        let mut kept = self.kept.borrow_mut();
+        if size <= KEPT_BLOB && kept.1 + size <= KEPT_BYTES {
+            kept.1 += size;
+            kept.0.insert(path.to_string(), bytes.clone());
+        }
+        Ok(bytes)
     }
 }
 
@@ -178,4 +285,77 @@ pub fn blob_at(
     }
     let blob = entry.object().map_err(|e| e.to_string())?;
     Ok(Some(blob.detach().data))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let ok = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+            .args(args)
+            .current_dir(dir)
+            .status()
+            .expect("git runs")
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+
+    fn write(dir: &Path, path: &str, text: &str) {
+        let p = dir.join(path);
+        std::fs::create_dir_all(p.parent().expect("a parent")).expect("mkdir");
+        std::fs::write(p, text).expect("write");
+    }
+
+    #[test]
+    fn changes_between_revisions_are_the_paths_that_differ() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path();
+        git(dir, &["init", "-q"]);
+        write(dir, "a.txt", "a");
+        write(dir, "d/b.txt", "b");
+        write(dir, "d/e/c.txt", "c");
+        write(dir, "f/g.txt", "g");
+        git(dir, &["add", "-A"]);
+        git(dir, &["commit", "-q", "-m", "one"]);
+        // Contents only: no listing changes.
+        write(dir, "d/e/c.txt", "c2");
+        git(dir, &["commit", "-q", "-a", "-m", "two"]);
+        // A file removed, one added, a directory replaced by a file.
+        std::fs::remove_file(dir.join("a.txt")).expect("rm");
+        write(dir, "d/new.txt", "n");
+        std::fs::remove_dir_all(dir.join("f")).expect("rm");
+        write(dir, "f", "now a file");
+        git(dir, &["add", "-A"]);
+        git(dir, &["commit", "-q", "-m", "three"]);
+        let one = GitTreeView::open(dir, "HEAD~2").expect("opens");
+        let (paths, listing) = one.changes_to("HEAD~1").expect("reads");
+        assert_eq!(paths, ["d/e/c.txt".to_string()].into());
+        assert!(!listing);
+        let two = GitTreeView::open(dir, "HEAD~1").expect("opens");
+        let (paths, listing) = two.changes_to("HEAD").expect("reads");
+        let want: std::collections::HashSet<String> = ["a.txt", "d/new.txt", "f", "f/g.txt"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(paths, want);
+        assert!(listing);
+        assert_eq!(two.changes_to("HEAD~1").expect("reads").0.len(), 0);
+        assert!(two.changes_to("no-such-rev").is_none());
+        // What the view keeps answers as a fresh read does.
+        for _ in 0..2 {
+            assert_eq!(
+                two.files_under("").expect("lists"),
+                ["a.txt", "d/b.txt", "d/e/c.txt", "f/g.txt"]
+            );
+            assert_eq!(two.read("d/e/c.txt").expect("reads"), Some(b"c2".to_vec()));
+            assert_eq!(two.read("missing").expect("reads"), None);
+        }
+        assert_eq!(
+            two.files_under("d").expect("lists"),
+            ["d/b.txt", "d/e/c.txt"]
+        );
+    }
 }

@@ -8,6 +8,7 @@ pub mod elf;
 mod git_tree;
 pub mod identity;
 pub mod image;
+mod inflate;
 mod mem;
 pub mod recording;
 mod wheel;

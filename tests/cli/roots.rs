@@ -136,15 +136,16 @@ fn a_shared_helper_called_by_an_unreached_project_is_evaluated_there() {
         assert_eq!(dirs, [".", "kernels"]);
         let t = &json["targets"][0];
         assert_eq!(run.code, 1, "{helper}: {}{}", run.stdout, run.stderr);
-        // The helper's declaration, with the kernel project's value, where it is included.
+        // The helper's declaration, with the kernel project's value, located where its text
+        // is (the helper), as for any function body.
         let components = t["components"].as_array().expect("components");
         assert!(
             components
                 .iter()
-                .any(|c| c["commit"] == AFFECTED && c["file"] == "kernels/CMakeLists.txt"),
+                .any(|c| c["commit"] == AFFECTED && c["file"] == helper),
             "{components:#?}"
         );
-        assert!(affected_at(&json, "kernels/CMakeLists.txt"), "{json:#}");
+        assert!(affected_at(&json, helper), "{json:#}");
         assert!(t["undecided"].is_null(), "{t:#}");
     }
     // The kernel project's helper above the scanned tree (`kernels/` scanned alone): not read,
@@ -359,17 +360,17 @@ fn a_project_the_python_build_does_not_configure_is_unreached_never_clean() {
             .is_some_and(|c| c.iter().any(|c| c["commit"] == AFFECTED));
         assert_eq!(pinned, code == 1, "{pyproject}: {t:#}");
         if code == 3 {
-            assert!(!affected_at(&json, "kernels/CMakeLists.txt"), "{t:#}");
+            assert!(!affected_at(&json, "cmake/pin.cmake"), "{t:#}");
             let unknown = t["findings"].as_array().is_some_and(|f| {
                 f.iter().any(|f| {
                     f["rule"] == R1
                         && f["status"] == "unknown"
-                        && f["location"]["file"] == "kernels/CMakeLists.txt"
+                        && f["location"]["file"] == "cmake/pin.cmake"
                 })
             });
             assert!(unknown, "{t:#}");
         } else {
-            assert!(affected_at(&json, "kernels/CMakeLists.txt"), "{t:#}");
+            assert!(affected_at(&json, "cmake/pin.cmake"), "{t:#}");
         }
     }
 }

@@ -379,6 +379,8 @@ mod regex;
 mod round2;
 #[path = "cmake_differential/share.rs"]
 mod share;
+#[path = "cmake_differential/share_inputs.rs"]
+mod share_inputs;
 
 /// The environment case's preset is a configuration of its own, with the mirror.
 #[test]

@@ -188,7 +188,8 @@ fn evaluation_json(view: &dyn pinprobe::view::View) -> String {
 
 /// `pinprobe diff` shares HEAD's runs with BASE's (`pin::cmake::Sharing`): on the real trees,
 /// each release after the one before it, and each release with its FlashAttention `GIT_TAG`
-/// moved to vLLM 0.30.0's pin, the shared evaluation of HEAD is its fresh evaluation.
+/// moved to vLLM 0.30.0's pin (recorded knowing the file that differs, as a review does), the
+/// shared evaluation of HEAD is its fresh evaluation.
 #[test]
 fn a_release_evaluated_from_the_one_before_is_its_fresh_evaluation() {
     let Some((dirs, _keep)) = sdist_dirs() else {
@@ -223,7 +224,13 @@ fn a_release_evaluated_from_the_one_before_is_its_fresh_evaluation() {
     }
     for (base, head, what) in &pairs {
         let fresh = evaluation_json(head.as_ref());
-        let sharing = cmake::Sharing::record();
+        // A bump is recorded as a review records it, knowing what differs (then only the
+        // states HEAD can start from are kept).
+        let changed = what.ends_with(" bumped").then(|| cmake::Changed {
+            paths: [fa.to_string()].into_iter().collect(),
+            listing: false,
+        });
+        let sharing = cmake::Sharing::record_for(changed);
         evaluation_json(base.as_ref());
         sharing.resume();
         let shared = evaluation_json(head.as_ref());

@@ -18,6 +18,7 @@ mod cmake_corpus;
 mod cmake_differential;
 mod cmake_fatal;
 mod cmake_git_reads;
+mod cmake_locations;
 mod cmake_outside;
 mod cmake_partial;
 mod cmake_real_sdists;

@@ -38,7 +38,7 @@ mod writes;
 
 pub use evaluate::{Assumption, Configuration, Evaluation, Limits, evaluate, evaluate_with};
 pub use fetches::{Alternative, Fetch, JoinOutcome, Value};
-pub use interp::share::Sharing;
+pub use interp::share::{Changed, Sharing};
 pub use value::Input;
 
 /// A path relative to a tree's root, `.` and `..` resolved; `None` when it leaves the tree.

@@ -4,13 +4,14 @@
 //! `-D` settings, the edited tree's evaluation that starts from the original's recorded runs is
 //! the edited tree's fresh evaluation: every configuration (its fetches, the conditions it
 //! took, how it failed, the files it could not read), the unreached declarations and the
-//! undecided reason, or the same error. No CMake needed.
+//! undecided reason, or the same error; whether the recording knew what the edit changed (then
+//! it keeps only the states a run of the edited tree can start from) or not. No CMake needed.
 //!
 //! `PINPROBE_SHARE_CASES=N` sets the number of cases (default 150: a few seconds).
 
 use super::Gen;
 use pinprobe::model::TargetKind;
-use pinprobe::pin::cmake::{self, Sharing};
+use pinprobe::pin::cmake::{self, Changed, Sharing};
 use pinprobe::view::MemView;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -127,6 +128,18 @@ fn edit(
     (out, what)
 }
 
+/// What differs between two trees, as a review reads it from git.
+fn changes(a: &BTreeMap<String, String>, b: &BTreeMap<String, String>) -> Changed {
+    let mut changed = Changed::default();
+    for p in a.keys().chain(b.keys()) {
+        if a.get(p) != b.get(p) {
+            changed.paths.insert(p.clone());
+            changed.listing |= a.get(p).is_none() || b.get(p).is_none();
+        }
+    }
+    changed
+}
+
 fn cases() -> usize {
     std::env::var("PINPROBE_SHARE_CASES")
         .ok()
@@ -163,7 +176,10 @@ fn a_revision_evaluated_from_anothers_runs_is_its_fresh_evaluation() {
         let (head, what) = edit(&mut rng, seed, &base);
         let fresh = outcome(&head);
         let base_fresh = outcome(&base);
-        let sharing = Sharing::record();
+        // Half the cases record knowing what differs (as a review does: only the states HEAD
+        // can start from are kept), half not.
+        let changed = (i % 2 == 0).then(|| changes(&base, &head));
+        let sharing = Sharing::record_for(changed);
         let base_recorded = outcome(&base);
         sharing.resume();
         let shared = outcome(&head);

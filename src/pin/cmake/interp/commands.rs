@@ -479,6 +479,7 @@ impl Run<'_, '_> {
             .unwrap_or_default();
         self.st.dirs.push(Rc::new(Dirs {
             source_dir,
+            code_file: rel.as_str().into(),
             list_file: rel,
         }));
         self.st.depth += 1;
@@ -532,6 +533,7 @@ impl Run<'_, '_> {
         self.st.scopes.push(copy);
         self.st.dirs.push(Rc::new(Dirs {
             source_dir: rel,
+            code_file: file.as_str().into(),
             list_file: file,
         }));
         self.st.depth += 1;

@@ -16,12 +16,7 @@ impl Run<'_, '_> {
                 args: std::iter::once(name.clone())
                     .chain(rest.iter().cloned())
                     .collect(),
-                file: self
-                    .st
-                    .dirs
-                    .last()
-                    .map(|d| d.list_file.clone())
-                    .unwrap_or_default(),
+                file: self.file(),
                 line,
             };
             self.st.declared.insert(lc, details);

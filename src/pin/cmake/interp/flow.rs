@@ -117,6 +117,17 @@ impl Run<'_, '_> {
     pub(super) fn block(&mut self, nodes: &[Node], function_body: bool) -> Result<Flow, Stop> {
         for node in nodes {
             self.step()?;
+            self.line = match node {
+                Node::Cmd(inv) => inv.line,
+                Node::If(branches) => branches
+                    .first()
+                    .and_then(|(c, _)| c.as_ref())
+                    .map_or(self.line, |c| c.line),
+                Node::Foreach(head, _)
+                | Node::While(head, _)
+                | Node::Function(head, ..)
+                | Node::Block(head, _) => head.line,
+            };
             let flow = match node {
                 Node::Cmd(inv) => {
                     let run = |r: &mut Self| match r.command(inv) {
@@ -145,7 +156,11 @@ impl Run<'_, '_> {
                 }
                 Node::While(head, body) => {
                     let mut flow = Flow::Next;
-                    while self.condition(head)? {
+                    loop {
+                        self.line = head.line;
+                        if !self.condition(head)? {
+                            break;
+                        }
                         self.step()?;
                         match self.block(body, false)? {
                             Flow::Break => break,
@@ -174,6 +189,13 @@ impl Run<'_, '_> {
                                 params: params.iter().map(|p| p.text.clone()).collect(),
                                 body: body.clone(),
                                 is_macro: *is_macro,
+                                file: self
+                                    .st
+                                    .dirs
+                                    .last()
+                                    .map(|d| d.code_file.clone())
+                                    .unwrap_or_else(|| "".into()),
+                                line: head.line,
                             },
                         );
                     }
@@ -251,6 +273,7 @@ impl Run<'_, '_> {
         let Some(inv) = cond else {
             return self.block(body, false);
         };
+        self.line = inv.line;
         let args = self.expand_args(&inv.args)?;
         let t = cond::evaluate(&args, self).map_err(|e| {
             Stop::Fatal(format!("{}: {}(): {}", self.here(inv.line), inv.name, e.0))
@@ -292,7 +315,7 @@ impl Run<'_, '_> {
         if opaque {
             self.no_default = true;
         }
-        self.join_two(&what, t, &side)
+        self.join_two(&what, t, Some(inv), &side)
     }
 
     pub(super) fn condition_text(&self, inv: &Invocation) -> String {
@@ -483,7 +506,9 @@ impl Run<'_, '_> {
         self.st.depth += 1;
         let result = if def.is_macro {
             self.st.macro_frames.push(Some(Rc::new(frame)));
+            let pushed = self.enter_body(&def);
             let r = self.block(&def.body, true);
+            self.leave_body(pushed);
             self.st.macro_frames.pop();
             r
         } else {
@@ -507,6 +532,31 @@ impl Run<'_, '_> {
         result
     }
 
+    /// Where a called body's statements lie: the file that defines the function or macro
+    /// (the list file, `CMAKE_CURRENT_LIST_FILE`, stays the caller's, as in CMake). Whether
+    /// anything was pushed, for [`Run::leave_body`].
+    fn enter_body(&mut self, def: &Def) -> bool {
+        let Some(caller) = self.st.dirs.last() else {
+            return false;
+        };
+        if caller.code_file == def.file {
+            return false;
+        }
+        let inner = Dirs {
+            source_dir: caller.source_dir.clone(),
+            list_file: caller.list_file.clone(),
+            code_file: def.file.clone(),
+        };
+        self.st.dirs.push(Rc::new(inner));
+        true
+    }
+
+    fn leave_body(&mut self, pushed: bool) {
+        if pushed {
+            self.st.dirs.pop();
+        }
+    }
+
     /// Run a function's body in its own scope; `forced`: the outcomes of its first decisions
     /// that guard `return()`/`break()`/`continue()` ([`Stop::CallFork`] past them).
     pub(super) fn run_function(
@@ -518,11 +568,25 @@ impl Run<'_, '_> {
         let mut scope = self.st.scopes.last().cloned().unwrap_or_default();
         scope.extend(frame.clone());
         scope.insert("CMAKE_CURRENT_FUNCTION", Val::exact(def.name.clone()));
+        scope.insert(
+            "CMAKE_CURRENT_FUNCTION_LIST_FILE",
+            Val::exact(abs(&def.file)),
+        );
+        scope.insert(
+            "CMAKE_CURRENT_FUNCTION_LIST_DIR",
+            Val::exact(abs(parent_dir(&def.file))),
+        );
+        scope.insert(
+            "CMAKE_CURRENT_FUNCTION_LIST_LINE",
+            Val::exact(def.line.to_string()),
+        );
         self.st.scopes.push(scope);
         self.st.macro_frames.push(None);
         self.summarizing += 1;
         let outer = std::mem::replace(&mut self.call_forced, (forced, 0));
+        let pushed = self.enter_body(def);
         let r = self.block(&def.body, true);
+        self.leave_body(pushed);
         self.call_forced = outer;
         self.summarizing -= 1;
         self.st.macro_frames.pop();
@@ -550,7 +614,7 @@ impl Run<'_, '_> {
                     next.push(outcome);
                     r.call_paths(def, frame, next)
                 };
-                self.join_two(&what, t, &side)
+                self.join_two(&what, t, None, &side)
             }
             r => r,
         }

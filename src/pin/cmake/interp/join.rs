@@ -1,5 +1,6 @@
 //! Joined decisions: both outcomes run from one state and the states are merged.
 
+use super::super::value::{Alt, Alts};
 use super::*;
 
 impl Run<'_, '_> {
@@ -9,10 +10,17 @@ impl Run<'_, '_> {
     /// ([`Run::join`]). `t.value` is the default side's outcome. Where the sides cannot be
     /// merged (they end differently, define functions differently, one fails) and neither
     /// forked, the decision is forked instead; inside a call that is [`Stop::NeedsFork`].
+    ///
+    /// Where one side stops CMake (`message(FATAL_ERROR)`), the configurations that go on are
+    /// the other side's: its state goes on, narrowed by `cond` (the condition as written, for
+    /// an `if()`) to the outcomes of earlier joins under which the condition takes the side
+    /// that goes on ([`Run::narrow`]); what the stopping side fetched before it stopped is
+    /// kept, with the condition.
     pub(super) fn join_two(
         &mut self,
         what: &str,
         t: Truth,
+        cond: Option<&Invocation>,
         side: &dyn Fn(&mut Self, bool) -> Result<Flow, Stop>,
     ) -> Result<Flow, Stop> {
         let mark = Input::Join(what.to_string());
@@ -38,11 +46,21 @@ impl Run<'_, '_> {
             (Err(Stop::Fatal(_)), Ok(Flow::Next)) => {
                 // The default side stops CMake: the configurations that go on are the other
                 // side's.
-                self.st = other;
+                let stopped = std::mem::replace(&mut self.st, other);
+                self.keep_fetches_of(&stopped, &mark);
                 self.no_default = true;
+                if let Some(inv) = cond {
+                    self.narrow(inv, &t.taint, !t.value);
+                }
                 return Ok(Flow::Next);
             }
-            (Ok(Flow::Next), Err(Stop::Fatal(_))) => return Ok(Flow::Next),
+            (Ok(Flow::Next), Err(Stop::Fatal(_))) => {
+                self.keep_fetches_of(&other, &mark);
+                if let Some(inv) = cond {
+                    self.narrow(inv, &t.taint, t.value);
+                }
+                return Ok(Flow::Next);
+            }
             (Err(Stop::Error(e)), _) | (_, Err(Stop::Error(e))) => Stop::Error(e),
             (Err(e), _) | (_, Err(e)) => return Err(e),
             _ => Stop::Undecided(format!(
@@ -132,7 +150,7 @@ impl Run<'_, '_> {
                     next.push(dropped);
                     r.join_empties(probed, planned, next, node)
                 };
-                self.join_two(what, t, &side)
+                self.join_two(what, t, None, &side)
             }
             _ => {
                 self.next_args = EmptyArgs::Forced(fixed);
@@ -376,4 +394,211 @@ impl Run<'_, '_> {
         self.st.written.extend(written);
         Ok(())
     }
+    /// What a joined side that stopped CMake fetched before it stopped (a
+    /// `FetchContent_MakeAvailable` downloads at once): kept with the condition, as are the
+    /// declarations it reached and the files it could not read.
+    fn keep_fetches_of(&mut self, stopped: &State, mark: &Input) {
+        if !Rc::ptr_eq(&stopped.fetches, &self.st.fetches) {
+            let common = self
+                .st
+                .fetches
+                .iter()
+                .zip(stopped.fetches.iter())
+                .take_while(|(a, b)| a == b)
+                .count();
+            for f in stopped.fetches.iter().skip(common) {
+                if !self.st.fetches.contains(f) {
+                    let mut f = f.clone();
+                    f.only_if.push(mark.clone());
+                    Rc::make_mut(&mut self.st.fetches).push(f);
+                }
+            }
+        }
+        if !Rc::ptr_eq(&stopped.reached, &self.st.reached) {
+            Rc::make_mut(&mut self.st.reached).extend(stopped.reached.iter().cloned());
+        }
+        if !Rc::ptr_eq(&stopped.unread, &self.st.unread) {
+            Rc::make_mut(&mut self.st.unread).extend(stopped.unread.iter().cloned());
+        }
+    }
+
+    /// After a joined `if()` one of whose sides stops CMake: every configuration that goes on
+    /// took `keep`. Where the condition depends only on earlier joins (`taint`), it is
+    /// evaluated under each combination of their outcomes (each value narrowed to the
+    /// alternative that combination selects); the combinations under which it takes the other
+    /// side end there, so every value's alternatives that only they select are dropped (a
+    /// value left with one text is exact). Anything else (an input besides joins, a value
+    /// with no known alternatives, too many joins) narrows nothing.
+    fn narrow(&mut self, inv: &Invocation, taint: &Taint, keep: bool) {
+        let whats: HashSet<&str> = match taint
+            .iter()
+            .map(|i| match i {
+                Input::Join(w) => Some(w.as_str()),
+                _ => None,
+            })
+            .collect::<Option<HashSet<&str>>>()
+        {
+            Some(w) if !w.is_empty() => w,
+            _ => return,
+        };
+        let mut ids: BTreeSet<u32> = BTreeSet::new();
+        visit_alts(&self.st, &mut |when| {
+            ids.extend(
+                when.iter()
+                    .filter(|o| whats.contains(o.what.as_str()))
+                    .map(|o| o.join),
+            );
+        });
+        let ids: Vec<u32> = ids.into_iter().collect();
+        if ids.is_empty() || ids.len() > MAX_NARROWED_JOINS {
+            return;
+        }
+        let mut alive: Vec<Vec<(u32, bool)>> = Vec::new();
+        let all = 1usize << ids.len();
+        for mask in 0..all {
+            let assign: Vec<(u32, bool)> = ids
+                .iter()
+                .enumerate()
+                .map(|(i, id)| (*id, mask & (1 << i) != 0))
+                .collect();
+            let saved = self.st.clone();
+            restrict(&mut self.st, &|when| consistent(when, &assign));
+            let truth = self.truth_of(inv);
+            self.st = saved;
+            match truth {
+                Some(v) if v == keep => alive.push(assign),
+                Some(_) => {}
+                None => return,
+            }
+        }
+        if alive.is_empty() || alive.len() == all {
+            return;
+        }
+        restrict(&mut self.st, &|when| {
+            alive.iter().any(|assign| consistent(when, assign))
+        });
+    }
+
+    /// The condition's value where nothing it reads is unknown; `None` otherwise (or where
+    /// it is malformed).
+    fn truth_of(&mut self, inv: &Invocation) -> Option<bool> {
+        let mut args = Vec::new();
+        for token in &inv.args {
+            args.extend(expand(token, self).ok()?);
+        }
+        let t = cond::evaluate(&args, self).ok()?;
+        t.taint.is_empty().then_some(t.value)
+    }
+}
+
+/// Joins enumerated by [`Run::narrow`] at most (2^6 evaluations of one condition).
+const MAX_NARROWED_JOINS: usize = 6;
+
+/// Whether join outcomes `when` can hold together with the outcomes `assign` fixes.
+fn consistent(when: &[Outcome], assign: &[(u32, bool)]) -> bool {
+    when.iter().all(|w| {
+        assign
+            .iter()
+            .all(|(id, outcome)| w.join != *id || w.outcome == *outcome)
+    })
+}
+
+/// Every list of join outcomes an alternative of a value of the state is selected by.
+fn visit_alts(st: &State, f: &mut dyn FnMut(&[Outcome])) {
+    let mut val = |v: &Val| v.alts.iter().for_each(|a| f(&a.when));
+    for scope in &st.scopes {
+        scope.iter().for_each(|(_, v)| val(v));
+    }
+    st.cache
+        .iter()
+        .for_each(|(_, v)| v.iter().for_each(&mut val));
+    st.env.iter().for_each(|(_, v)| v.iter().for_each(&mut val));
+    for frame in st.macro_frames.iter().flatten() {
+        frame.values().for_each(&mut val);
+    }
+    for (_, d) in st.declared.iter() {
+        d.args
+            .iter()
+            .for_each(|a| a.alts.iter().for_each(|x| f(&x.when)));
+    }
+}
+
+/// A value's known alternatives kept where `keep` holds for the outcomes selecting them;
+/// `None` when nothing changes (no alternatives, any value, all kept, or none left).
+fn restricted(
+    text: &str,
+    taint: &Taint,
+    alts: &Alts,
+    keep: &dyn Fn(&[Outcome]) -> bool,
+) -> Option<Val> {
+    let own = Val {
+        text: text.to_string(),
+        taint: taint.clone(),
+        alts: alts.clone(),
+    };
+    let all = own.finite().filter(|a| !alts.is_empty() && !a.is_empty())?;
+    let kept: Vec<Alt> = all.iter().filter(|a| keep(&a.when)).cloned().collect();
+    let first = kept.first()?.text.clone();
+    if kept.len() == all.len() {
+        return None;
+    }
+    if kept.iter().all(|a| a.text == first) {
+        return Some(Val::exact(first));
+    }
+    let text = if kept.iter().any(|a| a.text == text) {
+        text.to_string()
+    } else {
+        first
+    };
+    Some(Val {
+        text,
+        taint: taint.clone(),
+        alts: kept.into(),
+    })
+}
+
+/// Every value of the state narrowed to the alternatives `keep` allows ([`restricted`]).
+fn restrict(st: &mut State, keep: &dyn Fn(&[Outcome]) -> bool) {
+    let val = |v: &Val| restricted(&v.text, &v.taint, &v.alts, keep);
+    for scope in &mut st.scopes {
+        let changed: Vec<(Rc<str>, Val)> = scope
+            .iter()
+            .filter_map(|(k, v)| val(v).map(|n| (k.clone(), n)))
+            .collect();
+        scope.extend(changed);
+    }
+    for map in [&mut st.cache, &mut st.env] {
+        let changed: Vec<(Rc<str>, Option<Val>)> = map
+            .iter()
+            .filter_map(|(k, v)| v.as_ref().and_then(&val).map(|n| (k.clone(), Some(n))))
+            .collect();
+        map.extend(changed);
+    }
+    for frame in st.macro_frames.iter_mut().flatten() {
+        let changed: Vec<(String, Val)> = frame
+            .iter()
+            .filter_map(|(k, v)| val(v).map(|n| (k.clone(), n)))
+            .collect();
+        if !changed.is_empty() {
+            Rc::make_mut(frame).extend(changed);
+        }
+    }
+    let declared: Vec<(Rc<str>, Details)> = st
+        .declared
+        .iter()
+        .filter_map(|(k, d)| {
+            let mut d2 = d.clone();
+            let mut any = false;
+            for a in &mut d2.args {
+                if let Some(n) = restricted(&a.text, &a.taint, &a.alts, keep) {
+                    a.text = n.text;
+                    a.taint = n.taint;
+                    a.alts = n.alts;
+                    any = true;
+                }
+            }
+            any.then(|| (k.clone(), d2))
+        })
+        .collect();
+    st.declared.extend(declared);
 }

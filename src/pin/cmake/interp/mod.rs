@@ -226,6 +226,11 @@ struct Def {
     params: Vec<String>,
     body: Rc<Vec<Node>>,
     is_macro: bool,
+    /// Where the `function()`/`macro()` command is written (view-relative file, line): the
+    /// body's statements lie there, whoever calls it, and a function's
+    /// `CMAKE_CURRENT_FUNCTION_LIST_*` say so.
+    file: Rc<str>,
+    line: u32,
 }
 
 impl PartialEq for Def {
@@ -233,6 +238,8 @@ impl PartialEq for Def {
         self.name == other.name
             && self.params == other.params
             && self.is_macro == other.is_macro
+            && self.file == other.file
+            && self.line == other.line
             && Rc::ptr_eq(&self.body, &other.body)
     }
 }
@@ -241,8 +248,12 @@ impl PartialEq for Def {
 struct Dirs {
     /// View-relative directory of the `CMakeLists.txt` being processed.
     source_dir: String,
-    /// View-relative file being read.
+    /// View-relative file being read (`CMAKE_CURRENT_LIST_FILE`: a function or macro body
+    /// runs in its caller's list file).
     list_file: String,
+    /// View-relative file whose text runs: the list file, or the file a called function or
+    /// macro is defined in. Statements (declarations, errors) are located there.
+    code_file: Rc<str>,
 }
 
 /// What `FetchContent_Declare` stored for a name.
@@ -333,6 +344,8 @@ pub(super) struct Run<'m, 'v> {
     /// Every decision asked about in [`Machine::relevant`], with the answer: the run does the
     /// same again while the answers hold.
     pub asked: Vec<(String, bool)>,
+    /// The line of the command (or `if`/loop head) running now: `CMAKE_CURRENT_LIST_LINE`.
+    line: u32,
 }
 
 /// The input an undefined variable stands for.
@@ -511,6 +524,7 @@ impl<'m, 'v> Run<'m, 'v> {
                 dirs: vec![Rc::new(Dirs {
                     source_dir: String::new(),
                     list_file: "CMakeLists.txt".into(),
+                    code_file: "CMakeLists.txt".into(),
                 })],
                 declared: Shared::default(),
                 declared_alt: Rc::default(),
@@ -536,6 +550,7 @@ impl<'m, 'v> Run<'m, 'v> {
             next_args: EmptyArgs::Decide,
             call_forced: (Vec::new(), 0),
             asked: Vec::new(),
+            line: 0,
         }
     }
 
@@ -566,21 +581,19 @@ impl<'m, 'v> Run<'m, 'v> {
         Ok(())
     }
 
+    /// `file:line` of a statement of the code running now (a called function's or macro's
+    /// body is in the file that defines it).
     fn here(&self, line: u32) -> String {
-        let file = self
-            .st
-            .dirs
-            .last()
-            .map(|d| d.list_file.as_str())
-            .unwrap_or("");
+        let file = self.st.dirs.last().map(|d| &*d.code_file).unwrap_or("");
         format!("{file}:{line}")
     }
 
+    /// The file whose text runs now ([`Dirs::code_file`]).
     fn file(&self) -> String {
         self.st
             .dirs
             .last()
-            .map(|d| d.list_file.clone())
+            .map(|d| d.code_file.to_string())
             .unwrap_or_default()
     }
 }

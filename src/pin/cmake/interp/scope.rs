@@ -130,6 +130,10 @@ impl Run<'_, '_> {
             "CMAKE_CURRENT_SOURCE_DIR" => Val::exact(abs(&dirs.source_dir)),
             "CMAKE_CURRENT_LIST_DIR" => Val::exact(abs(parent_dir(&dirs.list_file))),
             "CMAKE_CURRENT_LIST_FILE" => Val::exact(abs(&dirs.list_file)),
+            // The line of the command running, in whichever file its text lies (a called
+            // function's or macro's statement: its own line, while the list file is the
+            // caller's).
+            "CMAKE_CURRENT_LIST_LINE" => Val::exact(self.line.to_string()),
             "CMAKE_BINARY_DIR" | "PROJECT_BINARY_DIR" | "CMAKE_CURRENT_BINARY_DIR" => {
                 Val::with(BINARY_ROOT, Input::Opaque("the build directory".into()))
             }

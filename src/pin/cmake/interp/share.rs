@@ -35,11 +35,16 @@
 //! state's functions compare by their body's identity).
 //!
 //! A session is per thread (the state is not `Send`): both revisions are evaluated on the
-//! thread that opened it, the first one while it records, then [`Sharing::resume`].
+//! thread that opened it, the first one while it records, then [`Sharing::resume`]. A review
+//! knows what differs between its revisions before recording ([`Changed`], read from the two
+//! trees' objects): a run then keeps only the states the second revision can start from (the
+//! one before the first statement that consults a changed file, and one in [`KEEP_EVERY`]),
+//! and each state keeps only the relevance answers asked since the one before.
 
 use super::{Decision, EmptyArgs, Flow, Machine, Node, Run, Seed, State, Stop};
 use crate::view::recording::{self, Access as ViewAccess, Notes};
 use crate::view::{Answer, View, digest_bytes, digest_names};
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
@@ -61,12 +66,17 @@ pub(super) enum Access {
 #[derive(Clone)]
 struct Saved {
     trace: Vec<Decision>,
-    st: State,
+    /// `None` where the run is not resumed from here ([`Changed`]: a later statement is).
+    st: Option<State>,
     no_default: bool,
     joins: u32,
     next_args: EmptyArgs,
     call_forced: (Vec<bool>, usize),
+    /// The relevance answers the run asked for since the link before (all of them would
+    /// make the links quadratic: a run of vLLM's asks thousands).
     asked: Vec<(String, bool)>,
+    /// How many it asked since it started.
+    asked_total: usize,
 }
 
 /// A run after its first `statements` top-level statements.
@@ -159,7 +169,7 @@ pub(in crate::pin::cmake) struct Shelf {
     /// The machine's variable names and budgets (set when it attaches).
     settings: RefCell<Option<Settings>>,
     /// The answer of every access the evaluation made.
-    answers: RefCell<HashMap<Access, Answer>>,
+    answers: RefCell<FxHashMap<Access, Answer>>,
     /// Accesses since the last link of the run being recorded.
     journal: RefCell<Vec<Access>>,
     /// Parsed files, with the digest of their bytes.
@@ -173,7 +183,7 @@ impl Shelf {
     /// The distinct accesses of the run's journal from `from` on.
     fn since(&self, from: usize) -> Vec<Access> {
         let journal = self.journal.borrow();
-        let mut seen = HashSet::new();
+        let mut seen = FxHashSet::default();
         journal
             .get(from..)
             .unwrap_or_default()
@@ -225,9 +235,36 @@ impl From<ViewAccess> for Access {
     }
 }
 
+/// What differs between the two revisions, when the review knows it before recording: the
+/// paths whose contents differ (added, removed or changed), and whether any was added or
+/// removed (then every listing may differ). A statement that consults none of them answers
+/// the same at HEAD, so a run is resumed after it rather than before: the state before it
+/// is not kept (one in [`KEEP_EVERY`] is, in case HEAD's choices take a decision otherwise).
+/// A prediction only: what is resumed is checked as ever.
+#[derive(Debug, Clone, Default)]
+pub struct Changed {
+    pub paths: HashSet<String>,
+    pub listing: bool,
+}
+
+impl Changed {
+    fn touches(&self, access: &Access) -> bool {
+        match access {
+            Access::Read(p) => self.paths.contains(p),
+            Access::FilesUnder(_) | Access::Children(_) | Access::Glob(..) => self.listing,
+            Access::Unreplayable => true,
+        }
+    }
+}
+
+/// Where [`Changed`] is known, the state after one top-level statement in this many is kept
+/// whatever the next statement consults.
+const KEEP_EVERY: usize = 16;
+
 /// The session of this thread.
 struct Session {
     resuming: bool,
+    changed: Option<Rc<Changed>>,
     shelves: Vec<Rc<Shelf>>,
     /// Runs that started from a recorded prefix, and the top-level statements they skipped.
     resumed: usize,
@@ -251,9 +288,16 @@ pub struct Sharing {
 impl Sharing {
     /// Record the evaluations this thread makes from now on.
     pub fn record() -> Sharing {
+        Sharing::record_for(None)
+    }
+
+    /// [`Sharing::record`], knowing what differs in the revision that will resume
+    /// ([`Changed`]): only the states a run of it can resume from are kept.
+    pub fn record_for(changed: Option<Changed>) -> Sharing {
         SESSION.with(|s| {
             *s.borrow_mut() = Some(Session {
                 resuming: false,
+                changed: changed.map(Rc::new),
                 shelves: Vec::new(),
                 resumed: 0,
                 skipped: 0,
@@ -325,6 +369,8 @@ pub(super) enum Role {
 pub(super) struct Recording {
     seed: Vec<(String, Seed)>,
     steps: usize,
+    /// What differs at the revision that will resume, when known.
+    changed: Option<Rc<Changed>>,
     /// [`Machine::relevant`] when the run started.
     relevant: HashSet<String>,
 }
@@ -333,7 +379,7 @@ pub(super) struct Recording {
 pub(super) struct Resume {
     shelf: Rc<Shelf>,
     /// Whether each access answers here as it did there.
-    same: HashMap<Access, bool>,
+    same: FxHashMap<Access, bool>,
     /// The seed of the run being made.
     seed: Vec<(String, Seed)>,
 }
@@ -366,7 +412,13 @@ pub(in crate::pin::cmake) fn attach(m: &mut Machine<'_>, journal: Option<&Journa
             }
             *j.notes.settings.borrow_mut() = Some(mine);
             session.shelves.push(j.notes.clone());
-            m.share = Role::Record(j.notes.clone(), Recording::default());
+            m.share = Role::Record(
+                j.notes.clone(),
+                Recording {
+                    changed: session.changed.clone(),
+                    ..Recording::default()
+                },
+            );
         } else if session.resuming {
             let found = session
                 .shelves
@@ -374,7 +426,7 @@ pub(in crate::pin::cmake) fn attach(m: &mut Machine<'_>, journal: Option<&Journa
                 .find(|sh| sh.settings.borrow().as_ref() == Some(&mine));
             if let Some(shelf) = found {
                 // The listing the machine was given answers for itself.
-                let mut same = HashMap::new();
+                let mut same = FxHashMap::default();
                 if let Some(files) = &m.all_files {
                     let recorded = shelf
                         .answers
@@ -408,6 +460,7 @@ impl Machine<'_> {
                     seed: seed.to_vec(),
                     steps,
                     relevant: self.relevant.clone(),
+                    changed: rec.changed.take(),
                 };
             }
             Role::Resume(r) => r.seed = seed.to_vec(),
@@ -501,7 +554,24 @@ fn record(run: &Run<'_, '_>, statements: usize, links: &mut Vec<Link>, end: Opti
     if run.m.steps > run.m.max_steps {
         return;
     }
+    // A run resumes at the latest before a statement that consults what changed: after
+    // one, no later state is of use.
+    if let Some(changed) = &rec.changed
+        && links
+            .iter()
+            .any(|l| l.accesses.iter().any(|a| changed.touches(a)))
+    {
+        return;
+    }
     let accesses = shelf.since(links.last().map_or(0, |l| l.journal));
+    if let Some(changed) = &rec.changed
+        && !accesses.iter().any(|a| changed.touches(a))
+        && let Some(before) = links.last_mut()
+        && before.statements % KEEP_EVERY != 0
+    {
+        // This statement consults nothing that changed: a run resumes after it, not before.
+        before.saved.st = None;
+    }
     let added = match links.last() {
         Some(l) if run.m.relevant.len() == rec.relevant.len() + l.added.len() => l.added.clone(),
         None if run.m.relevant.len() == rec.relevant.len() => Rc::default(),
@@ -518,6 +588,7 @@ fn record(run: &Run<'_, '_>, statements: usize, links: &mut Vec<Link>, end: Opti
             Rc::new(added)
         }
     };
+    let asked_before = links.last().map_or(0, |l| l.saved.asked_total);
     links.push(Link {
         statements,
         steps: run.m.steps.saturating_sub(rec.steps),
@@ -526,12 +597,13 @@ fn record(run: &Run<'_, '_>, statements: usize, links: &mut Vec<Link>, end: Opti
         added,
         saved: Saved {
             trace: run.trace.clone(),
-            st: run.st.clone(),
+            st: Some(run.st.clone()),
             no_default: run.no_default,
             joins: run.joins,
             next_args: run.next_args.clone(),
             call_forced: run.call_forced.clone(),
-            asked: run.asked.clone(),
+            asked: run.asked.get(asked_before..).unwrap_or_default().to_vec(),
+            asked_total: run.asked.len(),
         },
         end,
     });
@@ -561,7 +633,7 @@ fn resume(run: &mut Run<'_, '_>) -> Resumed {
         if chain.seed != r.seed || best.is_some_and(|(_, _, n)| n >= most) {
             continue;
         }
-        let (mut decided, mut asked) = (0, 0);
+        let mut decided = 0;
         for (l, link) in chain.links.iter().enumerate() {
             // Every decision of the statement is taken the same way by this run's choices
             // (the value computed is the same: everything before it was).
@@ -574,10 +646,9 @@ fn resume(run: &mut Run<'_, '_>) -> Resumed {
             decided = trace.len();
             // Each relevance answer is this machine's: true for a decision the run itself
             // added before asking (the same run adds it here too), else the machine's now.
-            let answers_same = link.saved.asked.iter().skip(asked).all(|(what, was)| {
+            let answers_same = link.saved.asked.iter().all(|(what, was)| {
                 (*was && link.added.contains(what)) || run.m.relevant.contains(what) == *was
             });
-            asked = link.saved.asked.len();
             let within_budget = steps.saturating_add(link.steps) <= max_steps;
             let holds = same_way
                 && answers_same
@@ -589,22 +660,34 @@ fn resume(run: &mut Run<'_, '_>) -> Resumed {
             if !holds {
                 break;
             }
-            if best.is_none_or(|(_, _, n)| link.statements > n) {
+            if link.saved.st.is_some() && best.is_none_or(|(_, _, n)| link.statements > n) {
                 best = Some((c, l, link.statements));
             }
         }
     }
-    let Some(link) = best.and_then(|(c, l, _)| chains.get(c)?.links.get(l)) else {
+    let Some((chain, link)) = best.and_then(|(c, l, _)| {
+        let chain = chains.get(c)?;
+        Some((chain, chain.links.get(l)?))
+    }) else {
         return Resumed::At(0);
     };
+    let asked: Vec<(String, bool)> = chain
+        .links
+        .iter()
+        .take_while(|k| k.statements <= link.statements)
+        .flat_map(|k| k.saved.asked.iter().cloned())
+        .collect();
     let s = link.saved.clone();
+    let Some(st) = s.st else {
+        return Resumed::At(0);
+    };
     run.trace = s.trace;
-    run.st = s.st;
+    run.st = st;
     run.no_default = s.no_default;
     run.joins = s.joins;
     run.next_args = s.next_args;
     run.call_forced = s.call_forced;
-    run.asked = s.asked;
+    run.asked = asked;
     run.m.steps = steps.saturating_add(link.steps);
     run.m.relevant.extend(link.added.iter().cloned());
     let skipped = link.statements;
@@ -624,7 +707,7 @@ fn resume(run: &mut Run<'_, '_>) -> Resumed {
 
 /// Whether `access` answers in `view` as it did when recorded (each access asked once).
 fn same(
-    known: &mut HashMap<Access, bool>,
+    known: &mut FxHashMap<Access, bool>,
     shelf: &Shelf,
     view: &dyn View,
     access: &Access,
@@ -760,12 +843,43 @@ pub(super) fn included(run: &mut Run<'_, '_>, nodes: &Rc<Vec<Node>>) -> Result<F
             let shelf = shelf.clone();
             let entry = Entry::of(run);
             let from = shelf.journal.borrow().len();
-            let (steps, relevant, asked) = (run.m.steps, run.m.relevant.clone(), run.asked.len());
+            let (steps, asked) = (run.m.steps, run.asked.len());
+            // The decisions found relevant before: the run's at its start where it has added
+            // none since (the set only grows), else a copy.
+            let relevant_len = run.m.relevant.len();
+            let relevant = match &run.m.share {
+                Role::Record(_, rec) if rec.relevant.len() == relevant_len => None,
+                _ => Some(run.m.relevant.clone()),
+            };
             // A replay starts with arguments expanded as usual ([`Entry::holds_parts`]).
             let usual = matches!(run.next_args, EmptyArgs::Decide);
             let result = run.block(nodes, false);
             let ending = Ending::of(&result);
-            if let Some(ending) = ending.filter(|_| usual && run.m.steps <= run.m.max_steps) {
+            // The decisions it added (none where the set did not grow).
+            let added = match (&relevant, &run.m.share) {
+                _ if run.m.relevant.len() == relevant_len => Some(Vec::new()),
+                (Some(before), _)
+                | (
+                    None,
+                    Role::Record(
+                        _,
+                        Recording {
+                            relevant: before, ..
+                        },
+                    ),
+                ) => Some(
+                    run.m
+                        .relevant
+                        .iter()
+                        .filter(|w| !before.contains(*w))
+                        .cloned()
+                        .collect(),
+                ),
+                (None, _) => None,
+            };
+            if let Some(ending) = ending.filter(|_| usual && run.m.steps <= run.m.max_steps)
+                && let Some(added) = added
+            {
                 let call = Call {
                     st: run.st.clone(),
                     joins: run.joins,
@@ -774,13 +888,7 @@ pub(super) fn included(run: &mut Run<'_, '_>, nodes: &Rc<Vec<Node>>) -> Result<F
                     next_args: run.next_args.clone(),
                     decisions: run.trace.get(entry.decided..).unwrap_or_default().to_vec(),
                     asked: run.asked.get(asked..).unwrap_or_default().to_vec(),
-                    added: run
-                        .m
-                        .relevant
-                        .iter()
-                        .filter(|w| !relevant.contains(*w))
-                        .cloned()
-                        .collect(),
+                    added,
                     steps: run.m.steps - steps,
                     // `if(EXISTS)` asks the machine's listing of the tree without a note.
                     accesses: std::iter::once(Access::FilesUnder(String::new()))
