@@ -375,4 +375,215 @@ mod tests {
         // Comments and other strings are not calls.
         assert!(dirs("# CMakeExtension(\"x\", \"y\")\nprint('cmake is used')\n").is_empty());
     }
+
+    fn strs(text: &str) -> Vec<(Token, u32)> {
+        tokens(text)
+    }
+
+    fn name(n: &str) -> Token {
+        Token::Name(n.into())
+    }
+
+    fn s(v: &str) -> Token {
+        Token::Str(v.into())
+    }
+
+    #[test]
+    fn tokens_are_pythons_names_strings_and_punctuation_with_their_lines() {
+        let text = "import os  # a comment with \"quotes\" and (parens\nROOT = os.path.dirname(__file__)\nx = r'raw\\\\path' + f\"{y}\" + b'b' + rb\"rb\" + u'u' + Rb'x'\nrb = 1\n";
+        assert_eq!(
+            strs(text),
+            [
+                (name("import"), 1),
+                (name("os"), 1),
+                (name("ROOT"), 2),
+                (Token::Punct('='), 2),
+                (name("os.path.dirname"), 2),
+                (Token::Punct('('), 2),
+                (name("__file__"), 2),
+                (Token::Punct(')'), 2),
+                (name("x"), 3),
+                (Token::Punct('='), 3),
+                (s("raw\\path"), 3),
+                (Token::Punct('+'), 3),
+                (s("{y}"), 3),
+                (Token::Punct('+'), 3),
+                (s("b"), 3),
+                (Token::Punct('+'), 3),
+                (s("rb"), 3),
+                (Token::Punct('+'), 3),
+                (s("u"), 3),
+                (Token::Punct('+'), 3),
+                (s("x"), 3),
+                (name("rb"), 4),
+                (Token::Punct('='), 4),
+                (name("1"), 4),
+            ]
+        );
+    }
+
+    #[test]
+    fn strings_end_where_python_ends_them() {
+        // Triple quotes span lines (counted) and hold single quotes; an escaped quote does not
+        // end a string; one never closed ends with the text.
+        let text = "a = \"\"\"one \"two\" 'x'\nthree\"\"\"\nb = '''q''' \nc = \"it\\\"s\" 'd\\'\\\\'\nd = 'open";
+        assert_eq!(
+            strs(text),
+            [
+                (name("a"), 1),
+                (Token::Punct('='), 1),
+                (s("one \"two\" 'x'\nthree"), 1),
+                (name("b"), 3),
+                (Token::Punct('='), 3),
+                (s("q"), 3),
+                (name("c"), 4),
+                (Token::Punct('='), 4),
+                (s("it\"s"), 4),
+                (s("d'\\"), 4),
+                (name("d"), 5),
+                (Token::Punct('='), 5),
+                (s("open"), 5),
+            ]
+        );
+        assert_eq!(
+            strs("e = \"\"\"\n"),
+            [(name("e"), 1), (Token::Punct('='), 1), (s("\n"), 1)]
+        );
+        // A quote as the very last character, and a backslash at the very end.
+        assert_eq!(strs("'"), [(s(""), 1)]);
+        assert_eq!(strs("'a\\"), [(s("a\\"), 1)]);
+        assert_eq!(strs("#"), []);
+    }
+
+    #[test]
+    fn arguments_split_at_top_level_commas_only() {
+        let toks = tokens("f(a, g(b, c), [d, e], {k: v, w: z}, 'x',)\nh()\nopen(q, r");
+        let (groups, after) = arguments(&toks, 1);
+        let shown: Vec<String> = groups.iter().map(|g| expression(g)).collect();
+        assert_eq!(shown, ["a", "g(b,c)", "[d,e]", "{k:v,w:z}", "\"x\""]);
+        assert_eq!(toks[after], (name("h"), 2));
+        let (groups, after) = arguments(&toks, after + 1);
+        assert!(groups.is_empty());
+        assert_eq!(toks[after], (name("open"), 3));
+        // Never closed: every group so far, and the end.
+        let (groups, after) = arguments(&toks, after + 1);
+        assert_eq!(
+            groups.iter().map(|g| expression(g)).collect::<Vec<_>>(),
+            ["q"]
+        );
+        assert_eq!(after, toks.len());
+    }
+
+    #[test]
+    fn a_path_expression_is_its_literals_joined() {
+        let toks = tokens("'csrc'\nos.path.join(ROOT, 'a', \"b\")\nROOT\n");
+        assert_eq!(path_of(&toks[..1]), Some(("csrc".into(), false)));
+        assert_eq!(
+            path_of(&toks[1..toks.len() - 1]),
+            Some(("a/b".into(), true))
+        );
+        assert_eq!(path_of(&toks[toks.len() - 1..]), None);
+        assert_eq!(
+            expression(&toks[1..toks.len() - 1]),
+            "os.path.join(ROOT,\"a\",\"b\")"
+        );
+    }
+
+    #[test]
+    fn the_source_argument_of_a_cmake_command_line() {
+        let w = |s: &str| s.split(' ').map(str::to_string).collect::<Vec<_>>();
+        for (line, dir) in [
+            ("-S src -B build", Some("src")),
+            ("-B build -Ssrc", Some("src")),
+            (
+                "-G Ninja -D X=1 -DY=2 --toolchain t.cmake -A x64 -T v -C c.cmake -U Z --install-prefix /p kern",
+                Some("kern"),
+            ),
+            ("-B build", None),
+            ("-S", None),
+            ("--build build", None),
+            ("--install build", None),
+            ("-P script.cmake", None),
+            ("-E copy a b", None),
+            ("--open build", None),
+            ("--fresh -Wdev csrc", Some("csrc")),
+        ] {
+            assert_eq!(source_argument(&w(line)).as_deref(), dir, "{line}");
+        }
+    }
+
+    #[test]
+    fn vllms_own_setup_shapes() {
+        // As vLLM's setup.py writes them: the extension class defined with `cmake_lists_dir`,
+        // the extensions named without a directory, cmake run with the extension's attribute,
+        // then `--build` and `--version`.
+        let text = "class CMakeExtension(Extension):\n    def __init__(self, name: str, cmake_lists_dir: str = \".\", **kwa) -> None:\n        super().__init__(name, sources=[], py_limited_api=True, **kwa)\n\nclass cmake_build_ext(build_ext):\n    def configure(self, ext: CMakeExtension) -> None:\n        subprocess.check_call(\n            [\"cmake\", ext.cmake_lists_dir, *build_tool, *cmake_args],\n            cwd=self.build_temp,\n        )\n        subprocess.check_output([\"cmake\", \"--version\"])\n        subprocess.check_call([\"cmake\", *build_args], cwd=self.build_temp)\n        subprocess.check_call((\"cmake\", \"--build\", \".\"))\n\next_modules.append(CMakeExtension(name=\"vllm._C\"))\next_modules.append(CMakeExtension(name=\"vllm.kernels\", cmake_lists_dir=\"csrc/kernels\"))\ndef CMakeFactory(self, x):\n    pass\nclass CMakeBuild(build_ext, Mixin):\n    pass\n";
+        assert_eq!(
+            configured("setup.py", text),
+            [
+                Configured {
+                    dir: None,
+                    why: "setup.py:8: cmake … … …".into(),
+                    extension: false,
+                },
+                Configured {
+                    dir: None,
+                    why: "setup.py:12: cmake …".into(),
+                    extension: false,
+                },
+                Configured {
+                    dir: Some("csrc/kernels".into()),
+                    why: "setup.py:16: CMakeExtension(\"csrc/kernels\")".into(),
+                    extension: true,
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_keyword_first_and_a_triple_quoted_string_holding_quotes() {
+        // The survivors of the first mutation run (written after it, not judged again).
+        assert_eq!(
+            dirs("CMakeExtension(sourcedir=\"k0\", name=\"z\")\n"),
+            [Some("k0".into())]
+        );
+        assert_eq!(
+            strs("x = \"\"\"a\"b\"c\"\"\"\n"),
+            [(name("x"), 1), (Token::Punct('='), 1), (s("a\"b\"c"), 1)]
+        );
+    }
+
+    #[test]
+    fn every_source_keyword_and_command_string() {
+        let text = "CMakeExtension('a', sourcedir='k1')\nx = CMakeExt('b', source_dir='k2')\nMyCMakeExtension('c', cmake_lists_dir='k3')\ncmakeext('d', cmake_source_dir='k4')\nCMAKE('e', src_dir='k5')\nCMakeExtension('f', other='no')\nCMakeExtension('g', 'k7', sourcedir='k6')\nos.system('cmake -B build k8')\nos.system('cmake is a build tool')\nos.system('cmake --build build -S')\nsubprocess.run(['cmake', '-S', 'k9', ])\nsubprocess.run(['cmake', '-B', 'b', name, 'k10'])\nsubprocess.run(['cmake', f'-S{src}'])\n";
+        let found = configured("setup.py", text);
+        let dirs: Vec<(Option<&str>, u32, bool)> = found
+            .iter()
+            .map(|c| {
+                let line = c.why["setup.py:".len()..]
+                    .split(':')
+                    .next()
+                    .and_then(|n| n.parse().ok())
+                    .expect("a line");
+                (c.dir.as_deref(), line, c.extension)
+            })
+            .collect();
+        assert_eq!(
+            dirs,
+            [
+                (Some("k1"), 1, true),
+                (Some("k2"), 2, true),
+                (Some("k3"), 3, true),
+                (Some("k4"), 4, true),
+                (Some("k5"), 5, true),
+                (Some("k6"), 7, true),
+                (Some("k8"), 8, false),
+                (Some("k9"), 11, false),
+                (None, 12, false),
+                (Some("{src}"), 13, false),
+            ]
+        );
+        assert_eq!(found[6].why, "setup.py:8: cmake -B build k8");
+        assert_eq!(found[8].why, "setup.py:12: cmake -B b … k10");
+    }
 }

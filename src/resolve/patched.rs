@@ -227,6 +227,38 @@ mod tests {
     }
 
     #[test]
+    fn a_patch_set_without_a_clone_names_what_its_files_change() {
+        // What `judge::source` reports when no clone holds the pinned commit: the patch
+        // files' own word, one entry per path (old and new side), the first file
+        // that changes it; nothing declared is empty, a declared file missing is not.
+        assert!(set(&[]).is_empty());
+        assert_eq!(set(&[]).touched(), Ok(vec![]));
+        let one = "--- a/x.py\n+++ b/x.py\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n";
+        let gone_and_new = "--- a/y.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-keep\n--- /dev/null\n+++ b/z.py\n@@ -0,0 +1 @@\n+z\n";
+        let both = set(&[
+            ("p/1.patch", Some(one)),
+            ("p/2.patch", Some(one)),
+            ("p/3.patch", Some(gone_and_new)),
+        ]);
+        assert!(!both.is_empty());
+        assert_eq!(both.names, ["p/1.patch", "p/2.patch", "p/3.patch"]);
+        assert_eq!(
+            both.touched(),
+            Ok(vec![
+                ("x.py".to_string(), "p/1.patch".to_string()),
+                ("y.py".to_string(), "p/3.patch".to_string()),
+                ("z.py".to_string(), "p/3.patch".to_string()),
+            ])
+        );
+        let gone = set(&[("p/gone.patch", None), ("p/1.patch", Some(one))]);
+        assert!(!gone.is_empty());
+        assert_eq!(
+            gone.touched(),
+            Err("p/gone.patch is declared by the patch step but is not in the tree".to_string())
+        );
+    }
+
+    #[test]
     fn a_patch_missing_unreadable_or_not_applying_makes_every_file_unknown() {
         let (_tmp, repo, id) = repo();
         let stale = "--- a/x.py\n+++ b/x.py\n@@ -1,3 +1,3 @@\n a\n-q\n+Q\n c\n";
