@@ -653,7 +653,7 @@ mod tests {
         let calls = calls();
         let answers = cmake_answers(&calls);
         let taint = Taint::new();
-        let (mut decided, mut unknown, mut unworded, mut known) = (0, 0, 0, 0);
+        let (mut decided, mut unknown, mut unworded) = (0, 0, 0);
         let mut failures = Vec::new();
         for (call, cmake) in calls.iter().zip(&answers) {
             let mut args: Vec<&str> = vec!["O"];
