@@ -379,6 +379,13 @@ mod regex;
 mod round2;
 #[path = "cmake_differential/share.rs"]
 mod share;
+/// How many generated cases each sharing property test runs: `PINPROBE_SHARE_CASES`, else 150.
+fn share_cases() -> usize {
+    std::env::var("PINPROBE_SHARE_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(150)
+}
 #[path = "cmake_differential/share_inputs.rs"]
 mod share_inputs;
 

@@ -140,17 +140,10 @@ fn changes(a: &BTreeMap<String, String>, b: &BTreeMap<String, String>) -> Change
     changed
 }
 
-fn cases() -> usize {
-    std::env::var("PINPROBE_SHARE_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(150)
-}
-
 #[test]
 fn a_revision_evaluated_from_anothers_runs_is_its_fresh_evaluation() {
     let (mut resumed, mut skipped, mut calls, mut cases_sharing) = (0, 0, 0, 0);
-    let n = cases();
+    let n = super::share_cases();
     for i in 0..n {
         let seed = 41_000_000 + i as u64;
         let mut base = Gen::new(seed, i % 2 == 1).program().files;

@@ -219,17 +219,10 @@ fn results(v: &MemView, reg: &Registry, shared: Option<&Evaluations>) -> (String
     )
 }
 
-fn cases() -> usize {
-    std::env::var("PINPROBE_SHARE_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(150)
-}
-
 #[test]
 fn requirements_and_subprojects_taken_from_another_revision_are_the_fresh_ones() {
     let reg = registry();
-    let n = cases();
+    let n = super::share_cases();
     let (mut evaluations, mut taken, mut cases_taking) = (0, 0, 0);
     for i in 0..n {
         let seed = 43_000_000 + i as u64;
