@@ -2,6 +2,7 @@
 //! way `git patch-id` does: the changed lines of every file, whitespace and line numbers ignored.
 
 use super::{Answer, Repo};
+use crate::view::{BlobChange as Change, diff_trees};
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
 use sha2::{Digest, Sha256};
@@ -9,13 +10,6 @@ use std::collections::HashMap;
 
 /// How far a cherry-pick's commit time may precede the fix's author time (skewed clocks).
 const CLOCK_SLACK_SECONDS: i64 = 24 * 3600;
-
-/// One changed file: its path and the blob before and after.
-struct Change {
-    path: String,
-    old: Option<ObjectId>,
-    new: Option<ObjectId>,
-}
 
 pub(super) fn find_equivalent(
     clone: &Repo,
@@ -111,18 +105,10 @@ pub(super) fn squash_equivalent(clone: &Repo, commit: &ObjectId, tip: &ObjectId)
     ) else {
         return Answer::Unknown(format!("could not read {base} or {tip}"));
     };
-    let mut combined = Vec::new();
-    if diff_trees(
-        clone,
-        Some(base_info.tree),
-        Some(tip_info.tree),
-        "",
-        &mut combined,
-    )
-    .is_none()
-    {
+    let Some(mut combined) = diff_trees(&clone.repo, Some(base_info.tree), Some(tip_info.tree))
+    else {
         return Answer::Unknown(format!("could not diff {base}..{tip}"));
-    }
+    };
     combined.sort_by(|a, b| a.path.cmp(&b.path));
     let same_paths =
         combined.len() == own.len() && combined.iter().zip(&own).all(|(a, b)| a.path == b.path);
@@ -205,91 +191,9 @@ fn changes_of(clone: &Repo, commit: &ObjectId) -> Option<Vec<Change>> {
         None => None,
     };
     let tree = info.tree;
-    let mut out = Vec::new();
-    diff_trees(clone, parent_tree, Some(tree), "", &mut out)?;
+    let mut out = diff_trees(&clone.repo, parent_tree, Some(tree))?;
     out.sort_by(|a, b| a.path.cmp(&b.path));
     Some(out)
-}
-
-/// Entries of a tree as (name, is_tree, id).
-fn entries(clone: &Repo, tree: Option<ObjectId>) -> Option<Vec<(String, bool, ObjectId)>> {
-    let Some(tree) = tree else {
-        return Some(Vec::new());
-    };
-    let tree = clone.repo.find_tree(tree).ok()?;
-    let mut out = Vec::new();
-    for entry in tree.iter() {
-        let entry = entry.ok()?;
-        let name = entry.filename().to_str_lossy().into_owned();
-        out.push((name, entry.mode().is_tree(), entry.oid().to_owned()));
-    }
-    Some(out)
-}
-
-/// Tree entries a diff visits at most: a tree that reuses one subtree many times over lists
-/// exponentially many paths; past this the diff is not made (the answer is unknown).
-const MAX_DIFF_ENTRIES: usize = 1_000_000;
-
-/// The blobs that differ between two trees, with their paths under `prefix` (in no particular
-/// order: callers sort). Iterative, so a tree nested thousands of directories deep cannot
-/// overflow the stack. `None` when an object cannot be read or the diff is too large.
-fn diff_trees(
-    clone: &Repo,
-    old: Option<ObjectId>,
-    new: Option<ObjectId>,
-    prefix: &str,
-    out: &mut Vec<Change>,
-) -> Option<()> {
-    let mut pending = vec![(old, new, prefix.to_string())];
-    let mut visited = 0usize;
-    while let Some((old, new, prefix)) = pending.pop() {
-        if old == new {
-            continue;
-        }
-        let old_entries = entries(clone, old)?;
-        let new_entries = entries(clone, new)?;
-        visited += old_entries.len() + new_entries.len();
-        if visited > MAX_DIFF_ENTRIES {
-            return None;
-        }
-        let mut names: Vec<&String> = old_entries
-            .iter()
-            .chain(new_entries.iter())
-            .map(|(n, _, _)| n)
-            .collect();
-        names.sort();
-        names.dedup();
-        for name in names {
-            let path = if prefix.is_empty() {
-                name.clone()
-            } else {
-                format!("{prefix}/{name}")
-            };
-            let o = old_entries.iter().find(|(n, _, _)| n == name);
-            let n = new_entries.iter().find(|(n2, _, _)| n2 == name);
-            let (o_tree, o_blob) = split(o);
-            let (n_tree, n_blob) = split(n);
-            if o_tree.is_some() || n_tree.is_some() {
-                pending.push((o_tree, n_tree, path.clone()));
-            }
-            if o_blob != n_blob {
-                out.push(Change {
-                    path,
-                    old: o_blob,
-                    new: n_blob,
-                });
-            }
-        }
-    }
-    Some(())
-}
-
-fn split(entry: Option<&(String, bool, ObjectId)>) -> (Option<ObjectId>, Option<ObjectId>) {
-    match entry {
-        Some((_, true, id)) => (Some(*id), None),
-        Some((_, false, id)) => (None, Some(*id)),
-        None => (None, None),
-    }
 }
 
 fn blob_text(clone: &Repo, id: Option<ObjectId>) -> Option<String> {

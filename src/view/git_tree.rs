@@ -80,8 +80,7 @@ impl GitTreeView {
 
     /// The paths whose blobs differ between this revision's tree and `rev`'s (changed, added
     /// or removed), and whether any was added or removed; `None` when `rev` or a tree cannot be
-    /// read, or the trees differ in more than [`MAX_TREE_ENTRIES`] entries. Only the subtrees
-    /// that differ are read.
+    /// read, or the diff is too large ([`diff_trees`]).
     pub fn changes_to(&self, rev: &str) -> Option<(std::collections::HashSet<String>, bool)> {
         let other = self
             .repo
@@ -94,59 +93,9 @@ impl GitTreeView {
             .tree_id()
             .ok()?
             .detach();
-        let entries = |tree: Option<gix::ObjectId>| -> Option<Vec<(String, bool, gix::ObjectId)>> {
-            let Some(tree) = tree else {
-                return Some(Vec::new());
-            };
-            let tree = self.repo.find_tree(tree).ok()?;
-            let mut out = Vec::new();
-            for entry in tree.iter() {
-                let entry = entry.ok()?;
-                let name = entry.filename().to_str().ok()?.to_string();
-                out.push((name, entry.mode().is_tree(), entry.oid().to_owned()));
-            }
-            Some(out)
-        };
-        let (mut paths, mut listing) = (std::collections::HashSet::new(), false);
-        let mut pending = vec![(Some(self.tree), Some(other), String::new())];
-        let mut visited = 0usize;
-        while let Some((a, b, prefix)) = pending.pop() {
-            if a == b {
-                continue;
-            }
-            let (ea, eb) = (entries(a)?, entries(b)?);
-            visited += ea.len() + eb.len();
-            if visited > MAX_TREE_ENTRIES {
-                return None;
-            }
-            let mut names: Vec<&String> = ea.iter().chain(eb.iter()).map(|e| &e.0).collect();
-            names.sort();
-            names.dedup();
-            for name in names {
-                let path = if prefix.is_empty() {
-                    name.clone()
-                } else {
-                    format!("{prefix}/{name}")
-                };
-                let side = |es: &[(String, bool, gix::ObjectId)]| {
-                    es.iter().find(|e| &e.0 == name).map(|e| (e.1, e.2))
-                };
-                let (x, y) = (side(&ea), side(&eb));
-                let tree = |e: Option<(bool, gix::ObjectId)>| e.filter(|e| e.0).map(|e| e.1);
-                let blob = |e: Option<(bool, gix::ObjectId)>| e.filter(|e| !e.0).map(|e| e.1);
-                if tree(x).is_some() || tree(y).is_some() {
-                    if tree(x).is_none() || tree(y).is_none() {
-                        listing = true;
-                    }
-                    pending.push((tree(x), tree(y), path.clone()));
-                }
-                if blob(x) != blob(y) {
-                    listing |= blob(x).is_none() || blob(y).is_none();
-                    paths.insert(path);
-                }
-            }
-        }
-        Some((paths, listing))
+        let changes = diff_trees(&self.repo, Some(self.tree), Some(other))?;
+        let listing = changes.iter().any(|c| c.old.is_none() || c.new.is_none());
+        Some((changes.into_iter().map(|c| c.path).collect(), listing))
     }
 
     fn git_err(&self, e: impl std::fmt::Display) -> TargetError {
@@ -285,6 +234,85 @@ pub fn blob_at(
     }
     let blob = entry.object().map_err(|e| e.to_string())?;
     Ok(Some(blob.detach().data))
+}
+
+/// A blob that differs between two trees: its path, and its id on each side (`None`: not there).
+pub struct BlobChange {
+    pub path: String,
+    pub old: Option<gix::ObjectId>,
+    pub new: Option<gix::ObjectId>,
+}
+
+/// The blobs that differ between two trees (`None`: the empty tree), in no particular order.
+/// Only subtrees that differ are read; iterative, so a tree nested thousands of directories
+/// deep cannot overflow the stack. `None` when an object cannot be read or the diff visits
+/// more than [`MAX_TREE_ENTRIES`] entries (a tree reusing one subtree many times over lists
+/// exponentially many paths).
+pub fn diff_trees(
+    repo: &gix::Repository,
+    old: Option<gix::ObjectId>,
+    new: Option<gix::ObjectId>,
+) -> Option<Vec<BlobChange>> {
+    type Entry = (String, bool, gix::ObjectId);
+    let entries = |tree: Option<gix::ObjectId>| -> Option<Vec<Entry>> {
+        let Some(tree) = tree else {
+            return Some(Vec::new());
+        };
+        let tree = repo.find_tree(tree).ok()?;
+        let mut out = Vec::new();
+        for entry in tree.iter() {
+            let entry = entry.ok()?;
+            let name = entry.filename().to_str_lossy().into_owned();
+            out.push((name, entry.mode().is_tree(), entry.oid().to_owned()));
+        }
+        Some(out)
+    };
+    // (subtree, blob) of an entry.
+    let split = |e: Option<&Entry>| match e {
+        Some((_, true, id)) => (Some(*id), None),
+        Some((_, false, id)) => (None, Some(*id)),
+        None => (None, None),
+    };
+    let mut out = Vec::new();
+    let mut pending = vec![(old, new, String::new())];
+    let mut visited = 0usize;
+    while let Some((old, new, prefix)) = pending.pop() {
+        if old == new {
+            continue;
+        }
+        let (old_entries, new_entries) = (entries(old)?, entries(new)?);
+        visited += old_entries.len() + new_entries.len();
+        if visited > MAX_TREE_ENTRIES {
+            return None;
+        }
+        let mut names: Vec<&String> = old_entries
+            .iter()
+            .chain(new_entries.iter())
+            .map(|(n, _, _)| n)
+            .collect();
+        names.sort();
+        names.dedup();
+        for name in names {
+            let path = if prefix.is_empty() {
+                name.clone()
+            } else {
+                format!("{prefix}/{name}")
+            };
+            let (o_tree, o_blob) = split(old_entries.iter().find(|(n, _, _)| n == name));
+            let (n_tree, n_blob) = split(new_entries.iter().find(|(n, _, _)| n == name));
+            if o_tree.is_some() || n_tree.is_some() {
+                pending.push((o_tree, n_tree, path.clone()));
+            }
+            if o_blob != n_blob {
+                out.push(BlobChange {
+                    path,
+                    old: o_blob,
+                    new: n_blob,
+                });
+            }
+        }
+    }
+    Some(out)
 }
 
 #[cfg(test)]

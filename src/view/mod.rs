@@ -14,7 +14,7 @@ pub mod recording;
 mod wheel;
 
 pub use dir::DirView;
-pub use git_tree::{GitTreeView, blob_at};
+pub use git_tree::{BlobChange, GitTreeView, blob_at, diff_trees};
 pub use mem::MemView;
 pub use recording::{Answer, digest_bytes, digest_names};
 pub use wheel::{WheelView, end_records_digest};
