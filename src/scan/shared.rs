@@ -78,11 +78,15 @@ impl<K: PartialEq + Clone, T: Clone> Kept<K, T> {
         keep: bool,
         compute: impl FnOnce(&dyn View) -> Result<T, E>,
     ) -> Result<(T, bool), E> {
-        let kept: Vec<(Log, K, T)> = self.0.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        for (log, k, value) in kept {
-            if k == *key && log.replays_on(view) {
-                return Ok((value, true));
-            }
+        let taken = self
+            .0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .find(|(log, k, _)| k == key && log.replays_on(view))
+            .map(|(_, _, value)| value.clone());
+        if let Some(value) = taken {
+            return Ok((value, true));
         }
         if !keep {
             return compute(view).map(|v| (v, false));
