@@ -466,22 +466,19 @@ pub(super) fn split_list(text: &str) -> Vec<String> {
     items
 }
 
-/// The elements an unquoted argument (or `${ARGN}`) makes of a value: [`split_list`], each
-/// escaped `\;` a `;` in its element.
+/// The elements an unquoted argument (or `${ARGN}`) makes of a value: [`split_list`].
 pub(super) fn elements(text: &str) -> Vec<String> {
-    let mut items = split_list(text);
-    for i in items.iter_mut().filter(|i| i.contains("\\;")) {
-        *i = i.replace("\\;", ";");
-    }
-    items
+    split_list(text)
 }
 
-/// Every element of a list value, empty ones kept (as `list()` sees them).
+/// Every element of a list value, empty ones kept (as `list()` sees them). As CMake's
+/// `cmList::Expand`, each escaped `\;` is a `;` in its element (the backslash dropped).
 pub(super) fn list_items(text: &str) -> Vec<String> {
     if text.is_empty() {
         return Vec::new();
     }
     let mut out = Vec::new();
+    let mut item = String::new();
     // CMake's count of `[` less `]`: a `]` first makes it negative, and then no `;` splits.
     // Every byte looked at is ASCII, so each cut is at a character boundary.
     let mut depth = 0i64;
@@ -489,20 +486,25 @@ pub(super) fn list_items(text: &str) -> Vec<String> {
     let mut bytes = text.bytes().enumerate();
     while let Some((i, b)) = bytes.next() {
         match b {
-            // `\;` stays in its element, escape and all.
+            // `\;` is a `;` in its element, inside brackets or not.
             b'\\' if text.as_bytes().get(i + 1) == Some(&b';') => {
+                item.push_str(text.get(start..i).unwrap_or_default());
+                item.push(';');
                 bytes.next();
+                start = i + 2;
             }
             b'[' => depth += 1,
             b']' => depth -= 1,
             b';' if depth == 0 => {
-                out.push(text.get(start..i).unwrap_or_default().to_string());
+                item.push_str(text.get(start..i).unwrap_or_default());
+                out.push(std::mem::take(&mut item));
                 start = i + 1;
             }
             _ => {}
         }
     }
-    out.push(text.get(start..).unwrap_or_default().to_string());
+    item.push_str(text.get(start..).unwrap_or_default());
+    out.push(item);
     out
 }
 
@@ -644,6 +646,25 @@ mod tests {
 
     fn texts(alts: &[Alt]) -> Vec<&str> {
         alts.iter().map(|a| a.text.as_str()).collect()
+    }
+
+    /// As `cmList::Expand` (checked against CMake 4.4: `set(L [==[a\]==] b [==[c\;d]==])`
+    /// then `list(GET L 0 x)` is `a;b`, and `list(FILTER L INCLUDE REGEX .)` makes
+    /// `a;b;c;d`): an escaped `;` never splits and is a plain `;` in its element, inside
+    /// brackets too; a backslash before anything else stays.
+    #[test]
+    fn list_elements_unescape_semicolons_as_cmake_does() {
+        assert_eq!(list_items("a\\;b;c\\;d"), ["a;b", "c;d"]);
+        assert_eq!(list_items("[x\\;y];z"), ["[x;y]", "z"]);
+        assert_eq!(
+            list_items("a\\\\;b"),
+            ["a\\;b"],
+            "only the backslash before `;`"
+        );
+        assert_eq!(list_items("a\\b;;\\"), ["a\\b", "", "\\"]);
+        assert_eq!(split_list(";\\;;"), [";"]);
+        assert_eq!(elements("a\\;b;c"), ["a;b", "c"]);
+        assert!(list_items("").is_empty());
     }
 
     #[test]
