@@ -227,6 +227,17 @@ pub(in crate::pin::cmake) fn string_regex(
                 let Ok(caps) = caps else {
                     return Ok(Some(unknown(out, pattern, taint)));
                 };
+                // CMake checks the replacement's groups at each match, the first one before
+                // anything else (even an empty one).
+                if pieces
+                    .iter()
+                    .any(|p| matches!(p, Piece::Group(g) if *g >= caps.len()))
+                {
+                    return Err(format!(
+                        "string(REGEX REPLACE): the replacement has an out-of-range escape for \
+                         regex \"{pattern}\""
+                    ));
+                }
                 if empty(&caps) {
                     return Ok(Some(unknown(out, pattern, taint)));
                 }
@@ -235,13 +246,7 @@ pub(in crate::pin::cmake) fn string_regex(
                 for p in &pieces {
                     match p {
                         Piece::Text(t) => text.push_str(t),
-                        Piece::Group(g) if *g < caps.len() => text.push_str(caps.text(*g, &input)),
-                        Piece::Group(_) => {
-                            return Err(format!(
-                                "string(REGEX REPLACE): the replacement has an out-of-range \
-                                 escape for regex \"{pattern}\""
-                            ));
-                        }
+                        Piece::Group(g) => text.push_str(caps.text(*g, &input)),
                     }
                 }
                 done = r;
