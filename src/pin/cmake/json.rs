@@ -401,7 +401,6 @@ mod tests {
 
     use super::*;
     use std::fmt::Write as _;
-    use std::process::Command;
 
     /// The documents (no duplicate names: jsoncpp and serde_json keep different ones).
     const DOCS: [&str; 8] = [
@@ -415,21 +414,6 @@ mod tests {
         // Arrays one character either side of jsoncpp's right margin (74) on one line.
         r#"{"at73": ["aaaaaaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbbbbbb", "ccccccccccccccccccc"], "at74": ["aaaaaaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbbbbbb", "cccccccccccccccccccc"]}"#,
     ];
-
-    fn cmake_available() -> bool {
-        let ok = Command::new("cmake")
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if !ok {
-            assert!(
-                std::env::var_os("PINPROBE_REQUIRE_CMAKE").is_none(),
-                "PINPROBE_REQUIRE_CMAKE is set but `cmake --version` does not run"
-            );
-            eprintln!("skipped: cmake not found (pip install cmake); string(JSON) not judged");
-        }
-        ok
-    }
 
     /// One `string(JSON)` call: the document, whether `ERROR_VARIABLE E` is given, the mode
     /// and the path (with `MEMBER`'s index last).
@@ -542,7 +526,7 @@ mod tests {
 
     const UNSET: &str = "pinprobe-unset";
 
-    fn cmake_answers(calls: &[Call]) -> Vec<Answer> {
+    fn cmake_answers(version: &str, calls: &[Call]) -> Vec<Answer> {
         let mut lists =
             String::from("cmake_minimum_required(VERSION 3.26)\nproject(t LANGUAGES NONE)\n");
         let mut line_of = std::collections::BTreeMap::new();
@@ -563,16 +547,7 @@ mod tests {
             )
             .expect("write");
         }
-        let dir = tempfile::tempdir().expect("tempdir");
-        std::fs::write(dir.path().join("CMakeLists.txt"), lists).expect("write");
-        let run = Command::new("cmake")
-            .arg("-S")
-            .arg(dir.path())
-            .arg("-B")
-            .arg(dir.path().join("build"))
-            .output()
-            .expect("cmake runs");
-        let log = String::from_utf8_lossy(&run.stderr).into_owned();
+        let log = crate::pin::cmake::live::configure(version, &lists);
         let unhex = |h: &str| -> Option<String> {
             let bytes = hex::decode(h).expect("hex");
             let text = String::from_utf8(bytes).expect("utf-8");
@@ -647,11 +622,11 @@ mod tests {
 
     #[test]
     fn string_json_is_cmakes_on_every_place_of_real_shaped_documents() {
-        if !cmake_available() {
+        let Some(version) = crate::pin::cmake::live::version("string(JSON)") else {
             return;
-        }
+        };
         let calls = calls();
-        let answers = cmake_answers(&calls);
+        let answers = cmake_answers(&version, &calls);
         let taint = Taint::new();
         let (mut decided, mut unknown, mut unworded) = (0, 0, 0);
         let mut failures = Vec::new();

@@ -25,6 +25,8 @@ mod hooks;
 mod interp;
 mod json;
 mod lexer;
+#[cfg(test)]
+mod live;
 mod outside;
 mod paths;
 mod regex;

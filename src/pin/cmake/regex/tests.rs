@@ -107,3 +107,493 @@ fn the_caret_matches_where_the_search_says() {
     assert!(re.find_at("ba", 1, 1).expect("ok").is_some());
     assert!(re.find_at("ba", 1, 0).expect("ok").is_none());
 }
+
+/// Generated patterns (valid and not) on generated subjects, against real CMake: one
+/// configure run per policy setting holds every `string(REGEX MATCH|MATCHALL|REPLACE)` and
+/// `list(FILTER ... REGEX)` call in sequence, and prints the output and every match variable
+/// after each. pinprobe must refuse exactly what CMake refuses and, for every call it decides,
+/// give CMake's output and leave CMake's match variables (cleared and stored as CMake does,
+/// across the sequence). Skips visibly without cmake (CI requires it: PINPROBE_REQUIRE_CMAKE).
+mod against_cmake {
+    use super::*;
+    use crate::pin::cmake::live;
+    use crate::pin::cmake::value::{Alts, Arg, Input, Taint, Val, list_items};
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+    use std::collections::BTreeMap;
+    use std::fmt::Write as _;
+
+    fn pick<'a>(rng: &mut StdRng, xs: &[&'a str]) -> &'a str {
+        xs[rng.random_range(0..xs.len())]
+    }
+
+    fn atom(rng: &mut StdRng, depth: usize) -> String {
+        match rng.random_range(0..14) {
+            0..=3 => pick(
+                rng,
+                &["a", "b", "c", "1", "x", "-", "ab", "ba", "{", "}", ":"],
+            )
+            .into(),
+            4 => ".".into(),
+            5 | 6 => {
+                let mut s = String::from("[");
+                if rng.random_bool(0.3) {
+                    s.push('^');
+                }
+                if rng.random_bool(0.15) {
+                    s.push_str(pick(rng, &["]", "-"]));
+                }
+                for _ in 0..rng.random_range(1..4) {
+                    s.push_str(pick(
+                        rng,
+                        &[
+                            "a", "b", "c", "1", "a-c", "0-9", "c-a", "b-b", ".", "*", "\\", "-",
+                            "[:digit:", "^", "a-", "]-a",
+                        ],
+                    ));
+                }
+                if rng.random_bool(0.1) {
+                    s.push('-');
+                }
+                if rng.random_bool(0.93) {
+                    s.push(']');
+                }
+                s
+            }
+            7 => format!(
+                "\\{}",
+                pick(
+                    rng,
+                    &[
+                        "d", "w", "s", ".", "(", "[", "*", "a", "\\", "$", "^", "|", "+", "1"
+                    ]
+                )
+            ),
+            8 | 9 if depth < 3 => format!("({})", alternatives(rng, depth + 1)),
+            10 => pick(rng, &["^", "$"]).into(),
+            11 => pick(rng, &["()", ")", "(", "*", "+", "?", "|"]).into(),
+            _ => pick(rng, &["a", "b"]).into(),
+        }
+    }
+
+    fn piece(rng: &mut StdRng, depth: usize) -> String {
+        let mut s = atom(rng, depth);
+        match rng.random_range(0..10) {
+            0 | 1 => s.push('*'),
+            2 => s.push('+'),
+            3 => s.push('?'),
+            4 => s.push_str(pick(rng, &["+?", "*?", "**", "?+", "*+", "??"])),
+            _ => {}
+        }
+        s
+    }
+
+    fn alternatives(rng: &mut StdRng, depth: usize) -> String {
+        let mut alts = Vec::new();
+        for _ in 0..rng.random_range(1..=if depth == 0 { 3 } else { 2 }) {
+            let mut s = String::new();
+            if rng.random_bool(0.15) {
+                s.push('^');
+            }
+            for _ in 0..rng.random_range(0..4) {
+                s.push_str(&piece(rng, depth));
+            }
+            if rng.random_bool(0.15) {
+                s.push('$');
+            }
+            alts.push(s);
+        }
+        alts.join("|")
+    }
+
+    fn subject(rng: &mut StdRng) -> String {
+        (0..rng.random_range(0..12))
+            .map(|_| {
+                pick(
+                    rng,
+                    &[
+                        "a", "b", "c", "1", "2", "x", "-", "{", "}", ":", "\\", "*", "[", "]", ".",
+                        "ab", "\n", "^", "$", "é",
+                    ],
+                )
+            })
+            .collect()
+    }
+
+    /// One call: `string(REGEX <mode> ...)` on one subject, or `list(FILTER)` over several.
+    enum Call {
+        Regex {
+            mode: &'static str,
+            pattern: String,
+            repl: String,
+            subject: String,
+        },
+        Filter {
+            include: bool,
+            pattern: String,
+            items: Vec<String>,
+        },
+    }
+
+    /// Bracket-quoted for a CMake file (a newline right after `[==[` is dropped by CMake).
+    fn bracket(s: &str) -> String {
+        let lead = if s.starts_with('\n') { "\n" } else { "" };
+        format!("[==[{lead}{s}]==]")
+    }
+
+    /// The match variables, in the order they are printed.
+    fn match_names() -> Vec<String> {
+        (0..10)
+            .map(|i| format!("CMAKE_MATCH_{i}"))
+            .chain(["CMAKE_MATCH_COUNT".to_string()])
+            .collect()
+    }
+
+    const UNSET: &str = "pinprobe-unset";
+
+    /// What CMake printed after each call: failed, the output, the match variables.
+    #[derive(Clone, Default)]
+    struct Answer {
+        failed: bool,
+        printed: Vec<Option<String>>,
+    }
+
+    /// Prints `O` and every match variable (hex, or the unset marker) after call `i`.
+    fn print_state(lists: &mut String, i: usize) {
+        let mut show = format!("message(\"pinprobe-regex {i}");
+        for (k, name) in ["O".to_string()]
+            .into_iter()
+            .chain(match_names())
+            .enumerate()
+        {
+            writeln!(
+                lists,
+                "if(DEFINED {name})\nstring(HEX \"${{{name}}}\" H{k})\nelse()\nstring(HEX \"{UNSET}\" H{k})\nendif()"
+            )
+            .expect("write");
+            write!(show, " <${{H{k}}}>").expect("write");
+        }
+        writeln!(lists, "{show}\")").expect("write");
+    }
+
+    /// CMake's answer after each call, then the state before the first.
+    fn cmake_answers(version: &str, calls: &[Call], minimum: &str) -> Vec<Answer> {
+        let mut lists =
+            format!("cmake_minimum_required(VERSION {minimum})\nproject(t LANGUAGES NONE)\n");
+        let mut line_of = BTreeMap::new();
+        let (mut lines, mut counted) = (0, 0);
+        // What `project()`'s modules leave in the match variables, as the last answer.
+        print_state(&mut lists, calls.len());
+        for (i, call) in calls.iter().enumerate() {
+            match call {
+                Call::Filter { items, .. } => {
+                    let items: Vec<String> = items.iter().map(|s| bracket(s)).collect();
+                    writeln!(lists, "set(O {})", items.join(" ")).expect("write");
+                }
+                Call::Regex { .. } => writeln!(lists, "set(O {UNSET})").expect("write"),
+            }
+            // The call's line: one past the newlines so far (counted from where the last
+            // count stopped; counting the whole file each time is quadratic).
+            lines += lists[counted..].matches('\n').count();
+            counted = lists.len();
+            line_of.insert(lines + 1, i);
+            match call {
+                Call::Regex {
+                    mode,
+                    pattern,
+                    repl,
+                    subject,
+                } => {
+                    let repl = if *mode == "REPLACE" {
+                        format!("{} ", bracket(repl))
+                    } else {
+                        String::new()
+                    };
+                    writeln!(
+                        lists,
+                        "string(REGEX {mode} {} {repl}O {})",
+                        bracket(pattern),
+                        bracket(subject)
+                    )
+                    .expect("write");
+                }
+                Call::Filter {
+                    include, pattern, ..
+                } => {
+                    writeln!(
+                        lists,
+                        "list(FILTER O {} REGEX {})",
+                        if *include { "INCLUDE" } else { "EXCLUDE" },
+                        bracket(pattern)
+                    )
+                    .expect("write");
+                }
+            }
+            print_state(&mut lists, i);
+        }
+        let log = live::configure(version, &lists);
+        let mut answers = vec![Answer::default(); calls.len() + 1];
+        for line in log.lines() {
+            if let Some(rest) = line.strip_prefix("pinprobe-regex ") {
+                let mut parts = rest.split(' ');
+                let i: usize = parts.next().and_then(|n| n.parse().ok()).expect("an index");
+                answers[i].printed = parts
+                    .map(|f| {
+                        let h = f.trim_start_matches('<').trim_end_matches('>');
+                        // Bytes split inside a character read as U+FFFD, which no subject holds.
+                        let text =
+                            String::from_utf8_lossy(&hex::decode(h).expect("hex")).into_owned();
+                        (text != UNSET).then_some(text)
+                    })
+                    .collect();
+            } else if let Some(rest) = line.strip_prefix("CMake Error at CMakeLists.txt:") {
+                let n: usize = rest
+                    .split([' ', ':'])
+                    .next()
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or_else(|| panic!("a line number in {line:?}"));
+                let i = line_of
+                    .get(&n)
+                    .unwrap_or_else(|| panic!("an error at line {n}"));
+                answers[*i].failed = true;
+            }
+        }
+        answers
+    }
+
+    fn arg(text: &str) -> Arg {
+        Arg {
+            text: text.to_string(),
+            taint: Taint::new(),
+            quoted: true,
+            line: 1,
+            alts: Alts::new(),
+        }
+    }
+
+    fn calls(rng: &mut StdRng) -> Vec<Call> {
+        let mut calls = Vec::new();
+        let mut patterns: Vec<String> = (0..450).map(|_| alternatives(rng, 0)).collect();
+        // Group counts at CMake's limit and past it, patterns CMake refuses for emptiness, and
+        // anchors in repeated searches.
+        patterns.extend(
+            [
+                "(a)(b)(c)(d)(e)(f)(g)(h)(i)",
+                "(a)(b)(c)(d)(e)(f)(g)(h)(i)(j)",
+                "(a*)*",
+                "(a|)+",
+                "(^)*",
+                "($)+",
+                "x(a*)?",
+                "^a",
+                "^(a|b)",
+                "a|^b",
+                "(b|^a)c?",
+            ]
+            .map(String::from),
+        );
+        for pattern in patterns {
+            let subjects: Vec<String> = (0..4).map(|_| subject(rng)).collect();
+            for s in &subjects {
+                let mode = pick(rng, &["MATCH", "MATCH", "MATCHALL", "REPLACE"]);
+                let repl = pick(
+                    rng,
+                    &[
+                        "x", "\\1", "<\\0>", "\\2\\1", "", "\\\\", "\\n", "\\9", "$1", "\\q", "a\\",
+                    ],
+                );
+                calls.push(Call::Regex {
+                    mode,
+                    pattern: pattern.clone(),
+                    repl: repl.to_string(),
+                    subject: s.clone(),
+                });
+            }
+            let items = subjects.into_iter().filter(|s| !s.is_empty()).collect();
+            calls.push(Call::Filter {
+                include: rng.random_bool(0.5),
+                pattern,
+                items,
+            });
+        }
+        calls
+    }
+
+    /// The variables as pinprobe leaves them: `None` when undefined.
+    type State = BTreeMap<String, Option<Val>>;
+
+    fn read(state: &State, name: &str) -> Val {
+        match state.get(name).cloned().flatten() {
+            Some(v) => v,
+            None => {
+                let mut taint = Taint::new();
+                taint.insert(Input::Cache(name.to_string()));
+                Val {
+                    text: String::new(),
+                    taint,
+                    alts: Alts::new(),
+                }
+            }
+        }
+    }
+
+    /// Runs every call through pinprobe and compares it with CMake's `answers`: returns how
+    /// many were decided and the differences.
+    fn judge(calls: &[Call], answers: &[Answer], caret_once: bool) -> (usize, usize, Vec<String>) {
+        let init = answers
+            .last()
+            .map(|a| a.printed.as_slice())
+            .unwrap_or_default();
+        let mut state: State = match_names()
+            .into_iter()
+            .zip(init.iter().skip(1))
+            .map(|(n, v)| (n, v.as_deref().map(Val::exact)))
+            .collect();
+        let (mut decided, mut unknown, mut failures) = (0, 0, Vec::new());
+        let taint = Taint::new();
+        for (call, cmake) in calls.iter().zip(answers) {
+            let (shown, outcome) = match call {
+                Call::Regex {
+                    mode,
+                    pattern,
+                    repl,
+                    subject,
+                } => {
+                    let mut args = vec![*mode, pattern.as_str()];
+                    if *mode == "REPLACE" {
+                        args.push(repl);
+                    }
+                    args.extend(["O", subject.as_str()]);
+                    let shown = format!("string(REGEX {})", args.join(" ").escape_debug());
+                    let get = |n: &str| read(&state, n);
+                    let outcome = match string_regex(&args, &get, caret_once, &taint) {
+                        Ok(Some(sets)) => Ok(sets),
+                        Ok(None) => Err(None),
+                        Err(why) => {
+                            let mut all = vec![arg("REGEX")];
+                            all.extend(args.iter().map(|a| arg(a)));
+                            Err(Some((why, cleared(&get, &all, caret_once))))
+                        }
+                    };
+                    (shown, outcome)
+                }
+                Call::Filter {
+                    include,
+                    pattern,
+                    items,
+                } => {
+                    let shown = format!("list(FILTER {items:?} {include} REGEX {pattern:?})");
+                    // The elements CMake's list splitting makes of `set(O ...)`.
+                    let mut kept = list_items(&items.join(";"));
+                    let outcome = match filter(&mut kept, *include, pattern) {
+                        Ok(Some(())) => {
+                            Ok(vec![("O".to_string(), Some(Val::exact(kept.join(";"))))])
+                        }
+                        Ok(None) => Err(None),
+                        // A failing `list(FILTER)` leaves the list as it was.
+                        Err(why) => Err(Some((
+                            why,
+                            vec![("O".to_string(), Some(Val::exact(items.join(";"))))],
+                        ))),
+                    };
+                    (shown, outcome)
+                }
+            };
+            let sets = match outcome {
+                Ok(sets) if cmake.failed => {
+                    failures.push(format!("{shown}: CMake fails, pinprobe does not"));
+                    sets
+                }
+                Ok(sets) => sets,
+                // A filter over its budget (a `.` inside a character) is unknown.
+                Err(None) if matches!(call, Call::Filter { .. }) => {
+                    unknown += 1;
+                    continue;
+                }
+                Err(None) => {
+                    failures.push(format!("{shown}: not evaluated"));
+                    continue;
+                }
+                Err(Some((why, sets))) => {
+                    if !cmake.failed {
+                        failures.push(format!("{shown}: pinprobe fails ({why}), CMake does not"));
+                    }
+                    let mut sets = sets;
+                    if matches!(call, Call::Regex { .. }) {
+                        sets.push(("O".to_string(), Some(Val::exact(UNSET))));
+                    }
+                    sets
+                }
+            };
+            for (name, v) in sets {
+                state.insert(name, v);
+            }
+            let names: Vec<String> = ["O".to_string()].into_iter().chain(match_names()).collect();
+            let mut unsure = false;
+            let mut differs = Vec::new();
+            for (name, theirs) in names.iter().zip(&cmake.printed) {
+                let ours = state.get(name).cloned().flatten();
+                let ours = match &ours {
+                    Some(v) if !v.taint.is_empty() => {
+                        unsure = true;
+                        continue;
+                    }
+                    Some(v) if v.text == UNSET => None,
+                    Some(v) => Some(v.text.clone()),
+                    None => None,
+                };
+                // pinprobe sets an empty group's variable empty where CMake may leave it
+                // undefined (only `DEFINED` tells them apart).
+                let same = ours == *theirs
+                    || ours.as_deref() == Some("") && theirs.is_none() && name != "O";
+                if !same {
+                    differs.push(format!("{name}: CMake {theirs:?}, pinprobe {ours:?}"));
+                }
+            }
+            if cmake.printed.len() != names.len() {
+                failures.push(format!("{shown}: CMake printed {:?}", cmake.printed));
+            } else if !differs.is_empty() {
+                failures.push(format!("{shown}: {}", differs.join(", ")));
+            } else if unsure {
+                unknown += 1;
+            } else {
+                decided += 1;
+            }
+            // Once a value is unknown, later comparisons of it would prove nothing: start over
+            // from CMake's state.
+            if unsure {
+                for (name, theirs) in names.iter().zip(&cmake.printed).skip(1) {
+                    state.insert(name.clone(), theirs.as_deref().map(Val::exact));
+                }
+            }
+        }
+        (decided, unknown, failures)
+    }
+
+    #[test]
+    fn generated_regex_commands_are_cmakes_under_both_caret_policies() {
+        let Some(version) = live::version("the regex commands") else {
+            return;
+        };
+        let mut rng = StdRng::seed_from_u64(31_031);
+        let calls = calls(&mut rng);
+        // CMP0186 (CMake 4.1): OLD lets `^` match where each repeated search starts, NEW only
+        // at the input's start.
+        for (minimum, caret_once) in [("3.26", false), ("4.1", true)] {
+            let answers = cmake_answers(&version, &calls, minimum);
+            let (decided, unknown, failures) = judge(&calls, &answers, caret_once);
+            assert!(
+                failures.is_empty(),
+                "policy {minimum}: {} of {} calls differ from CMake; first ones:\n{}",
+                failures.len(),
+                calls.len(),
+                failures[..failures.len().min(10)].join("\n")
+            );
+            eprintln!(
+                "policy {minimum}: {} calls: {decided} agree with CMake, {unknown} unknown",
+                calls.len()
+            );
+            assert!(decided > 1500, "{decided} decided");
+        }
+    }
+}
