@@ -28,8 +28,9 @@ pub(in crate::pin::cmake) fn match_vars(
     // Undefined (it reads empty, as an input), nothing is cleared; defined, even empty, it is.
     let undefined = old.text.is_empty() && !old.taint.is_empty();
     if !undefined {
-        let n = leading_int(&old.text).clamp(0, 9) as usize;
-        for i in 0..=n {
+        // `for (i = 0; i <= atoi(count); i++)`: a negative count clears nothing. (A count
+        // over 9 reads past CMake's ten names: CMake 4.4 crashes; pinprobe stops at 9.)
+        for i in 0..=leading_int(&old.text).min(9) {
             let name = format!("CMAKE_MATCH_{i}");
             let cur = get(&name);
             if !cur.text.is_empty() || !cur.taint.is_empty() {
@@ -44,12 +45,23 @@ pub(in crate::pin::cmake) fn match_vars(
         let mut highest = None;
         for i in 0..10.min(caps.len()) {
             let text = caps.text(i, hay);
-            if !text.is_empty() {
-                highest = Some(i);
+            let name = format!("CMAKE_MATCH_{i}");
+            if text.is_empty() {
+                // CMake leaves an empty group's variable as it was. One the clearing emptied
+                // stays so; one holding a value the clearing did not reach (a script set it)
+                // keeps it. One never defined reads a cache variable a `-D` could set: pinprobe
+                // sets it empty, so reading an optional group that did not match is exact
+                // (only `DEFINED` tells the two apart).
+                let cleared = sets.iter().any(|(n, _)| *n == name);
+                let cur = get(&name);
+                let undefined = cur.text.is_empty() && !cur.taint.is_empty();
+                if !cleared && undefined {
+                    sets.push((name, val("", taint)));
+                }
+                continue;
             }
-            // CMake leaves an empty group's variable as the clearing left it (empty, or never
-            // defined); pinprobe sets it empty, so reading it is exact (only `DEFINED` tells).
-            sets.push((format!("CMAKE_MATCH_{i}"), val(text, taint)));
+            highest = Some(i);
+            sets.push((name, val(text, taint)));
         }
         let count = highest.map(|h| h.to_string()).unwrap_or_default();
         sets.push(("CMAKE_MATCH_COUNT".into(), val(count, taint)));
@@ -100,35 +112,25 @@ fn leading_int(s: &str) -> i64 {
     sign * n.parse::<i64>().unwrap_or(0)
 }
 
-/// CMake 4's repeated search (`MATCHALL`, `REPLACE`): from where the last match ended; after an
-/// empty match, from the next byte. `^` matches where each search starts unless `caret_once`
-/// (policy CMP0186 NEW), where it matches only at the input's start.
+/// CMake's repeated search (`MATCHALL`, `REPLACE`): from where the last match ended. `^`
+/// matches where each search starts unless `caret_once` (policy CMP0186 NEW), where it matches
+/// only at the input's start. A match of the empty string is the last one yielded: CMake 3
+/// stops with an error there and CMake 4 moves on by a byte, so what follows depends on the
+/// CMake that runs (callers make it unknown, [`empty`]).
 pub(in crate::pin::cmake) fn searches<'a>(
     re: &'a Regex,
     input: &'a str,
     caret_once: bool,
 ) -> impl Iterator<Item = Result<Captures, OverBudget>> + 'a {
-    let mut base = 0;
+    let mut next = Some(0);
     std::iter::from_fn(move || {
-        if base > input.len() {
-            return None;
-        }
-        let bol = if caret_once { 0 } else { base };
-        let caps = match re.find_at(input, base, bol) {
-            Ok(Some(c)) => c,
-            Ok(None) => return None,
-            Err(e) => {
-                base = input.len() + 1;
-                return Some(Err(e));
-            }
+        let at = next?;
+        let found = re.find_at(input, at, if caret_once { 0 } else { at });
+        next = match &found {
+            Ok(Some(caps)) => caps.span(0).filter(|(l, r)| r > l).map(|(_, r)| r),
+            _ => None,
         };
-        let (l, r) = caps.span(0).unwrap_or((base, base));
-        base = if r == l { r + 1 } else { r };
-        // An empty match inside a character moves on by the whole character.
-        while base < input.len() && !input.is_char_boundary(base) {
-            base += 1;
-        }
-        Some(Ok(caps))
+        found.transpose()
     })
 }
 

@@ -233,6 +233,11 @@ mod against_cmake {
             pattern: String,
             items: Vec<String>,
         },
+        /// `set(<name> <value>)`, or `unset(<name>)`: a match variable as a script leaves it.
+        Set {
+            name: &'static str,
+            value: Option<&'static str>,
+        },
     }
 
     /// Bracket-quoted for a CMake file (a newline right after `[==[` is dropped by CMake).
@@ -291,6 +296,7 @@ mod against_cmake {
                     writeln!(lists, "set(O {})", items.join(" ")).expect("write");
                 }
                 Call::Regex { .. } => writeln!(lists, "set(O {UNSET})").expect("write"),
+                Call::Set { .. } => {}
             }
             // The call's line: one past the newlines so far (counted from where the last
             // count stopped; counting the whole file each time is quadratic).
@@ -317,6 +323,10 @@ mod against_cmake {
                     )
                     .expect("write");
                 }
+                Call::Set { name, value } => match value {
+                    Some(v) => writeln!(lists, "set({name} {})", bracket(v)).expect("write"),
+                    None => writeln!(lists, "unset({name})").expect("write"),
+                },
                 Call::Filter {
                     include, pattern, ..
                 } => {
@@ -372,7 +382,48 @@ mod against_cmake {
     }
 
     fn calls(rng: &mut StdRng) -> Vec<Call> {
-        let mut calls = Vec::new();
+        let set = |name, value| Call::Set { name, value };
+        let fail = || Call::Regex {
+            mode: "MATCH",
+            pattern: "q".into(),
+            repl: String::new(),
+            subject: "a".into(),
+        };
+        let optional = || Call::Regex {
+            mode: "MATCH",
+            pattern: "a(x)?(y)?(z)?".into(),
+            repl: String::new(),
+            subject: "a".into(),
+        };
+        // How CMake clears the match variables first: after a match of the empty string (its
+        // count is empty), and as C's `atoi` reads a count a script set (sign, spaces,
+        // trailing text), and not at all while the count is undefined. (A count over 9 is
+        // left out: CMake 4.4 reads past its ten names and crashes.)
+        let mut calls = vec![
+            Call::Regex {
+                mode: "MATCH",
+                pattern: "(x)*b*".into(),
+                repl: String::new(),
+                subject: "a".into(),
+            },
+            fail(),
+        ];
+        for count in [Some("-3"), Some(" 2x"), Some("+1"), Some("abc"), None] {
+            // Then a search that fails, and one that matches with its groups empty: each
+            // variable the clearing did not reach keeps its value.
+            for then in [fail(), optional()] {
+                for name in [
+                    "CMAKE_MATCH_0",
+                    "CMAKE_MATCH_1",
+                    "CMAKE_MATCH_3",
+                    "CMAKE_MATCH_9",
+                ] {
+                    calls.push(set(name, Some("v")));
+                }
+                calls.push(set("CMAKE_MATCH_COUNT", count));
+                calls.push(then);
+            }
+        }
         let mut patterns: Vec<String> = (0..450).map(|_| alternatives(rng, 0)).collect();
         // Group counts at CMake's limit and past it, patterns CMake refuses for emptiness, and
         // anchors in repeated searches.
@@ -498,6 +549,10 @@ mod against_cmake {
                     };
                     (shown, outcome)
                 }
+                Call::Set { name, value } => (
+                    format!("set({name} {value:?})"),
+                    Ok(vec![(name.to_string(), value.map(Val::exact))]),
+                ),
             };
             let sets = match outcome {
                 Ok(sets) if cmake.failed => {
@@ -542,8 +597,8 @@ mod against_cmake {
                     Some(v) => Some(v.text.clone()),
                     None => None,
                 };
-                // pinprobe sets an empty group's variable empty where CMake may leave it
-                // undefined (only `DEFINED` tells them apart).
+                // pinprobe sets an empty group's variable that was never defined empty, where
+                // CMake leaves it undefined (only `DEFINED` tells them apart).
                 let same = ours == *theirs
                     || ours.as_deref() == Some("") && theirs.is_none() && name != "O";
                 if !same {
