@@ -59,13 +59,13 @@ pub(super) fn search(
         steps: 0,
         depth: 0,
     };
-    for start in at..=hay.len() {
-        if re.anchored && start != bol {
-            if start > bol {
-                break;
-            }
-            continue;
-        }
+    // A pattern every alternative of which starts with `^` can match only at `bol`.
+    let starts = if re.anchored {
+        bol.max(at)..=bol
+    } else {
+        at..=hay.len()
+    };
+    for start in starts {
         let mut spans: Spans = vec![None; re.groups + 1];
         let mut end = None;
         let found = m.node(&re.root, start, &mut spans, &mut |_, p, _| {
@@ -196,11 +196,9 @@ impl<'h> Matcher<'h> {
                 .iter()
                 .take_while(|b| set[usize::from(**b)])
                 .count();
+            // Each try that fails went through `node` (which counts it): only the search's
+            // own end, which never fails, does not.
             for i in (min..=n).rev() {
-                self.steps += 1;
-                if self.steps > MAX_STEPS {
-                    return Err(OverBudget);
-                }
                 if k(self, pos + i, spans)? {
                     return Ok(true);
                 }
