@@ -269,9 +269,9 @@ pub fn parse(origin: &str, text: &str) -> Result<Vec<FileDiff>, String> {
                 });
                 i += 1;
             }
+            // The outer loop then skips the marker line, as any line outside a hunk.
             if lines.get(i).is_some_and(|l| l.starts_with('\\')) {
                 no_newline(&mut hunk, origin, i)?;
-                i += 1;
             }
             file.hunks.push(hunk);
             continue;
@@ -594,6 +594,78 @@ mod tests {
                 Some("0\n1\nb\nc\nD\ne\nf\n")
             );
         }
+    }
+
+    #[test]
+    fn tools_are_named_as_their_users_type_them() {
+        assert_eq!(Tool::GitApply.to_string(), "git apply");
+        assert_eq!(Tool::GnuPatch.to_string(), "patch -p1");
+        let change = one("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n");
+        let [git, gnu] = both(&change, None);
+        assert!(git.expect_err("missing").contains("(git apply fails)"));
+        assert!(gnu.expect_err("missing").contains("(patch -p1 fails)"));
+    }
+
+    /// Names both tools refuse to write (`..` climbing out of the tree, no name left once `-p1`
+    /// strips the first directory) are errors; a name `-p1` strips is the rest of it.
+    #[test]
+    fn names_after_p1() {
+        assert_eq!(
+            strip_name("p", "a/d/x.py\t2024-01-01"),
+            Ok(Some("d/x.py".into()))
+        );
+        assert_eq!(strip_name("p", "/dev/null"), Ok(None));
+        for bad in ["a/../etc/x", "a/d/../../x", "a/", "x", "a/..", "\"a/x\""] {
+            assert!(strip_name("p", bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn git_extended_headers_count_only_after_diff_git() {
+        // A commit message line that reads like one, before any `diff --git`: both tools skip it.
+        let text = "rename from x\ncopy to y\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n";
+        let part = one(text);
+        for r in both(&part, Some("a\n")) {
+            assert_eq!(r.expect("applies").as_deref(), Some("b\n"));
+        }
+    }
+
+    #[test]
+    fn an_empty_context_line_without_its_space_is_context() {
+        let diff = one("--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n a\n\n-b\n+B\n");
+        for r in both(&diff, Some("a\n\nb\n")) {
+            assert_eq!(r.expect("applies").as_deref(), Some("a\n\nB\n"));
+        }
+    }
+
+    #[test]
+    fn a_second_no_newline_marker_is_refused() {
+        let text = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n\\ No newline at end of file\n\\ No newline at end of file\n+b\n";
+        let e = parse("p.patch", text).expect_err("refused");
+        assert!(e.contains("No newline` after no line"), "{e}");
+    }
+
+    #[test]
+    fn anchored_hunks_say_which_end_they_must_match() {
+        // Old side at line 1: it must start the file.
+        let start = one("--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-a\n+A\n b\n");
+        let [git, _] = both(&start, Some("z\na\nb\n"));
+        assert!(git.expect_err("anchored").contains("must start the file"));
+        // No trailing context: it must end the file.
+        let end = one("--- a/x\n+++ b/x\n@@ -5,2 +5,2 @@\n c\n-d\n+D\n");
+        let [git, gnu] = both(&end, Some("a\nb\nc\nd\nc\nd\ne\n"));
+        assert!(git.expect_err("anchored").contains("must end the file"));
+        assert!(gnu.expect_err("anchored").contains("must end the file"));
+        let whole = one("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n");
+        let [git, _] = both(&whole, Some("a\nz\n"));
+        assert!(
+            git.expect_err("anchored")
+                .contains("must be the whole file")
+        );
+        let nowhere = one("--- a/x\n+++ b/x\n@@ -2,3 +2,3 @@\n p\n-q\n+Q\n r\n");
+        let [git, gnu] = both(&nowhere, Some("a\nb\nc\nd\n"));
+        assert!(git.expect_err("nowhere").contains("match nowhere"));
+        assert!(gnu.expect_err("nowhere").contains("match nowhere"));
     }
 
     #[test]
