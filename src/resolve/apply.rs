@@ -561,6 +561,10 @@ mod tests {
         for r in both(&create, Some("x\n")) {
             assert!(r.expect_err("exists").contains("already exists"));
         }
+        // An empty file there: GNU patch takes it for none, git apply does not.
+        let [git, gnu] = both(&create, Some(""));
+        assert!(git.expect_err("exists").contains("already exists"));
+        assert_eq!(gnu.expect("applies").as_deref(), Some("a\nb\n"));
         let delete = one("--- a/old.py\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-a\n-b\n");
         for r in both(&delete, Some("a\nb\n")) {
             assert_eq!(r.expect("applies"), None);
