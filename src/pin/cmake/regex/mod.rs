@@ -25,6 +25,8 @@ pub(super) struct Regex {
     groups: usize,
     /// Every alternative starts with `^`: only the search's start can match.
     anchored: bool,
+    /// Longer than [`parse::MAX_PATTERN`]: not compiled, every search unknown.
+    too_long: bool,
 }
 
 /// Why CMake refuses a pattern: its compiler's message.
@@ -32,18 +34,27 @@ pub(super) struct Regex {
 #[error("{0}")]
 pub(super) struct CompileError(pub &'static str);
 
-/// A search gave up (too many steps, or too deep): the answer is not known.
+/// A search gave up (too many steps, too deep, or a pattern too long): the answer is not known.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct OverBudget;
 
 impl Regex {
     pub(super) fn new(pattern: &str) -> Result<Regex, CompileError> {
+        if pattern.len() > parse::MAX_PATTERN {
+            return Ok(Regex {
+                root: parse::Node::Empty,
+                groups: 0,
+                anchored: false,
+                too_long: true,
+            });
+        }
         let (root, groups) = parse::parse(pattern.as_bytes())?;
         let anchored = root.anchored();
         Ok(Regex {
             root,
             groups,
             anchored,
+            too_long: false,
         })
     }
 
@@ -54,6 +65,9 @@ impl Regex {
         at: usize,
         bol: usize,
     ) -> Result<Option<Captures>, OverBudget> {
+        if self.too_long {
+            return Err(OverBudget);
+        }
         exec::search(self, haystack.as_bytes(), at, bol)
     }
 
