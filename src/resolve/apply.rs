@@ -361,13 +361,9 @@ fn apply_git(diff: &FileDiff, base: &str) -> Result<String, HunkError> {
         if old.len() > view.len() {
             return Err((n + 1, "its old lines are more than the file has".into()));
         }
-        let mut line = hunk.new_start.saturating_sub(1);
-        if match_beginning {
-            line = 0;
-        } else if match_end {
-            line = view.len() - old.len();
-        }
-        line = line.min(view.len());
+        // (Where a hunk must match at the start or the end, one place fits: searching from
+        // the header's line finds it as well as starting there.)
+        let line = hunk.new_start.saturating_sub(1).min(view.len());
         let fits = |at: usize| {
             (!match_beginning || at == 0)
                 && (!match_end || at + old.len() == view.len())
@@ -391,7 +387,8 @@ fn apply_git(diff: &FileDiff, base: &str) -> Result<String, HunkError> {
 
 /// `line`, then one later, one earlier, two later, ... within `low..=high`.
 fn outwards(line: usize, low: usize, high: usize) -> impl Iterator<Item = usize> {
-    let span = high.saturating_sub(low) + 1;
+    // `line` lies within `low..=high`: no place is farther from it than `high - low`.
+    let span = high.saturating_sub(low);
     std::iter::once(line).chain((1..=span).flat_map(move |d| {
         let later = line.checked_add(d).filter(|&l| l <= high);
         let earlier = line.checked_sub(d).filter(|&l| l >= low);
@@ -672,10 +669,34 @@ mod tests {
         assert!(gnu.expect_err("nowhere").contains("match nowhere"));
     }
 
+    /// A hunk with no old lines goes after the header's old line, shifted as the previous hunk
+    /// was: GNU patch 2.7.6 here puts `X` after `c` (old line 6, offset -3).
+    #[test]
+    fn a_zero_context_hunk_follows_the_previous_offset() {
+        let diff = one("--- a/y\n+++ b/y\n@@ -4,3 +4,3 @@\n a\n-b\n+B\n c\n@@ -6,0 +7,1 @@\n+X\n");
+        let gnu = apply(&diff, Some("a\nb\nc\nd\ne\nf\ng\n"), Tool::GnuPatch);
+        assert_eq!(
+            gnu.expect("applies").as_deref(),
+            Some("a\nB\nc\nX\nd\ne\nf\ng\n")
+        );
+    }
+
+    #[test]
+    fn errors_name_the_hunk_that_does_not_apply() {
+        let diff =
+            one("--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-a\n+A\n b\n@@ -4,2 +4,2 @@\n c\n-q\n+Q\n");
+        for r in both(&diff, Some("a\nb\nc\nd\n")) {
+            let e = r.expect_err("the second hunk");
+            assert!(e.contains(": hunk 2 does not apply to x with "), "{e}");
+        }
+    }
+
     #[test]
     fn outwards_alternates_later_first() {
         assert_eq!(outwards(2, 0, 5).collect::<Vec<_>>(), [2, 3, 1, 4, 0, 5]);
         assert_eq!(outwards(0, 0, 2).collect::<Vec<_>>(), [0, 1, 2]);
         assert_eq!(outwards(3, 2, 3).collect::<Vec<_>>(), [3, 2]);
+        assert_eq!(outwards(0, 0, 3).collect::<Vec<_>>(), [0, 1, 2, 3]);
+        assert_eq!(outwards(3, 0, 3).collect::<Vec<_>>(), [3, 2, 1, 0]);
     }
 }
