@@ -632,6 +632,26 @@ mod tests {
     }
 
     #[test]
+    fn a_plus_line_without_a_minus_line_before_it_is_no_header() {
+        let part = one("Subject: x\n+++ b/y\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n");
+        assert_eq!(part.path(), "x");
+        for r in both(&part, Some("a\n")) {
+            assert_eq!(r.expect("applies").as_deref(), Some("b\n"));
+        }
+    }
+
+    /// Two lines of context either side, one line later than the header says (checked here):
+    /// GNU patch finds it there; git apply, whose old side starts at line 1, must match at the
+    /// start and fails.
+    #[test]
+    fn balanced_context_is_found_at_an_offset() {
+        let diff = one("--- a/w\n+++ b/w\n@@ -1,5 +1,5 @@\n a\n b\n-c\n+C\n d\n e\n");
+        let [git, gnu] = both(&diff, Some("z\na\nb\nc\nd\ne\n"));
+        assert_eq!(gnu.expect("applies").as_deref(), Some("z\na\nb\nC\nd\ne\n"));
+        assert!(git.expect_err("anchored").contains("must start the file"));
+    }
+
+    #[test]
     fn an_empty_context_line_without_its_space_is_context() {
         let diff = one("--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n a\n\n-b\n+B\n");
         for r in both(&diff, Some("a\n\nb\n")) {

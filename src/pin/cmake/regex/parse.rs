@@ -49,11 +49,15 @@ impl Node {
     pub(super) fn single_byte(&self) -> Option<[bool; 256]> {
         match self {
             Node::Set(s) => Some(**s),
-            Node::Literal(b) if b.len() == 1 => {
-                let mut s = [false; 256];
-                s[usize::from(b[0])] = true;
-                Some(s)
-            }
+            // (A repeated literal is one byte: the parser cuts a run before its `*+?`.)
+            Node::Literal(b) => match b.as_slice() {
+                [one] => {
+                    let mut s = [false; 256];
+                    s[usize::from(*one)] = true;
+                    Some(s)
+                }
+                _ => None,
+            },
             _ => None,
         }
     }
