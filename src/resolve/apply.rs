@@ -711,6 +711,84 @@ mod tests {
         }
     }
 
+    /// GNU patch's placement, each case checked with GNU patch 2.7.6 here: a zero-context hunk
+    /// as the first one goes after its header's line; a search from the header's line shifted by
+    /// the previous hunk's offset takes the nearest of several places; adjacent hunks each
+    /// apply; a hunk with less leading than trailing context matches at the start only.
+    #[test]
+    fn gnu_patch_places_hunks_as_it_does() {
+        let gnu = |text: &str, base: &str| apply(&one(text), Some(base), Tool::GnuPatch);
+        let insert = "--- a/u\n+++ b/u\n@@ -2,0 +3,1 @@\n+X\n";
+        assert_eq!(
+            gnu(insert, "a\nb\nc\n").expect("applies").as_deref(),
+            Some("a\nb\nX\nc\n")
+        );
+        let nearest =
+            "--- a/s\n+++ b/s\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n@@ -6,1 +6,1 @@\n-m\n+M\n";
+        assert_eq!(
+            gnu(nearest, "x\nx\na\nb\nc\nm\nk\nm\nk\nm\nk\n")
+                .expect("applies")
+                .as_deref(),
+            Some("x\nx\na\nB\nc\nm\nk\nM\nk\nm\nk\n")
+        );
+        let adjacent =
+            "--- a/t\n+++ b/t\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n@@ -4,3 +4,3 @@\n d\n-e\n+E\n f\n";
+        for r in both(&one(adjacent), Some("a\nb\nc\nd\ne\nf\n")) {
+            assert_eq!(r.expect("applies").as_deref(), Some("a\nB\nc\nd\nE\nf\n"));
+        }
+        let start = "--- a/v\n+++ b/v\n@@ -1,2 +1,2 @@\n-a\n+A\n b\n";
+        assert!(
+            gnu(start, "z\na\nb\n")
+                .expect_err("at the start only")
+                .contains("must start the file")
+        );
+        assert_eq!(
+            gnu(start, "a\nb\nz\n").expect("applies").as_deref(),
+            Some("A\nb\nz\n")
+        );
+    }
+
+    /// What the model leaves to neither tool names the hunk and why.
+    #[test]
+    fn what_gnu_placement_does_not_model_is_an_error() {
+        let gnu = |text: &str, base: &str| {
+            apply(&one(text), Some(base), Tool::GnuPatch).expect_err("not modelled")
+        };
+        let e = gnu("--- a/u\n+++ b/u\n@@ -5,0 +6,1 @@\n+X\n", "a\nb\nc\n");
+        assert!(
+            e.contains("hunk 1 does not apply") && e.contains("outside the file"),
+            "{e}"
+        );
+        let e = gnu(
+            "--- a/u\n+++ b/u\n@@ -2,2 +2,2 @@\n-b\n+B\n c\n",
+            "a\nb\nc\n",
+        );
+        assert!(
+            e.contains("hunk 1 does not apply") && e.contains("less leading than trailing"),
+            "{e}"
+        );
+        // The second hunk matching inside the first one's trailing context (GNU patch applies
+        // it: `a B c D e`; not modelled).
+        let e = gnu(
+            "--- a/q\n+++ b/q\n@@ -1,4 +1,4 @@\n a\n-b\n+B\n c\n d\n@@ -3,3 +3,3 @@\n c\n-d\n+D\n e\n",
+            "a\nb\nc\nd\ne\n",
+        );
+        assert!(
+            e.contains("hunk 2 does not apply") && e.contains("trailing context"),
+            "{e}"
+        );
+        let e = apply(
+            &one("--- a/u\n+++ b/u\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"),
+            Some("a\nb\n"),
+            Tool::GitApply,
+        )
+        .expect_err("too long");
+        assert!(
+            e.contains("hunk 1 does not apply") && e.contains("more than the file has"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn outwards_alternates_later_first() {
         assert_eq!(outwards(2, 0, 5).collect::<Vec<_>>(), [2, 3, 1, 4, 0, 5]);
