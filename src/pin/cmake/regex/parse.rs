@@ -149,11 +149,8 @@ impl Parser<'_> {
             width |= w;
             items.push(piece);
         }
-        Ok(match items.len() {
-            0 => (Node::Empty, false),
-            1 => (items.pop().unwrap_or(Node::Empty), width),
-            _ => (Node::Concat(items), width),
-        })
+        // An empty branch is an empty sequence: it matches the empty string.
+        Ok((Node::Concat(items), width))
     }
 
     fn piece(&mut self) -> Result<(Node, bool), CompileError> {
