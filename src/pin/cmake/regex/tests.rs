@@ -24,6 +24,22 @@ fn no_perl_classes_and_no_counted_repetition() {
     assert!(find("\\s", "a b").is_none());
 }
 
+/// A range's end is read once: `[%--/]` is `%`, `&` to `-`, and `/` (CMake 4.4: `.` does not
+/// match, `/` does).
+#[test]
+fn a_range_ends_where_its_last_byte_is() {
+    for (s, m) in [
+        (".", false),
+        ("/", true),
+        ("%", true),
+        ("&", true),
+        ("-", true),
+        ("0", false),
+    ] {
+        assert_eq!(find("^[%--/]$", s).is_some(), m, "{s}");
+    }
+}
+
 #[test]
 fn cmake_refuses_what_its_compiler_refuses() {
     for (p, why) in [
