@@ -766,6 +766,8 @@ fn a_function_defined_differently_on_the_sides_of_a_join_is_undecided() {
         "{def}if(CMAKE_PP_OPAQUE)\n  def(F a)\nelse()\n  def(F a)\nendif()\nf(x)\n"
     ));
     assert_eq!(e.undecided, None);
+    // The same definition (same body, file and line) on both sides: the sides merge.
+    assert_eq!(e.configurations.len(), 1, "merged");
     let fetch = e
         .configurations
         .iter()
