@@ -375,14 +375,11 @@ impl Run<'_, '_> {
                 .take_while(|(a, b)| a == b)
                 .count()
         };
-        if common < fetches.len() {
-            let mine = Rc::make_mut(&mut self.st.fetches);
-            for f in fetches.iter().skip(common) {
-                if !mine.contains(f) {
-                    let mut f = f.clone();
-                    f.only_if.push(mark.clone());
-                    mine.push(f);
-                }
+        for f in fetches.iter().skip(common) {
+            if !self.st.fetches.contains(f) {
+                let mut f = f.clone();
+                f.only_if.push(mark.clone());
+                Rc::make_mut(&mut self.st.fetches).push(f);
             }
         }
         if !Rc::ptr_eq(&reached, &self.st.reached) {
@@ -438,8 +435,8 @@ impl Run<'_, '_> {
             })
             .collect::<Option<HashSet<&str>>>()
         {
-            Some(w) if !w.is_empty() => w,
-            _ => return,
+            Some(w) => w,
+            None => return,
         };
         let mut ids: BTreeSet<u32> = BTreeSet::new();
         visit_alts(&self.st, &mut |when| {
@@ -450,7 +447,7 @@ impl Run<'_, '_> {
             );
         });
         let ids: Vec<u32> = ids.into_iter().collect();
-        if ids.is_empty() || ids.len() > MAX_NARROWED_JOINS {
+        if ids.len() > MAX_NARROWED_JOINS {
             return;
         }
         let mut alive: Vec<Vec<(u32, bool)>> = Vec::new();
@@ -531,12 +528,16 @@ fn restricted(
     alts: &Alts,
     keep: &dyn Fn(&[Outcome]) -> bool,
 ) -> Option<Val> {
+    if alts.is_empty() {
+        // No alternatives: nothing to narrow.
+        return None;
+    }
     let own = Val {
         text: text.to_string(),
         taint: taint.clone(),
         alts: alts.clone(),
     };
-    let all = own.finite().filter(|a| !alts.is_empty() && !a.is_empty())?;
+    let all = own.finite().filter(|a| !a.is_empty())?;
     let kept: Vec<Alt> = all.iter().filter(|a| keep(&a.when)).cloned().collect();
     let first = kept.first()?.text.clone();
     if kept.len() == all.len() {

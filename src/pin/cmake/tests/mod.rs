@@ -9,6 +9,8 @@ use crate::view::{TargetError, View};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+mod join;
+
 /// Far above what these inputs take even unoptimised on a loaded machine: only a hang fails it.
 const HANG_GUARD: Duration = Duration::from_secs(60);
 
@@ -741,46 +743,6 @@ fn any_tag(e: &Evaluation) -> Value {
         .expect("a tag")
 }
 
-/// A condition on an opaque input (no default) is joined, not forked; the two sides must then
-/// leave the same functions. One definition node run on both sides with the name spelled in
-/// another case (the same command, but `CMAKE_CURRENT_FUNCTION` differs) or other parameters
-/// is a different definition: the join cannot merge them, so the condition is forked. The
-/// same call on both sides joins and is decided.
-#[test]
-fn a_function_defined_differently_on_the_sides_of_a_join_is_undecided() {
-    let def = "macro(def n p)\n  function(${n} ${p})\n    set(T ${CMAKE_CURRENT_FUNCTION} PARENT_SCOPE)\n  endfunction()\nendmacro()\n";
-    for (one, other) in [("def(F a)", "def(f a)"), ("def(f a)", "def(f b)")] {
-        let e = eval_fetching_t(&format!(
-            "{def}if(CMAKE_PP_OPAQUE)\n  {one}\nelse()\n  {other}\nendif()\nf(x)\n"
-        ));
-        // The sides cannot be merged: the condition is forked instead, each configuration
-        // calling its own definition.
-        assert_eq!(e.undecided, None, "{one} / {other}");
-        assert_eq!(e.configurations.len(), 2, "{one} / {other}");
-        assert!(
-            e.configurations.iter().all(|c| !c.default),
-            "no default: opaque"
-        );
-    }
-    let e = eval_fetching_t(&format!(
-        "{def}if(CMAKE_PP_OPAQUE)\n  def(F a)\nelse()\n  def(F a)\nendif()\nf(x)\n"
-    ));
-    assert_eq!(e.undecided, None);
-    // The same definition (same body, file and line) on both sides: the sides merge.
-    assert_eq!(e.configurations.len(), 1, "merged");
-    let fetch = e
-        .configurations
-        .iter()
-        .flat_map(|c| &c.fetches)
-        .next()
-        .expect("a fetch");
-    assert_eq!(
-        fetch.tag.as_ref().map(|t| t.text.as_str()),
-        Some("F"),
-        "{fetch:?}"
-    );
-}
-
 /// `elseif()`/`else()` belong to an `if()`: inside a `foreach()` they are a syntax error, as
 /// CMake reports ("Flow control statements are not properly nested").
 #[test]
@@ -997,152 +959,6 @@ fn unreached_declarations_read_their_values_from_their_file() {
                 Some("p1".into())
             ),
         ]
-    );
-}
-
-/// A value joined over a condition with no default lists its alternatives, each with the
-/// outcome it takes; the alternative of the side CMake takes with the input unset is the
-/// default one. An exact value has no alternatives.
-#[test]
-fn a_joined_values_default_alternative_is_the_unset_inputs_side() {
-    for (cond, default_text) in [("CMAKE_PP_OPAQUE", "b"), ("NOT CMAKE_PP_OPAQUE", "a")] {
-        let e = eval_fetching_t(&format!(
-            "if({cond})\n  set(T a)\nelse()\n  set(T b)\nendif()\n"
-        ));
-        let tag = any_tag(&e);
-        let mut alts: Vec<(String, bool)> = tag
-            .alternatives
-            .iter()
-            .map(|a| (a.text.clone(), a.is_default()))
-            .collect();
-        alts.sort();
-        assert_eq!(
-            alts,
-            [
-                ("a".to_string(), default_text == "a"),
-                ("b".to_string(), default_text == "b")
-            ],
-            "{cond}"
-        );
-    }
-    let top = format!("include(FetchContent)\nset(T t)\n{FETCH_K}");
-    let e = eval(&[("CMakeLists.txt", &top)]).expect("evaluates");
-    let tag = first_default_fetch(&e).tag.clone().expect("a tag");
-    assert!(tag.is_exact() && tag.alternatives.is_empty(), "{tag:?}");
-}
-
-/// Fetches of a joined condition: each side's own fetch kept (the other side's with the
-/// condition), the declarations before it fetched once, a dependency both sides declare
-/// differently fetched as each declares it, and one both fetch through the same call once.
-#[test]
-fn a_joined_conditions_fetches_keep_each_sides_own() {
-    let decl = |n: &str, t: &str| {
-        format!(
-            "FetchContent_Declare({n} GIT_REPOSITORY https://example.invalid/{n}.git GIT_TAG {t})\n"
-        )
-    };
-    let top = format!(
-        "include(FetchContent)\n{}{}{}{}macro(get_a)\n  FetchContent_MakeAvailable(a)\nendmacro()\nif(CMAKE_PP_OPAQUE)\n  {}  FetchContent_MakeAvailable(x)\n  get_a()\n  set(M x)\nelse()\n  {}  FetchContent_MakeAvailable(y)\n  get_a()\nendif()\nFetchContent_MakeAvailable(k)\nset(T \"${{M}}\")\n{}FetchContent_MakeAvailable(m)\n",
-        decl("a", "ta"),
-        decl("x", "tx"),
-        decl("y", "ty"),
-        decl("s", "ts"),
-        decl("k", "k1"),
-        decl("k", "k2"),
-        decl("m", "\"${T}\""),
-    );
-    let e = eval(&[("CMakeLists.txt", &top)]).expect("evaluates");
-    assert_eq!(e.undecided, None);
-    let c = e.configurations.first().expect("a configuration");
-    assert_eq!(e.configurations.len(), 1);
-    let got: Vec<(String, String, bool)> = c
-        .fetches
-        .iter()
-        .map(|f| {
-            (
-                f.name.clone(),
-                f.tag.as_ref().map(|t| t.text.clone()).unwrap_or_default(),
-                f.only_if.is_empty(),
-            )
-        })
-        .collect();
-    assert_eq!(
-        got,
-        [
-            ("y".to_string(), "ty".to_string(), true),
-            ("a".to_string(), "ta".to_string(), true),
-            ("x".to_string(), "tx".to_string(), false),
-            ("k".to_string(), "k2".to_string(), true),
-            ("k".to_string(), "k1".to_string(), false),
-            ("m".to_string(), String::new(), true),
-        ],
-        "{:#?}",
-        c.fetches
-    );
-    // `M`, set on the other side only, is unknown after the join.
-    let m = c
-        .fetches
-        .last()
-        .and_then(|f| f.tag.clone())
-        .expect("m's tag");
-    assert!(!m.is_exact(), "{m:?}");
-}
-
-/// A side of a joined condition that stops CMake (`FATAL_ERROR`): the configurations that go
-/// on are the other side's; when both sides stop, the configuration fails with the error.
-#[test]
-fn a_joined_side_that_stops_cmake_leaves_the_other() {
-    let fetches = |e: &Evaluation| -> Vec<(String, bool)> {
-        e.configurations
-            .iter()
-            .flat_map(|c| {
-                c.fetches.iter().map(move |f| {
-                    (
-                        f.tag.as_ref().map(|t| t.text.clone()).unwrap_or_default(),
-                        c.failed.is_none(),
-                    )
-                })
-            })
-            .collect()
-    };
-    for cond in ["CMAKE_PP_OPAQUE", "NOT CMAKE_PP_OPAQUE"] {
-        let e = eval_fetching_t(&format!(
-            "if({cond})\n  set(T a)\nelse()\n  message(FATAL_ERROR \"no\")\nendif()\n"
-        ));
-        assert_eq!(e.undecided, None, "{cond}");
-        assert_eq!(fetches(&e), [("a".to_string(), true)], "{cond}");
-        // A condition with no default: no configuration is claimed as the default one.
-        assert!(!e.configurations.iter().any(|c| c.default), "{cond}");
-    }
-    let e = eval_fetching_t(
-        "set(T t)\nif(CMAKE_PP_OPAQUE)\n  message(FATAL_ERROR \"one\")\nelse()\n  message(FATAL_ERROR \"two\")\nendif()\n",
-    );
-    assert_eq!(e.undecided, None);
-    let failed: Vec<Option<String>> = e.configurations.iter().map(|c| c.failed.clone()).collect();
-    assert_eq!(failed.len(), 1);
-    assert!(
-        failed[0]
-            .as_deref()
-            .is_some_and(|f| f.contains("one") || f.contains("two")),
-        "{failed:?}"
-    );
-}
-
-/// A condition on an input inside a function is joined, never forked: one configuration,
-/// the value the call sets in its caller with both sides' alternatives.
-#[test]
-fn a_condition_inside_a_function_is_joined() {
-    let e = eval_fetching_t(
-        "function(f)\n  if(PP_X)\n    set(T a PARENT_SCOPE)\n  else()\n    set(T b PARENT_SCOPE)\n  endif()\nendfunction()\nf()\n",
-    );
-    assert_eq!(e.undecided, None);
-    assert_eq!(e.configurations.len(), 1, "{:#?}", e.configurations);
-    let tag = first_default_fetch(&e).tag.clone().expect("a tag");
-    let mut alts: Vec<String> = tag.alternatives.iter().map(|a| a.text.clone()).collect();
-    alts.sort();
-    assert_eq!(
-        (tag.text.as_str(), alts),
-        ("b", vec!["a".to_string(), "b".to_string()])
     );
 }
 
@@ -1402,33 +1218,6 @@ fn writes_land_where_their_paths_can_point() {
     assert_eq!(any_tag(&e).text, "top");
 }
 
-/// After a join, a variable both sides set and the program then unsets is the cache's again
-/// (not "maybe set by a side"), and one declaration both sides made (a macro both call) is one
-/// declaration, not an alternative of itself.
-#[test]
-fn a_join_keeps_what_both_sides_did_alike() {
-    let joined = |body: &str| {
-        format!("if(CMAKE_CXX_COMPILER_ID STREQUAL GNU)\n  {body}else()\n  {body}endif()\n")
-    };
-    let e = eval_fetching_t(&format!(
-        "set(X \"\" CACHE INTERNAL \"\")\n{}unset(X)\nset(T \"x${{X}}\")\n",
-        joined("set(X a)\n")
-    ));
-    let tag = any_tag(&e);
-    assert!(tag.is_exact() && tag.text == "x", "{tag:?}");
-    let e = eval(&[(
-        "CMakeLists.txt",
-        &format!(
-            "include(FetchContent)\nmacro(decl)\n  FetchContent_Declare(k GIT_REPOSITORY https://example.invalid/k.git GIT_TAG t)\nendmacro()\n{}FetchContent_MakeAvailable(k)\n",
-            joined("decl()\n")
-        ),
-    )])
-    .expect("evaluates");
-    let fetches: Vec<&Fetch> = e.configurations.iter().flat_map(|c| &c.fetches).collect();
-    assert_eq!(fetches.len(), 1, "{fetches:#?}");
-    assert!(fetches.iter().all(|f| f.only_if.is_empty()), "{fetches:#?}");
-}
-
 /// A fetch command's quoted argument is its list's elements even when part of it is an input:
 /// `GIT_TAG "t;${PP_X}"` is the tag `t` (depending on `PP_X`), and a keyword among the
 /// elements is a keyword.
@@ -1450,30 +1239,6 @@ fn a_fetch_commands_quoted_list_with_an_input_is_its_elements() {
     assert_eq!(any_tag(&e).text, "t");
 }
 
-/// What only the joined condition's other side did stays possible after the join: a variable
-/// only it set (the program's cache value is not all it can be), a file only it wrote.
-#[test]
-fn a_join_keeps_what_only_the_other_side_did() {
-    // `CMAKE_CXX_COMPILER_ID` is unset by default, so the else() side is this side.
-    let e = eval_fetching_t(
-        "set(X \"\" CACHE INTERNAL \"\")\nif(CMAKE_CXX_COMPILER_ID STREQUAL GNU)\n  set(X a)\nendif()\nset(T \"x${X}\")\n",
-    );
-    let tag = any_tag(&e);
-    assert_eq!(tag.text, "x");
-    assert!(!tag.is_exact(), "{tag:?}");
-    let e = eval(&[
-        (
-            "CMakeLists.txt",
-            &format!(
-                "include(FetchContent)\nif(CMAKE_CXX_COMPILER_ID STREQUAL GNU)\n  file(WRITE ${{CMAKE_CURRENT_SOURCE_DIR}}/x.txt new)\nendif()\nfile(READ ${{CMAKE_CURRENT_SOURCE_DIR}}/x.txt T)\n{FETCH_K}"
-            ),
-        ),
-        ("x.txt", "orig"),
-    ])
-    .expect("evaluates");
-    assert!(!any_tag(&e).is_exact(), "{:?}", any_tag(&e));
-}
-
 /// `string(ASCII)` is computed only when every code is below 128; otherwise (a code CMake
 /// turns into a byte that is no character here) its output is unknown, not the other codes'.
 #[test]
@@ -1487,50 +1252,6 @@ fn string_ascii_with_a_code_past_127_is_unknown() {
     }
     let e = eval_fetching_t("string(ASCII 127 T)\n");
     assert_eq!(any_tag(&e).text, "\u{7f}");
-}
-
-/// An unquoted reference to an unknown value that is empty by default (CMake drops the
-/// argument when it is empty) is a decision: joined where it cannot change what is fetched,
-/// forked once a fetch is found to depend on it (a second pass), joined inside a call.
-#[test]
-fn an_empty_argument_on_an_input_is_joined_unless_relevant() {
-    // Irrelevant: one configuration, the tag exact.
-    let e = eval_fetching_t("set(U a ${PP_E})\nmessage(STATUS ${U})\nset(T t)\n");
-    assert_eq!(e.undecided, None);
-    assert_eq!(e.configurations.len(), 1, "{:#?}", e.configurations);
-    assert!(any_tag(&e).is_exact());
-    // Every decision forked: two configurations for the same program.
-    let v = view(&[(
-        "CMakeLists.txt",
-        format!(
-            "include(FetchContent)\nset(U a ${{PP_E}})\nmessage(STATUS ${{U}})\nset(T t)\n{FETCH_K}"
-        )
-        .as_bytes(),
-    )]);
-    let all = evaluate_with(
-        &v,
-        Limits {
-            fork_all: true,
-            ..Limits::default()
-        },
-    )
-    .expect("evaluates");
-    assert_eq!(all.configurations.len(), 2);
-    // Relevant (the tag is built from it): forked, two configurations, the default one exact.
-    let e = eval_fetching_t("set(T a ${PP_E})\n");
-    assert_eq!(e.undecided, None);
-    assert_eq!(e.configurations.len(), 2, "{:#?}", e.configurations);
-    let default = first_default_fetch(&e).tag.clone().expect("a tag");
-    assert!(default.is_exact() && default.text == "a", "{default:?}");
-    // Inside a call: joined (no fork there), the value any value of -DPP_E, its default `a`.
-    let e = eval_fetching_t(
-        "set(T b)\nfunction(f)\n  set(T a ${PP_E} PARENT_SCOPE)\nendfunction()\nf()\n",
-    );
-    assert_eq!(e.undecided, None);
-    assert_eq!(e.configurations.len(), 1);
-    let tag = any_tag(&e);
-    assert_eq!(tag.text, "a");
-    assert!(tag.inputs.contains(&Input::Cache("PP_E".into())), "{tag:?}");
 }
 
 /// A condition on an input whose branches change nothing fetched is joined (one
