@@ -704,6 +704,11 @@ fn errors() -> Vec<Case> {
             "an error in a function",
             "set(L a)\nfunction(ef)\n  list(GET L 5 X)\n  FetchContent_Declare(inner GIT_REPOSITORY https://example.invalid/inner.git GIT_TAG t)\n  FetchContent_MakeAvailable(inner)\nendfunction()\nef()\n",
         ),
+        // message(SEND_ERROR) reports an error and succeeds: the function goes on.
+        (
+            "a SEND_ERROR in a function",
+            "function(es)\n  message(SEND_ERROR \"stop\")\n  FetchContent_Declare(inner GIT_REPOSITORY https://example.invalid/inner.git GIT_TAG t)\n  FetchContent_MakeAvailable(inner)\nendfunction()\nes()\n",
+        ),
         (
             "an error in an if in a function",
             "set(L a)\nfunction(eg)\n  if(TRUE)\n    list(GET L 5 X)\n    FetchContent_Declare(in1 GIT_REPOSITORY https://example.invalid/in1.git GIT_TAG t)\n    FetchContent_MakeAvailable(in1)\n  endif()\n  FetchContent_Declare(in2 GIT_REPOSITORY https://example.invalid/in2.git GIT_TAG t)\n  FetchContent_MakeAvailable(in2)\nendfunction()\neg()\n",

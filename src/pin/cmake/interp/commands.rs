@@ -115,10 +115,12 @@ impl Run<'_, '_> {
             "cmake_minimum_required" | "cmake_policy" => self.cmd_policy(&args),
             "message" => {
                 if args.first().is_some_and(|a| a.text == "SEND_ERROR") {
-                    return Err(Stop::Error(format!(
-                        "{}: message(SEND_ERROR)",
-                        self.here(inv.line)
-                    )));
+                    // An error CMake reports, the command itself succeeding: CMake goes on
+                    // with the next command, even in a function's or macro's body (which a
+                    // failing command leaves).
+                    let e = format!("{}: message(SEND_ERROR)", self.here(inv.line));
+                    Rc::make_mut(&mut self.st.errors).push(e);
+                    return Ok(Flow::Next);
                 }
                 if args.first().is_some_and(|a| a.text == "FATAL_ERROR") {
                     let msg: Vec<&str> = args.iter().skip(1).map(|a| a.text.as_str()).collect();
