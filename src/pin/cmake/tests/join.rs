@@ -543,3 +543,33 @@ fn narrowing_reads_at_most_six_joins() {
         "seven joins: not narrowed: {seven:?}"
     );
 }
+
+/// A joined command that fails on one side (CMake leaves a macro's body at a failing command)
+/// cannot be merged with the side that goes on: the decision is forked, each configuration
+/// running its own side.
+#[test]
+fn a_command_failing_on_one_side_of_a_join_forks() {
+    let e = eval_fetching_t(
+        "set(T t)\nmacro(m)\n  include(${PP_A} missing.cmake)\n  set(T after)\nendmacro()\nm()\n",
+    );
+    assert_eq!(e.undecided, None);
+    let mut got: Vec<(String, bool)> = e
+        .configurations
+        .iter()
+        .flat_map(|c| {
+            c.fetches.iter().map(move |f| {
+                (
+                    f.tag.as_ref().map(|t| t.text.clone()).unwrap_or_default(),
+                    c.failed.is_some(),
+                )
+            })
+        })
+        .collect();
+    got.sort();
+    assert_eq!(
+        got,
+        [("after".to_string(), false), ("t".to_string(), true)],
+        "{:#?}",
+        e.configurations
+    );
+}
