@@ -721,17 +721,32 @@ fn errors() -> Vec<Case> {
         ),
     ]
     .iter()
-    .map(|(name, stop)| {
+    .flat_map(|(name, stop)| {
         let top = format!(
             "{}message(STATUS \"going on\")\n{stop}{}",
             fetch("before"),
             fetch("after")
         );
-        case(
-            &format!("an error: {name}"),
-            &[("CMakeLists.txt", &top)],
-            false,
-        )
+        // The same in a function's body: CMake leaves it at a command that fails, and goes on
+        // after one that only reports an error.
+        let body = format!("{stop}{}", fetch("inside")).replace('\n', "\n  ");
+        let called = format!(
+            "{}function(erring)\n  {body}\nendfunction()\nerring()\n{}",
+            fetch("before"),
+            fetch("after")
+        );
+        [
+            case(
+                &format!("an error: {name}"),
+                &[("CMakeLists.txt", &top)],
+                false,
+            ),
+            case(
+                &format!("an error in a function's body: {name}"),
+                &[("CMakeLists.txt", &called)],
+                false,
+            ),
+        ]
     })
     .collect()
 }

@@ -236,8 +236,10 @@ impl Run<'_, '_> {
                     }
                     propagate.push(name.to_string());
                 }
+                // CMake stops the configuration here (CMake 4.4: nothing after it runs, in a
+                // function's body either).
                 other => {
-                    return Err(Stop::Error(format!(
+                    return Err(Stop::Fatal(format!(
                         "{}: block() given `{other}`",
                         self.here(head.line)
                     )));
