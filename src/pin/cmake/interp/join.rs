@@ -288,10 +288,11 @@ impl Run<'_, '_> {
             self.st.cache = cache_a.into_iter().map(|(k, v)| (k, Some(v))).collect();
         }
         if env.changed_since(&self.st.env) != Some(Vec::new()) {
+            // A variable only the other side set is absent here after the merge: it reads as
+            // the environment's (any value), defined or not. (`maybe` is for the names of
+            // variables and cache entries, which `$ENV{}` never reads.)
             let mut env_a = flatten(std::mem::take(&mut self.st.env));
-            merge_map(&mut env_a, &flatten(env), &mut |k: &String| {
-                maybe_names.push(k.clone())
-            });
+            merge_map(&mut env_a, &flatten(env), &mut |_: &String| {});
             self.st.env = env_a.into_iter().map(|(k, v)| (k, Some(v))).collect();
         }
         if !maybe_names.is_empty() {

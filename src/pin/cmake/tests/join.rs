@@ -363,12 +363,22 @@ fn a_join_merges_the_cache_and_the_environment() {
         let tag = any_tag(&e);
         assert_eq!(texts(&tag), ["a", "b"], "{one}: {tag:?}");
     }
+    // Removed before the join (so no `-D` or environment can hold them there): unset, not
+    // any value, on the default side.
     for (set, read) in [
         ("set(D d CACHE STRING \"\" FORCE)", "${D}"),
         ("set(ENV{D} d)", "$ENV{D}"),
     ] {
         let e = eval_fetching_t(&format!(
-            "if(CMAKE_PP_OPAQUE)\n  {set}\nendif()\nset(T \"x{read}\")\n"
+            "set(D \"\" CACHE INTERNAL \"\")\nunset(D CACHE)\nunset(ENV{{D}})\nset(T \"x{read}\")\n"
+        ));
+        let tag = any_tag(&e);
+        assert!(
+            tag.is_exact() && tag.text == "x",
+            "{set}: without the join: {tag:?}"
+        );
+        let e = eval_fetching_t(&format!(
+            "set(D \"\" CACHE INTERNAL \"\")\nunset(D CACHE)\nunset(ENV{{D}})\nif(CMAKE_PP_OPAQUE)\n  {set}\nendif()\nset(T \"x{read}\")\n"
         ));
         let tag = any_tag(&e);
         assert_eq!(tag.text, "x", "{set}");
@@ -376,7 +386,29 @@ fn a_join_merges_the_cache_and_the_environment() {
             !tag.is_exact(),
             "{set}: only the other side set it: {tag:?}"
         );
+        if read.starts_with("$ENV") {
+            // Read as the environment's: any value (the join is not what it depends on).
+            assert!(tag.inputs.contains(&Input::Env("D".into())), "{tag:?}");
+            continue;
+        }
+        // On a condition with a default: the fetch depends on the join, so the condition is
+        // forked, each configuration exact.
+        let e = eval_fetching_t(&format!(
+            "set(D \"\" CACHE INTERNAL \"\")\nunset(D CACHE)\nunset(ENV{{D}})\nif(PP_C)\n  {set}\nendif()\nset(T \"x{read}\")\n"
+        ));
+        assert_eq!(e.configurations.len(), 2, "{set}: {:#?}", e.configurations);
+        assert_eq!(
+            tag_values(&e),
+            (vec!["x".into(), "xd".into()], false),
+            "{set}"
+        );
     }
+    // An environment variable only the other side set is no variable of the same name.
+    let e = eval_fetching_t(
+        "set(E \"\" CACHE INTERNAL \"\")\nif(CMAKE_PP_OPAQUE)\n  set(ENV{E} e)\nendif()\nset(T \"x${E}\")\n",
+    );
+    let tag = any_tag(&e);
+    assert!(tag.is_exact() && tag.text == "x", "{tag:?}");
 }
 
 /// A side that sets more variables than a scope's shared layer holds (it folds them into a
@@ -388,15 +420,17 @@ fn a_join_merges_scopes_that_no_longer_share_a_base() {
         "if(CMAKE_PP_OPAQUE)\n{many}  set(X a)\nelse()\n  set(X b)\nendif()\nset(T \"${{X}}\")\n"
     ));
     assert_eq!(texts(&any_tag(&e)), ["a", "b"], "{:?}", any_tag(&e));
+    // `Y` is the cache's empty value on the default side (no `-DY` can change it).
+    let known = "set(Y \"\" CACHE INTERNAL \"\")\n";
     let e = eval_fetching_t(&format!(
-        "if(CMAKE_PP_OPAQUE)\n{many}  set(Y y)\nendif()\nset(T \"x${{Y}}\")\n"
+        "{known}if(CMAKE_PP_OPAQUE)\n{many}  set(Y y)\nendif()\nset(T \"x${{Y}}\")\n"
     ));
     let tag = any_tag(&e);
     assert_eq!(tag.text, "x");
     assert!(!tag.is_exact(), "only the other side set Y: {tag:?}");
     // The default side folds: the same.
     let e = eval_fetching_t(&format!(
-        "if(CMAKE_PP_OPAQUE)\n  set(Y y)\nelse()\n{many}endif()\nset(T \"x${{Y}}\")\n"
+        "{known}if(CMAKE_PP_OPAQUE)\n  set(Y y)\nelse()\n{many}endif()\nset(T \"x${{Y}}\")\n"
     ));
     assert!(!any_tag(&e).is_exact(), "{:?}", any_tag(&e));
 }
@@ -571,5 +605,34 @@ fn a_command_failing_on_one_side_of_a_join_forks() {
         [("after".to_string(), false), ("t".to_string(), true)],
         "{:#?}",
         e.configurations
+    );
+}
+
+/// A value both sides set alike stays exact; declarations a join inside the other side left
+/// as alternatives stay alternatives after the outer join.
+#[test]
+fn a_join_keeps_equal_values_exact_and_nested_alternatives() {
+    let e = eval_fetching_t("if(CMAKE_PP_OPAQUE)\n  set(T a)\nelse()\n  set(T a)\nendif()\n");
+    let tag = any_tag(&e);
+    assert!(tag.is_exact() && tag.text == "a", "{tag:?}");
+    let decl = |t: &str| {
+        format!(
+            "FetchContent_Declare(k GIT_REPOSITORY https://example.invalid/k.git GIT_TAG {t})\n"
+        )
+    };
+    let e = eval(&[(
+        "CMakeLists.txt",
+        &format!(
+            "include(FetchContent)\nif(CMAKE_PP_A)\n  if(CMAKE_PP_B)\n    {}  else()\n    {}  endif()\nelse()\n  {}endif()\nFetchContent_MakeAvailable(k)\n",
+            decl("tb"),
+            decl("tc"),
+            decl("ta")
+        ),
+    )])
+    .expect("evaluates");
+    assert_eq!(e.undecided, None);
+    assert_eq!(
+        tag_values(&e),
+        (vec!["ta".into(), "tb".into(), "tc".into()], false)
     );
 }
