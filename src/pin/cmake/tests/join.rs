@@ -636,3 +636,32 @@ fn a_join_keeps_equal_values_exact_and_nested_alternatives() {
         (vec!["ta".into(), "tb".into(), "tc".into()], false)
     );
 }
+
+/// A dependency declared on one side only is fetched by a `FetchContent_MakeAvailable` after
+/// the join, with the condition (either side: on the other, CMake would stop there or take a
+/// later declaration).
+#[test]
+fn a_declaration_on_one_side_only_is_fetched_after_the_join() {
+    for (one, other) in [("", DECLARE_K), (DECLARE_K, "")] {
+        let e = eval(&[(
+            "CMakeLists.txt",
+            &format!(
+                "include(FetchContent)\nif(CMAKE_PP_OPAQUE)\n  {one}else()\n  {other}endif()\nFetchContent_MakeAvailable(k)\n"
+            ),
+        )])
+        .expect("evaluates");
+        assert_eq!(e.undecided, None);
+        let fetched: Vec<(String, bool)> = e
+            .configurations
+            .iter()
+            .flat_map(|c| &c.fetches)
+            .map(|f| {
+                (
+                    f.tag.as_ref().map(|t| t.text.clone()).unwrap_or_default(),
+                    f.only_if.is_empty(),
+                )
+            })
+            .collect();
+        assert_eq!(fetched, [("t".to_string(), false)], "{one:?} / {other:?}");
+    }
+}
