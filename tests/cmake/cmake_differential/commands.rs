@@ -693,6 +693,11 @@ fn errors() -> Vec<Case> {
             "add_subdirectory(${CMAKE_CURRENT_SOURCE_DIR}/nope)\n",
         ),
         ("a list index", "set(L a)\nlist(GET L 5 X)\n"),
+        ("include() without a file", "set(NO_FILE \"\")\ninclude(${NO_FILE})\n"),
+        (
+            "add_subdirectory() without a directory",
+            "set(NO_DIR \"\")\nadd_subdirectory(${NO_DIR})\n",
+        ),
         ("a block with an unknown argument", "block(FOO)\nendblock()\n"),
         (
             "a block scope for something else",

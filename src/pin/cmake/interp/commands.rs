@@ -360,7 +360,10 @@ impl Run<'_, '_> {
 
     pub(super) fn cmd_include(&mut self, args: &[Arg], line: u32) -> Result<Flow, Stop> {
         let Some(target) = args.first() else {
-            return Ok(Flow::Next);
+            return Err(Stop::Error(format!(
+                "{}: include() without a file",
+                self.here(line)
+            )));
         };
         let optional = args.iter().skip(1).any(|a| a.text == "OPTIONAL");
         let result_var = args
@@ -495,7 +498,10 @@ impl Run<'_, '_> {
 
     pub(super) fn cmd_add_subdirectory(&mut self, args: &[Arg], line: u32) -> Result<(), Stop> {
         let Some(dir) = args.first() else {
-            return Ok(());
+            return Err(Stop::Error(format!(
+                "{}: add_subdirectory() without a directory",
+                self.here(line)
+            )));
         };
         if !dir.taint.is_empty() {
             let what = format!("{}: add_subdirectory({})", self.here(line), dir.text);

@@ -1440,3 +1440,53 @@ fn project_calls_are_found_as_cmake_reads_them() {
         assert!(!calls_project(text), "{text:?}");
     }
 }
+
+/// `add_subdirectory()` runs the directory's `CMakeLists.txt` (its fetches located there, its
+/// variables its own scope's); a missing directory is an error CMake reports before going on;
+/// a directory named by an input is a file pinprobe cannot read.
+#[test]
+fn add_subdirectory_runs_the_directorys_lists_file() {
+    let e = eval(&[
+        (
+            "CMakeLists.txt",
+            &format!(
+                "include(FetchContent)\nset(T t)\nadd_subdirectory(sub)\nadd_subdirectory(nope)\nadd_subdirectory(${{PP_DIR}})\n{FETCH_K}"
+            ),
+        ),
+        (
+            "sub/CMakeLists.txt",
+            "set(T inner)\nFetchContent_Declare(s GIT_REPOSITORY https://example.invalid/s.git GIT_TAG ts)\nFetchContent_MakeAvailable(s)\n",
+        ),
+    ])
+    .expect("evaluates");
+    assert_eq!(e.undecided, None);
+    let c = e.configurations.first().expect("a configuration");
+    let got: Vec<(&str, &str, Option<&str>)> = c
+        .fetches
+        .iter()
+        .map(|f| {
+            (
+                f.name.as_str(),
+                f.file.as_str(),
+                f.tag.as_ref().map(|t| t.text.as_str()),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("s", "sub/CMakeLists.txt", Some("ts")),
+            ("k", "CMakeLists.txt", Some("t"))
+        ]
+    );
+    assert!(
+        c.failed.as_deref().is_some_and(|f| f.contains("nope")),
+        "{:?}",
+        c.failed
+    );
+    assert!(
+        c.unread.iter().any(|u| u.contains("add_subdirectory(")),
+        "{:?}",
+        c.unread
+    );
+}
