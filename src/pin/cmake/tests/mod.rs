@@ -1490,3 +1490,53 @@ fn add_subdirectory_runs_the_directorys_lists_file() {
         c.unread
     );
 }
+
+/// A called function's statements are located in the file that defines it (a declaration's
+/// `file` and `line`), while `CMAKE_CURRENT_LIST_FILE` stays the caller's list file; after the
+/// call, the caller's statements are the caller's again.
+#[test]
+fn a_called_bodys_statements_are_located_where_it_is_defined() {
+    let declare = |n: &str, tag: &str| {
+        format!(
+            "FetchContent_Declare({n} GIT_REPOSITORY https://example.invalid/{n}.git GIT_TAG {tag})\nFetchContent_MakeAvailable({n})\n"
+        )
+    };
+    let e = eval(&[
+        (
+            "CMakeLists.txt",
+            &format!(
+                "include(FetchContent)\ninclude(cmake/deps.cmake)\nfunction(here)\n  {}endfunction()\nhere()\nget_k()\n{}",
+                declare("h", "th"),
+                declare("after", "ta")
+            ),
+        ),
+        (
+            "cmake/deps.cmake",
+            &format!(
+                "function(get_k)\n  {}endfunction()\n",
+                declare("k", "${CMAKE_CURRENT_LIST_FILE}")
+            ),
+        ),
+    ])
+    .expect("evaluates");
+    assert_eq!(e.undecided, None);
+    let c = e.configurations.first().expect("a configuration");
+    let got: Vec<(&str, &str, u32)> = c
+        .fetches
+        .iter()
+        .map(|f| (f.name.as_str(), f.file.as_str(), f.line))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("h", "CMakeLists.txt", 4),
+            ("k", "cmake/deps.cmake", 2),
+            ("after", "CMakeLists.txt", 9)
+        ]
+    );
+    let k_tag = c.fetches[1].tag.as_ref().map(|t| t.text.as_str());
+    assert!(
+        k_tag.is_some_and(|t| t.ends_with("/CMakeLists.txt")),
+        "{k_tag:?}"
+    );
+}
