@@ -1492,8 +1492,8 @@ fn add_subdirectory_runs_the_directorys_lists_file() {
 }
 
 /// A called function's statements are located in the file that defines it (a declaration's
-/// `file` and `line`), while `CMAKE_CURRENT_LIST_FILE` stays the caller's list file; after the
-/// call, the caller's statements are the caller's again.
+/// `file` and `line`, `CMAKE_CURRENT_LIST_LINE`), while `CMAKE_CURRENT_LIST_FILE` stays the
+/// caller's list file; after the call, the caller's statements are the caller's again.
 #[test]
 fn a_called_bodys_statements_are_located_where_it_is_defined() {
     let declare = |n: &str, tag: &str| {
@@ -1514,7 +1514,7 @@ fn a_called_bodys_statements_are_located_where_it_is_defined() {
             "cmake/deps.cmake",
             &format!(
                 "function(get_k)\n  {}endfunction()\n",
-                declare("k", "${CMAKE_CURRENT_LIST_FILE}")
+                declare("k", "${CMAKE_CURRENT_LIST_FILE}:${CMAKE_CURRENT_LIST_LINE}")
             ),
         ),
     ])
@@ -1536,7 +1536,7 @@ fn a_called_bodys_statements_are_located_where_it_is_defined() {
     );
     let k_tag = c.fetches[1].tag.as_ref().map(|t| t.text.as_str());
     assert!(
-        k_tag.is_some_and(|t| t.ends_with("/CMakeLists.txt")),
+        k_tag.is_some_and(|t| t.ends_with("/CMakeLists.txt:2")),
         "{k_tag:?}"
     );
 }
