@@ -740,6 +740,17 @@ fn errors() -> Vec<Case> {
             fetch("before"),
             fetch("after")
         );
+        // And in a macro's body, and in a loop's body.
+        let expanded = format!(
+            "{}macro(erring)\n  {body}\nendmacro()\nerring()\n{}",
+            fetch("before"),
+            fetch("after")
+        );
+        let looped = format!(
+            "{}foreach(once a)\n  {body}\nendforeach()\n{}",
+            fetch("before"),
+            fetch("after")
+        );
         [
             case(
                 &format!("an error: {name}"),
@@ -749,6 +760,16 @@ fn errors() -> Vec<Case> {
             case(
                 &format!("an error in a function's body: {name}"),
                 &[("CMakeLists.txt", &called)],
+                false,
+            ),
+            case(
+                &format!("an error in a macro's body: {name}"),
+                &[("CMakeLists.txt", &expanded)],
+                false,
+            ),
+            case(
+                &format!("an error in a loop's body: {name}"),
+                &[("CMakeLists.txt", &looped)],
                 false,
             ),
         ]
