@@ -1,9 +1,39 @@
-//! Joined decisions ([`super::super::interp`]'s `join.rs`): a condition on an input that
+//! Joined decisions (`interp/join.rs`): a condition on an input that
 //! changes nothing fetched runs both sides from one state and merges them. Each test is a
 //! program whose merged state CMake could leave differently under the input, and asserts what
 //! every configuration of the input can fetch, or why the evaluation is unknown.
 
 use super::*;
+
+/// `k` declared at the tag `t`, not made available.
+const DECLARE_K: &str =
+    "FetchContent_Declare(k GIT_REPOSITORY https://example.invalid/k.git GIT_TAG t)\n";
+
+/// Each configuration's fetched tags, each with whether that configuration fails.
+fn tags_and_failures(e: &Evaluation) -> Vec<(String, bool)> {
+    e.configurations
+        .iter()
+        .flat_map(|c| {
+            c.fetches.iter().map(move |f| {
+                (
+                    f.tag.as_ref().map(|t| t.text.clone()).unwrap_or_default(),
+                    c.failed.is_some(),
+                )
+            })
+        })
+        .collect()
+}
+
+/// The literal texts a tag can take (its alternatives, or its own text when it has none).
+fn texts(tag: &Value) -> Vec<String> {
+    let mut out: Vec<String> = match tag.finite() {
+        Some(alts) => alts.into_iter().map(|a| a.text).collect(),
+        None => vec![tag.text.clone()],
+    };
+    out.sort();
+    out.dedup();
+    out
+}
 
 /// A condition on an opaque input (no default) is joined, not forked; the two sides must then
 /// leave the same functions. One definition node run on both sides with the name spelled in
@@ -137,25 +167,12 @@ fn a_joined_conditions_fetches_keep_each_sides_own() {
 /// on are the other side's; when both sides stop, the configuration fails with the error.
 #[test]
 fn a_joined_side_that_stops_cmake_leaves_the_other() {
-    let fetches = |e: &Evaluation| -> Vec<(String, bool)> {
-        e.configurations
-            .iter()
-            .flat_map(|c| {
-                c.fetches.iter().map(move |f| {
-                    (
-                        f.tag.as_ref().map(|t| t.text.clone()).unwrap_or_default(),
-                        c.failed.is_none(),
-                    )
-                })
-            })
-            .collect()
-    };
     for cond in ["CMAKE_PP_OPAQUE", "NOT CMAKE_PP_OPAQUE"] {
         let e = eval_fetching_t(&format!(
             "if({cond})\n  set(T a)\nelse()\n  message(FATAL_ERROR \"no\")\nendif()\n"
         ));
         assert_eq!(e.undecided, None, "{cond}");
-        assert_eq!(fetches(&e), [("a".to_string(), true)], "{cond}");
+        assert_eq!(tags_and_failures(&e), [("a".to_string(), false)], "{cond}");
         // A condition with no default: no configuration is claimed as the default one.
         assert!(!e.configurations.iter().any(|c| c.default), "{cond}");
     }
@@ -284,21 +301,6 @@ fn an_empty_argument_on_an_input_is_joined_unless_relevant() {
     let tag = any_tag(&e);
     assert_eq!(tag.text, "a");
     assert!(tag.inputs.contains(&Input::Cache("PP_E".into())), "{tag:?}");
-}
-
-/// `FETCH_K`'s declaration of `k` at tag `t`, and its `FetchContent_MakeAvailable`.
-const DECLARE_K: &str =
-    "FetchContent_Declare(k GIT_REPOSITORY https://example.invalid/k.git GIT_TAG t)\n";
-
-/// The literal texts a tag can take (its alternatives, or its own text when it has none).
-fn texts(tag: &Value) -> Vec<String> {
-    let mut out: Vec<String> = match tag.finite() {
-        Some(alts) => alts.into_iter().map(|a| a.text).collect(),
-        None => vec![tag.text.clone()],
-    };
-    out.sort();
-    out.dedup();
-    out
 }
 
 /// Inside a function call a join whose sides cannot be merged (one side defines a function)
@@ -587,18 +589,7 @@ fn a_command_failing_on_one_side_of_a_join_forks() {
         "set(T t)\nmacro(m)\n  include(${PP_A} missing.cmake)\n  set(T after)\nendmacro()\nm()\n",
     );
     assert_eq!(e.undecided, None);
-    let mut got: Vec<(String, bool)> = e
-        .configurations
-        .iter()
-        .flat_map(|c| {
-            c.fetches.iter().map(move |f| {
-                (
-                    f.tag.as_ref().map(|t| t.text.clone()).unwrap_or_default(),
-                    c.failed.is_some(),
-                )
-            })
-        })
-        .collect();
+    let mut got = tags_and_failures(&e);
     got.sort();
     assert_eq!(
         got,
