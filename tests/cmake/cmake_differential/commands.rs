@@ -402,6 +402,9 @@ pub(super) fn command_cases() -> Vec<Case> {
                 "function(pd)\n  cmake_parse_arguments(D \"F\" \"\" \"\" ${ARGN})\n  if(D_F)\n    set(OUT yes PARENT_SCOPE)\n  else()\n    set(OUT no PARENT_SCOPE)\n  endif()\nendfunction()\npd(x)",
                 "function(pe)\n  cmake_parse_arguments(E \"\" \"ONE\" \"\" ${ARGN})\n  set(OUT \"${E_ONE}\" PARENT_SCOPE)\nendfunction()\npe(ONE a ONE b)",
                 "macro(pf)\n  cmake_parse_arguments(FM \"\" \"V\" \"\" ${ARGN})\n  set(OUT \"${FM_V}\")\nendmacro()\npf(V mv)",
+                // PARSE_ARGV in a macro reads the calling function's ARGC and ARGV<n>
+                // variables: the macro's own arguments are no variables.
+                "macro(pgm)\n  cmake_parse_arguments(PARSE_ARGV 0 GM \"\" \"ONE\" \"\")\n  set(OUT \"${GM_ONE}-${GM_UNPARSED_ARGUMENTS}\" PARENT_SCOPE)\nendmacro()\nfunction(pgf)\n  pgm(ignored ONE m)\nendfunction()\npgf(ONE fromfunction x)",
             ],
         ),
         outputs_table(
@@ -693,6 +696,27 @@ fn errors() -> Vec<Case> {
             "add_subdirectory(${CMAKE_CURRENT_SOURCE_DIR}/nope)\n",
         ),
         ("a list index", "set(L a)\nlist(GET L 5 X)\n"),
+        ("foreach() without arguments", "foreach()\nendforeach()\n"),
+        (
+            "foreach(IN) without LISTS or ITEMS",
+            "foreach(x IN FOO)\nendforeach()\n",
+        ),
+        (
+            "a function given fewer arguments than it names",
+            "function(two a b)\nendfunction()\ntwo(x)\n",
+        ),
+        (
+            "a macro given fewer arguments than it names",
+            "macro(mtwo a b)\nendmacro()\nmtwo(x)\n",
+        ),
+        (
+            "an index for PARSE_ARGV that is no number",
+            "function(pa)\n  cmake_parse_arguments(PARSE_ARGV x P \"\" \"\" \"\")\nendfunction()\npa()\n",
+        ),
+        (
+            "PARSE_ARGV outside a function",
+            "set(ARGC \"\")\ncmake_parse_arguments(PARSE_ARGV 0 P \"\" \"\" \"\")\n",
+        ),
         ("include() without a file", "set(NO_FILE \"\")\ninclude(${NO_FILE})\n"),
         (
             "add_subdirectory() without a directory",

@@ -145,8 +145,10 @@ impl Run<'_, '_> {
                     self.joining_empties(&|r: &mut Self| r.if_chain(branches), false)?
                 }
                 Node::Foreach(head, body) => {
+                    // A `foreach()` CMake refuses fails as a command does: a function's or
+                    // macro's body is left there.
                     let run = |r: &mut Self| match r.foreach(head, body) {
-                        Err(Stop::Error(e)) => {
+                        Err(Stop::Error(e)) if !function_body => {
                             Rc::make_mut(&mut r.st.errors).push(e);
                             Ok(Flow::Next)
                         }

@@ -376,14 +376,7 @@ impl Lookup for Run<'_, '_> {
         {
             return v.clone();
         }
-        match self.defined_val(name) {
-            (Some(v), _) => v,
-            (None, taint) => Val {
-                text: String::new(),
-                taint,
-                alts: crate::pin::cmake::value::Alts::new(),
-            },
-        }
+        self.variable(name)
     }
 
     fn env(&self, name: &str) -> Val {

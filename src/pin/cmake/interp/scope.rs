@@ -69,6 +69,20 @@ impl Run<'_, '_> {
         self.scope_mut().insert(name.to_string(), v);
     }
 
+    /// A variable's value as a command reads it by name (`cmake_parse_arguments(PARSE_ARGV)`'s
+    /// `ARGC` and `ARGV<n>`): a macro's arguments replace `${...}` references only, they are
+    /// no variables.
+    pub(super) fn variable(&self, name: &str) -> Val {
+        match self.defined_val(name) {
+            (Some(v), _) => v,
+            (None, taint) => Val {
+                text: String::new(),
+                taint,
+                alts: crate::pin::cmake::value::Alts::new(),
+            },
+        }
+    }
+
     pub(super) fn defined_val(&self, name: &str) -> (Option<Val>, Taint) {
         let (v, mut t) = self.defined_val_plain(name);
         let wild: Taint = self
@@ -349,9 +363,27 @@ impl Run<'_, '_> {
             let n: usize = args
                 .get(1)
                 .and_then(|a| a.text.parse().ok())
-                .ok_or_else(|| Stop::Error(format!("{}: PARSE_ARGV index", self.here(line))))?;
-            let argc: usize = self.var("ARGC").text.parse().unwrap_or(0);
-            let vals = (n..argc).map(|i| self.var(&format!("ARGV{i}"))).collect();
+                // CMake stops the configuration here (CMake 4.4).
+                .ok_or_else(|| Stop::Fatal(format!("{}: PARSE_ARGV index", self.here(line))))?;
+            // Outside a function `ARGC` is whatever a variable of that name holds: CMake stops
+            // when it is no count. One an input sets (`-DARGC=`) cannot be followed.
+            let argc = self.variable("ARGC");
+            if !argc.taint.is_empty() {
+                return Err(Stop::Undecided(format!(
+                    "{}: PARSE_ARGV with ARGC from an input (outside a function)",
+                    self.here(line)
+                )));
+            }
+            let argc: usize = argc.text.parse().map_err(|_| {
+                Stop::Fatal(format!(
+                    "{}: PARSE_ARGV with ARGC `{}`, no count",
+                    self.here(line),
+                    argc.text
+                ))
+            })?;
+            let vals = (n..argc)
+                .map(|i| self.variable(&format!("ARGV{i}")))
+                .collect();
             (vals, args.get(2), args.get(3), args.get(4), args.get(5))
         } else {
             let vals = args.iter().skip(4).map(Arg::val).collect();

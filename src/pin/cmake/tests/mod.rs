@@ -1540,3 +1540,24 @@ fn a_called_bodys_statements_are_located_where_it_is_defined() {
         "{k_tag:?}"
     );
 }
+
+/// `cmake_parse_arguments(PARSE_ARGV)` outside a function reads a variable `ARGC`: unset, it
+/// is an input pinprobe cannot follow (CMake stops without one, `-DARGC=2` lets it go on);
+/// set to no count, CMake stops there.
+#[test]
+fn parse_argv_outside_a_function_reads_the_variable_argc() {
+    let e = eval_fetching_t("set(T t)\ncmake_parse_arguments(PARSE_ARGV 0 P \"\" \"\" \"\")\n");
+    let why = e.undecided.clone().expect("unknown");
+    assert!(why.contains("PARSE_ARGV with ARGC from an input"), "{why}");
+    let e = eval_fetching_t(
+        "set(T t)\nset(ARGC x)\ncmake_parse_arguments(PARSE_ARGV 0 P \"\" \"\" \"\")\n",
+    );
+    assert_eq!(e.undecided, None);
+    let c = e.configurations.first().expect("a configuration");
+    assert!(c.fetches.is_empty(), "CMake stops before the fetch");
+    assert!(
+        c.failed.as_deref().is_some_and(|f| f.contains("ARGC `x`")),
+        "{:?}",
+        c.failed
+    );
+}
