@@ -1561,3 +1561,26 @@ fn parse_argv_outside_a_function_reads_the_variable_argc() {
         c.failed
     );
 }
+
+/// A `foreach()` CMake refuses fails as a command does: reported, the next command runs, and
+/// a function's body is left there.
+#[test]
+fn a_refused_foreach_fails_as_a_command_does() {
+    let e = eval_fetching_t(
+        "function(f)\n  foreach()\n  endforeach()\n  set(T inside PARENT_SCOPE)\nendfunction()\nset(T t)\nf()\nforeach(x IN FOO)\nendforeach()\nset(T \"${T}-after\")\n",
+    );
+    assert_eq!(e.undecided, None);
+    let c = e.configurations.first().expect("a configuration");
+    assert_eq!(
+        c.fetches
+            .iter()
+            .map(|f| f.tag.as_ref().map(|t| t.text.as_str()))
+            .collect::<Vec<_>>(),
+        [Some("t-after")]
+    );
+    assert!(
+        c.failed.as_deref().is_some_and(|f| f.contains("foreach()")),
+        "{:?}",
+        c.failed
+    );
+}
