@@ -376,7 +376,7 @@ impl Lookup for Run<'_, '_> {
         {
             return v.clone();
         }
-        self.variable(name)
+        self.read_var(name)
     }
 
     fn env(&self, name: &str) -> Val {

@@ -69,20 +69,6 @@ impl Run<'_, '_> {
         self.scope_mut().insert(name.to_string(), v);
     }
 
-    /// A variable's value as a command reads it by name (`cmake_parse_arguments(PARSE_ARGV)`'s
-    /// `ARGC` and `ARGV<n>`): a macro's arguments replace `${...}` references only, they are
-    /// no variables.
-    pub(super) fn variable(&self, name: &str) -> Val {
-        match self.defined_val(name) {
-            (Some(v), _) => v,
-            (None, taint) => Val {
-                text: String::new(),
-                taint,
-                alts: crate::pin::cmake::value::Alts::new(),
-            },
-        }
-    }
-
     pub(super) fn defined_val(&self, name: &str) -> (Option<Val>, Taint) {
         let (v, mut t) = self.defined_val_plain(name);
         let wild: Taint = self
@@ -367,7 +353,7 @@ impl Run<'_, '_> {
                 .ok_or_else(|| Stop::Fatal(format!("{}: PARSE_ARGV index", self.here(line))))?;
             // Outside a function `ARGC` is whatever a variable of that name holds: CMake stops
             // when it is no count. One an input sets (`-DARGC=`) cannot be followed.
-            let argc = self.variable("ARGC");
+            let argc = self.read_var("ARGC");
             if !argc.taint.is_empty() {
                 return Err(Stop::Undecided(format!(
                     "{}: PARSE_ARGV with ARGC from an input (outside a function)",
@@ -382,7 +368,7 @@ impl Run<'_, '_> {
                 ))
             })?;
             let vals = (n..argc)
-                .map(|i| self.variable(&format!("ARGV{i}")))
+                .map(|i| self.read_var(&format!("ARGV{i}")))
                 .collect();
             (vals, args.get(2), args.get(3), args.get(4), args.get(5))
         } else {
@@ -471,7 +457,9 @@ impl Run<'_, '_> {
         Ok(())
     }
 
-    /// A variable's value as commands read it (no macro arguments).
+    /// A variable's value as commands read it by name (`cmake_parse_arguments(PARSE_ARGV)`'s
+    /// `ARGC` and `ARGV<n>`): a macro's arguments replace `${...}` references only, they are
+    /// no variables.
     pub(super) fn read_var(&self, name: &str) -> Val {
         match self.defined_val(name) {
             (Some(v), _) => v,
