@@ -764,10 +764,17 @@ fn errors() -> Vec<Case> {
             fetch("before"),
             fetch("after")
         );
-        // And in a macro's body, and in a loop's body.
+        // And in a macro's body, in an if() in a function's body, and in a loop's body.
         let expanded = format!(
             "{}macro(erring)\n  {body}\nendmacro()\nerring()\n{}",
             fetch("before"),
+            fetch("after")
+        );
+        let nested = format!(
+            "{}function(erring)\n  if(TRUE)\n    {}\n  endif()\n  {}endfunction()\nerring()\n{}",
+            fetch("before"),
+            stop.replace('\n', "\n    "),
+            fetch("inside").replace('\n', "\n  "),
             fetch("after")
         );
         let looped = format!(
@@ -789,6 +796,11 @@ fn errors() -> Vec<Case> {
             case(
                 &format!("an error in a macro's body: {name}"),
                 &[("CMakeLists.txt", &expanded)],
+                false,
+            ),
+            case(
+                &format!("an error in an if() in a function's body: {name}"),
+                &[("CMakeLists.txt", &nested)],
                 false,
             ),
             case(
