@@ -726,8 +726,9 @@ impl View for WheelView {
             return Ok(false);
         };
         let mut archive = self.archive.borrow_mut();
-        // A deflated member is inflated by fdeflate (`view::inflate`: faster than the zip
-        // reader's zlib-rs, with the same CRC-32 and size checks); others by the zip reader.
+        // A deflated member is inflated by pinprobe's own decoder (`view::inflate`: faster than
+        // the zip reader's zlib-rs, with the same CRC-32 and size checks); others by the zip
+        // reader.
         if member.entry.method == 8 {
             let raw = archive
                 .by_index_raw(member.index)
@@ -909,7 +910,7 @@ mod tests {
         assert_eq!(view.archive_entry("demo/lib.so").expect("entry").method, 8);
         let (intact, seen) = stream(&view);
         assert!(intact.expect("streams"));
-        assert!(seen == body, "fdeflate's bytes are the member's");
+        assert!(seen == body, "the inflater's bytes are the member's");
         // The central directory's CRC-32 changed: the stream is refused as the zip reader
         // refuses it, in its words.
         let mut bytes = std::fs::read(&path).expect("read");
