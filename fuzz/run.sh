@@ -16,7 +16,7 @@ jobs=${FUZZ_JOBS:-2}
 
 all=(cmake wheel rule_yaml signature_python signature_yaml index artifact_files
      image_layers image_archive oci_manifest ignore_file registry_client tar_headers
-     rule_roundtrip bug_shape_wheel rule_feed pth_file)
+     rule_roundtrip bug_shape_wheel rule_feed pth_file inflate)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 

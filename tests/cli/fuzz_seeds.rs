@@ -213,6 +213,41 @@ fn pth_seeds(out: &Path) {
     }
 }
 
+/// Deflate streams as flate2 writes them at several levels (stored, fixed and dynamic blocks),
+/// and one stored block written here.
+fn inflate_seeds(out: &Path) {
+    use std::io::Write;
+    let text: Vec<u8> = b"dynamic symbols of a shared library; "
+        .iter()
+        .cycle()
+        .take(20_000)
+        .enumerate()
+        .map(|(i, &b)| {
+            if i % 97 == 0 {
+                b'0' + (i % 10) as u8
+            } else {
+                b
+            }
+        })
+        .collect();
+    for level in [0u32, 1, 6, 9] {
+        let mut e = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::new(level));
+        e.write_all(&text).expect("deflate");
+        put(
+            out,
+            "inflate",
+            &format!("level{level}"),
+            &e.finish().expect("deflate"),
+        );
+    }
+    put(
+        out,
+        "inflate",
+        "stored",
+        &[1, 3, 0, 0xfc, 0xff, b'a', b'b', b'c'],
+    );
+}
+
 fn image_seeds(out: &Path) {
     let install = build::vllm_install(
         SITE,
@@ -428,6 +463,7 @@ fn fuzz_seeds_are_written() {
     image_seeds(&out);
     feed_seeds(&out);
     pth_seeds(&out);
+    inflate_seeds(&out);
     for target in [
         "cmake",
         "wheel",
@@ -444,6 +480,7 @@ fn fuzz_seeds_are_written() {
         "tar_headers",
         "rule_feed",
         "pth_file",
+        "inflate",
     ] {
         let n = std::fs::read_dir(out.join(target)).expect(target).count();
         assert!(n > 0, "no seeds for {target}");
