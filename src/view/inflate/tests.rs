@@ -588,3 +588,74 @@ fn refuses_and_accepts_the_edge_cases_zlib_does() {
     check("reserved block type", &[0x07, 0, 0, 0], false);
     check("nothing", &[], false);
 }
+
+/// A reader of `bytes` that is interrupted before every other read, and fails for good after
+/// `fail_after` bytes when that is set.
+struct Flaky<'a> {
+    bytes: &'a [u8],
+    interrupt: bool,
+    fail_after: Option<usize>,
+    given: usize,
+}
+
+impl Read for Flaky<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.interrupt = !self.interrupt;
+        if self.interrupt {
+            return Err(io::Error::new(io::ErrorKind::Interrupted, "signal"));
+        }
+        if self.fail_after.is_some_and(|at| self.given >= at) {
+            return Err(io::Error::other("the disk went away"));
+        }
+        let n = buf.len().min(self.bytes.len()).min(100_000);
+        buf[..n].copy_from_slice(&self.bytes[..n]);
+        self.bytes = &self.bytes[n..];
+        self.given += n;
+        Ok(n)
+    }
+}
+
+/// An interrupted read is tried again; a failed read fails the stream, with its error.
+#[test]
+fn an_interrupted_read_is_retried_and_a_failed_one_is_the_error() {
+    let data = sample(600_000);
+    let raw = deflate(&data, 6);
+    let read_all = |fail_after| {
+        let flaky = Flaky {
+            bytes: &raw,
+            interrupt: false,
+            fail_after,
+            given: 0,
+        };
+        let mut inflater = Inflater::new(flaky, crc32fast::hash(&data), data.len() as u64);
+        let mut out = Vec::new();
+        inflater.read_to_end(&mut out).map(|_| out)
+    };
+    assert!(read_all(None).is_ok_and(|out| out == data));
+    match read_all(Some(raw.len() / 2)) {
+        Ok(_) => panic!("a stream whose reader failed halfway inflated"),
+        Err(err) => assert_eq!(err.to_string(), "the disk went away"),
+    }
+}
+
+/// Dense short matches compressed fast: many input buffers (256 KiB each) end in the middle
+/// of a match's codes, where a round must not read past the bytes at hand.
+#[test]
+fn codes_that_straddle_input_buffers_inflate_as_zlib_rs_inflates_them() {
+    let mut cases = Cases(0x51f1_5eed_d00d_f00d);
+    let mut data: Vec<u8> = (0..64).map(|_| cases.next() as u8).collect();
+    while data.len() < 6 << 20 {
+        if cases.below(3) == 0 {
+            data.push(cases.next() as u8);
+        } else {
+            let back = 8 + cases.below(400) as usize;
+            for _ in 0..3 + cases.below(8) {
+                data.push(data[data.len() - back.min(data.len())]);
+            }
+        }
+    }
+    let raw = deflate(&data, 1);
+    assert!(raw.len() > 8 * INPUT, "{} compressed bytes", raw.len());
+    let got = inflate(&raw, crc32fast::hash(&data), data.len() as u64, 1 << 20).expect("inflates");
+    assert!(got == data);
+}
