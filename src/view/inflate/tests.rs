@@ -9,14 +9,27 @@ fn deflate(data: &[u8], level: u32) -> Vec<u8> {
     e.finish().expect("finish")
 }
 
+/// A small xorshift generator: the same cases on every run.
+struct Cases(u64);
+
+impl Cases {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
 /// Bytes with long and short repeats at every distance up to the window, and runs.
 fn sample(len: usize) -> Vec<u8> {
-    let mut state = 0x2545_f491_u64;
+    let mut cases = Cases(0x2545_f491);
     let mut out = Vec::with_capacity(len);
     while out.len() < len {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
+        let state = cases.next();
         match state % 4 {
             0 if out.len() > WINDOW => {
                 let back = (state >> 8) as usize % WINDOW + 1;
@@ -127,21 +140,6 @@ fn ours(raw: &[u8]) -> Option<Vec<u8>> {
             Err(e) if e.to_string() == "Invalid checksum" => return Some(out),
             Err(_) => return None,
         }
-    }
-}
-
-/// A small xorshift generator: the same cases on every run.
-struct Cases(u64);
-
-impl Cases {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
     }
 }
 
